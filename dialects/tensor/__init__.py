@@ -1,0 +1,28 @@
+"""The `tn` dialect: value-semantic tensor ops, one per core-aten concept. TensorDialect is the only op list."""
+
+import inspect
+
+from xdsl.ir import Dialect
+from xdsl.irdl import IRDLOperation
+
+from . import creation, elementwise, fallback, reductions, shape
+from .creation import *  # noqa: F401,F403
+from .elementwise import *  # noqa: F401,F403
+from .fallback import *  # noqa: F401,F403
+from .reductions import *  # noqa: F401,F403
+from .shape import *  # noqa: F401,F403
+
+MODULES = (elementwise, reductions, shape, creation, fallback)
+
+
+def _ops_of(module) -> list[type[IRDLOperation]]:
+    """The concrete tn ops a module defines, in source order (abstract bases have no `tn.` name)."""
+    found = [
+        cls
+        for _, cls in inspect.getmembers(module, inspect.isclass)
+        if cls.__module__ == module.__name__ and issubclass(cls, IRDLOperation) and str(getattr(cls, "name", "")).startswith("tn.")
+    ]
+    return sorted(found, key=lambda c: inspect.getsourcelines(c)[1])
+
+
+TensorDialect = Dialect("tn", [op for m in MODULES for op in _ops_of(m)])

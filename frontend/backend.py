@@ -1,0 +1,107 @@
+"""The torch.compile entry: Dynamo's graph -> AOT autograd -> FX import -> passes -> a runnable graph."""
+
+import logging
+import time
+from pathlib import Path
+
+import torch
+import torch.fx
+from torch._dynamo.backends.common import aot_autograd
+from torch._functorch.aot_autograd import make_boxed_func
+
+from irc import report
+from irc.ir import PassTiming, make_context, print_module, run_passes
+from irc.lowering.pipeline import TENSOR_OPT
+from irc.options import Options
+from irc.targets.reference import make_interpreter
+from irc.targets.runtime import CompiledGraph, output_spec
+from irc.dialects import ALL_DIALECTS
+
+from .decompositions import decomposition_table
+from .fx_import import GraphUnsupported, import_graph
+
+log = logging.getLogger("irc")
+
+
+def backend(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None):
+    """torch.compile backend: `torch.compile(model, backend=irc.backend)` or `backend="irc"`."""
+    opts = Options.resolve(mode, options)
+    dynamo_graph = report.new_dynamo_graph()
+
+    def compiler(kind: str):
+        return lambda fx_gm, inputs: compile_graph(fx_gm, inputs, opts, kind, dynamo_graph)
+
+    aot = aot_autograd(
+        fw_compiler=compiler("forward"),
+        bw_compiler=compiler("backward"),
+        inference_compiler=compiler("inference"),
+        decompositions=decomposition_table(),
+    )
+    try:
+        return aot(gm, example_inputs)
+    except Exception as e:  # AOT autograd itself failed: keep the user's program running
+        if opts.strict:
+            raise
+        log.warning("irc: AOT autograd failed (%s); running Dynamo graph %d eagerly", e, dynamo_graph)
+        g = report.new_graph(dynamo_graph, "dynamo")
+        g.eager_graph = f"AOT autograd failed: {type(e).__name__}: {e}"
+        return gm.forward
+
+
+def compile_graph(gm: torch.fx.GraphModule, example_inputs, opts: Options, kind: str, dynamo_graph: int):
+    rep = report.new_graph(dynamo_graph, kind)
+    rep.nodes = sum(1 for n in gm.graph.nodes if n.op == "call_function")
+    dump = _dumper(opts, rep)
+    dump("fx", gm.print_readable(print_output=False))
+    try:
+        return _compile(gm, opts, rep, dump)
+    except GraphUnsupported as e:
+        rep.eager_graph = str(e)
+    except Exception as e:  # an irc bug: never the user's problem unless they asked for strict
+        if opts.strict:
+            raise
+        log.warning("irc: internal error compiling graph %d (%s); running it eagerly", rep.index, e, exc_info=True)
+        rep.eager_graph = f"internal error: {type(e).__name__}: {e}"
+    return make_boxed_func(gm.forward)
+
+
+def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
+    t0 = time.perf_counter()
+    result = import_graph(gm)
+    module = result.module
+    module.verify()
+    rep.stage_seconds["tensor"] = time.perf_counter() - t0
+    rep.imported, rep.fallbacks = result.imported, [(f.target, f.reason) for f in result.fallbacks]
+    dump("tensor", print_module(module))
+
+    timing = PassTiming()
+    run_passes(make_context(ALL_DIALECTS), module, TENSOR_OPT, timing=timing)
+    rep.stage_seconds["tensor-opt"] = sum(timing.seconds.values())
+    dump("tensor-opt", print_module(module))
+
+    t0 = time.perf_counter()
+    interpreter = make_interpreter(module)
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    metas = [getattr(o, "meta", {}).get("val") for o in torch.utils._pytree.tree_flatten(out_node.args[0])[0]]
+    specs = [output_spec(src, meta) for src, meta in zip(result.outputs, metas)]
+    compiled = CompiledGraph(lambda args: interpreter.call_op("main", tuple(args)), specs, result.constants)
+    rep.stage_seconds["runtime"] = time.perf_counter() - t0
+    return compiled
+
+
+def _dumper(opts: Options, rep: report.GraphReport):
+    if not opts.dump_dir:
+        return lambda stage, text: None
+    folder = Path(opts.dump_dir) / f"graph{rep.index:03d}-{rep.kind}"
+    folder.mkdir(parents=True, exist_ok=True)
+    rep.dump_dir = str(folder)
+    counter = [0]
+
+    def dump(stage: str, text: str) -> None:
+        suffix = "py" if stage == "fx" else "mlir"
+        (folder / f"{counter[0]:02d}-{stage}.{suffix}").write_text(text)
+        counter[0] += 1
+
+    return dump
+
+

@@ -1,0 +1,23 @@
+"""The decomposition table AOT autograd applies before import: core aten, narrowed to what irc imports itself."""
+
+import torch
+from torch._decomp import core_aten_decompositions, get_decompositions
+
+from .aten_table import load_all
+
+aten = torch.ops.aten
+
+# Composite ops that are not in the core table but decompose into ops irc imports.
+EXTRA = [
+    aten.clamp_min,
+    aten.clamp_max,
+    aten.repeat_interleave.Tensor,
+]
+
+
+def decomposition_table() -> dict:
+    table = dict(core_aten_decompositions())
+    table.update(get_decompositions(EXTRA))
+    importers = load_all()
+    # An op irc imports natively stays whole: its own lowering beats the generic decomposition.
+    return {op: fn for op, fn in table.items() if op not in importers}

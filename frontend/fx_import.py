@@ -1,0 +1,374 @@
+"""FX GraphModule (core aten, after AOT autograd) -> a `tn` module with one func.func @main.
+
+Every call_function node goes through aten_table.IMPORTERS; a node without a translation
+becomes an explicit `tn.aten_call` (eager fallback) with its reason. Nodes that produce
+SymInts become index arithmetic. What cannot be represented at all raises GraphUnsupported,
+and the caller runs the whole graph eagerly instead.
+"""
+
+import operator
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.fx
+from torch._ops import OpOverload
+from torch.utils._pytree import tree_flatten, tree_map
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, ModuleOp, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from irc.dialects import tensor as tn
+from irc.ir.types import UnsupportedDtype, element_type, tensor_type, torch_dtype
+
+from .aten_table import IMPORTERS, Unsupported, load_all
+from .symbols import SymbolTable, concrete
+
+# Nodes that only constrain the ShapeEnv; they compute nothing the program needs.
+IGNORED_TARGETS = {
+    torch.ops.aten._assert_scalar.default,
+    torch.ops.aten.sym_constrain_range_for_size.default,
+    torch.ops.aten._assert_tensor_metadata.default,
+}
+
+
+class GraphUnsupported(Exception):
+    """The graph as a whole cannot be compiled by irc (it runs eagerly, and the report says why)."""
+
+
+@dataclass
+class Fallback:
+    target: str
+    reason: str
+
+
+@dataclass
+class ImportResult:
+    module: ModuleOp
+    # How to rebuild the graph's output list: ("result", i) for the i-th func result, ("const", v) otherwise.
+    outputs: list[tuple[str, Any]]
+    # Tensors the graph reads through get_attr, appended to the call's arguments in this order.
+    constants: list[torch.Tensor]
+    imported: Counter = field(default_factory=Counter)
+    fallbacks: list[Fallback] = field(default_factory=list)
+
+
+class ImportBuilder:
+    """What importers build with: op insertion, result types from FX meta, scalars, casts, symbolic sizes."""
+
+    def __init__(self, symbols: SymbolTable):
+        self.symbols = symbols
+        self.body: list[Operation] = []
+
+    # -- insertion ----------------------------------------------------------------------------
+    def insert(self, op: Operation) -> Operation:
+        self.body.append(op)
+        return op
+
+    def add(self, op: Operation) -> SSAValue:
+        """Insert a single-result op and return its result."""
+        return self.insert(op).results[0]
+
+    def checkpoint(self) -> int:
+        return len(self.body)
+
+    def rollback(self, mark: int) -> None:
+        for op in reversed(self.body[mark:]):
+            op.drop_all_references()
+        del self.body[mark:]
+
+    # -- types --------------------------------------------------------------------------------
+    @staticmethod
+    def type_of(val: torch.Tensor) -> TensorType:
+        return tensor_type(val.dtype, val.shape)
+
+    @staticmethod
+    def meta(node: torch.fx.Node):
+        return node.meta["val"]
+
+    def result_type(self, node: torch.fx.Node, i: int | None = None) -> TensorType:
+        val = self.meta(node)
+        return self.type_of(val if i is None else val[i])
+
+    # -- sizes --------------------------------------------------------------------------------
+    def index(self, size) -> SSAValue:
+        return self.symbols.value(size)
+
+    def dynamic_sizes(self, shape) -> list[SSAValue]:
+        """Index values for the `?` dims of a meta shape, in order."""
+        return [self.index(d) for d in shape if concrete(d) is None]
+
+    # -- scalars and casts --------------------------------------------------------------------
+    def constant(self, value, dtype: torch.dtype) -> SSAValue:
+        el = element_type(dtype)
+        t = TensorType(el, [])
+        if dtype.is_floating_point:
+            value = float(value)
+        elif dtype == torch.bool:
+            value = int(bool(value))
+        else:
+            value = int(value)
+        return self.add(tn.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [value])))
+
+    def convert(self, v: SSAValue, dtype: torch.dtype) -> SSAValue:
+        el = element_type(dtype)
+        if v.type.get_element_type() == el:
+            return v
+        return self.add(tn.ConvertOp(v, el))
+
+    def tensor(self, arg, dtype: torch.dtype) -> SSAValue:
+        """An SSA tensor of `dtype` for a tensor, a Python number, or a SymInt index value."""
+        if isinstance(arg, SSAValue) and isinstance(arg.type, IndexType):
+            return self.convert(self.add(tn.FromIndexOp(arg)), dtype)
+        if isinstance(arg, SSAValue):
+            return self.convert(arg, dtype)
+        if isinstance(arg, (bool, int, float)):
+            return self.constant(arg, dtype)
+        raise Unsupported(f"cannot use {type(arg).__name__} {arg!r} as a tensor operand")
+
+    @staticmethod
+    def dtype(v: SSAValue) -> torch.dtype:
+        return torch_dtype(v.type.get_element_type())
+
+    def reshape(self, v: SSAValue, shape) -> SSAValue:
+        """v's elements in row-major order under a meta shape (ints or SymInts)."""
+        t = tensor_type(self.dtype(v), shape)
+        if t == v.type:
+            return v
+        return self.add(tn.ReshapeOp(v, t, self.dynamic_sizes(shape)))
+
+    def expand(self, v: SSAValue, shape, dtype: torch.dtype | None = None) -> SSAValue:
+        """Broadcast v (0-d or lower rank) to a meta shape."""
+        el = v.type.get_element_type() if dtype is None else element_type(dtype)
+        t = tensor_type(torch_dtype(el), shape)
+        if t == v.type:
+            return v
+        return self.add(tn.ExpandOp(v, t, self.dynamic_sizes(shape)))
+
+
+def _overload_name(op: OpOverload) -> str:
+    return f"{op._schema.name}.{op._overloadname}"
+
+
+def resolve_overload(name: str) -> OpOverload:
+    """The inverse of _overload_name: "aten::sort.default" -> torch.ops.aten.sort.default."""
+    qualified, overload = name.rsplit(".", 1)
+    ns, op = qualified.split("::")
+    return getattr(getattr(getattr(torch.ops, ns), op), overload)
+
+
+def encode_args(args, kwargs, operand_of) -> str:
+    """The literal template of a fallback call; operand_of(node) gives the operand index of an FX node."""
+
+    def enc(a):
+        if isinstance(a, torch.fx.Node):
+            return operand_of(a)
+        if isinstance(a, (list, tuple)):
+            return [enc(x) for x in a]
+        if isinstance(a, torch.dtype):
+            return {"dtype": str(a).removeprefix("torch.")}
+        if isinstance(a, torch.device):
+            return {"device": str(a)}
+        if isinstance(a, torch.layout):
+            return {"layout": str(a).removeprefix("torch.")}
+        if isinstance(a, torch.memory_format):
+            return {"memory_format": str(a).removeprefix("torch.")}
+        if isinstance(a, float) and (a != a or a in (float("inf"), float("-inf"))):
+            return {"float": repr(a)}
+        if a is None or isinstance(a, (bool, int, float, str)):
+            return a
+        raise GraphUnsupported(f"cannot pass {type(a).__name__} to an eager fallback")
+
+    return repr((enc(list(args)), {k: enc(v) for k, v in kwargs.items()}))
+
+
+def decode_args(text: str, operands):
+    """Rebuild (args, kwargs) of a fallback call from its template and the operand values."""
+    import ast
+
+    def dec(a):
+        if isinstance(a, dict):
+            (kind, v), = a.items()
+            if kind == "t":
+                return operands[v]
+            if kind == "dtype":
+                return getattr(torch, v)
+            if kind == "device":
+                return torch.device(v)
+            if kind in ("layout", "memory_format"):
+                return getattr(torch, v)
+            if kind == "float":
+                return float(v)
+            raise ValueError(f"unknown fallback argument kind {kind}")
+        if isinstance(a, list):
+            return [dec(x) for x in a]
+        return a
+
+    args, kwargs = ast.literal_eval(text)
+    return dec(args), {k: dec(v) for k, v in kwargs.items()}
+
+
+class GraphImporter:
+    def __init__(self, gm: torch.fx.GraphModule):
+        load_all()
+        self.gm = gm
+        self.symbols = SymbolTable()
+        self.b = ImportBuilder(self.symbols)
+        self.env: dict[torch.fx.Node, Any] = {}
+        self.imported: Counter = Counter()
+        self.fallbacks: list[Fallback] = []
+
+    # -- arguments ----------------------------------------------------------------------------
+    def _arg_type(self, val):
+        if isinstance(val, torch.Tensor):
+            return self.b.type_of(val)
+        if isinstance(val, torch.SymInt):
+            return IndexType()
+        raise GraphUnsupported(f"graph input of type {type(val).__name__}")
+
+    def _bind_symbols(self, block: Block, inputs: list[Any]) -> None:
+        for arg, val in zip(block.args, inputs):
+            if isinstance(val, torch.SymInt) and val.node.expr.is_Symbol:
+                self.symbols.bind(val.node.expr, lambda a=arg: a)
+        for arg, val in zip(block.args, inputs):
+            if isinstance(val, torch.Tensor):
+                for d, size in enumerate(val.shape):
+                    if isinstance(size, torch.SymInt) and size.node.expr.is_Symbol:
+                        self.symbols.bind(size.node.expr, lambda a=arg, d=d: self.symbols.emit(tn.DimOp(a, d)))
+
+    def map_args(self, x):
+        return tree_map(lambda a: self.env[a] if isinstance(a, torch.fx.Node) else a, x)
+
+    # -- the walk -----------------------------------------------------------------------------
+    def run(self) -> ImportResult:
+        nodes = list(self.gm.graph.nodes)
+        placeholders = [n for n in nodes if n.op == "placeholder"]
+        inputs = [n.meta.get("val") for n in placeholders]
+        constants: list[torch.Tensor] = []
+        const_nodes = [n for n in nodes if n.op == "get_attr"]
+        for n in const_nodes:
+            t = getattr(self.gm, n.target)
+            if not isinstance(t, torch.Tensor):
+                raise GraphUnsupported(f"get_attr of {type(t).__name__}")
+            constants.append(t)
+        arg_vals = inputs + [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta") for t in constants]
+        try:
+            types = [self._arg_type(v) for v in arg_vals]
+        except UnsupportedDtype as e:
+            raise GraphUnsupported(str(e)) from None
+        block = Block(arg_types=types)
+        for n, a in zip(placeholders + const_nodes, block.args):
+            a.name_hint = _name(n.name)
+            self.env[n] = a
+        for n, val in zip(placeholders, inputs):
+            if isinstance(val, torch.SymInt) and concrete(val) is not None:
+                self.env[n] = concrete(val)
+        self._bind_symbols(block, arg_vals)
+
+        outputs: list[tuple[str, Any]] = []
+        results: list[SSAValue] = []
+        for node in nodes:
+            if node.op == "call_function":
+                self._call(node)
+            elif node.op == "output":
+                for o in tree_flatten(node.args[0])[0] if node.args[0] is not None else []:
+                    v = self.env.get(o) if isinstance(o, torch.fx.Node) else o
+                    if isinstance(v, SSAValue):
+                        outputs.append(("result", len(results)))
+                        results.append(v)
+                    else:
+                        outputs.append(("const", v))
+            elif node.op not in ("placeholder", "get_attr"):
+                raise GraphUnsupported(f"FX node kind {node.op}")
+
+        ret = func.ReturnOp(*results)
+        for op in (*self.symbols.prologue, *self.b.body, ret):
+            block.add_op(op)
+        main = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]), Region(block))
+        module = ModuleOp([main])
+        return ImportResult(module, outputs, constants, self.imported, self.fallbacks)
+
+    def _call(self, node: torch.fx.Node) -> None:
+        target = node.target
+        val = node.meta.get("val")
+        if target in IGNORED_TARGETS:
+            return
+        if target is operator.getitem:
+            self.env[node] = self.env[node.args[0]][node.args[1]]
+            return
+        if isinstance(val, (torch.SymInt, int)) and not isinstance(val, bool):
+            c = concrete(val)
+            self.env[node] = c if c is not None else self._sym(node, val)
+            return
+        if not isinstance(target, OpOverload):
+            raise GraphUnsupported(f"call of {target}")
+        args, kwargs = self.map_args(node.args), self.map_args(node.kwargs)
+        importer = IMPORTERS.get(target)
+        if importer is None:
+            self._fallback(node, "no importer")
+            return
+        mark = self.b.checkpoint()
+        try:
+            out = importer(self.b, node, *args, **kwargs)
+        except (Unsupported, UnsupportedDtype) as e:
+            self.b.rollback(mark)
+            self._fallback(node, str(e))
+            return
+        self._check(node, out)
+        self.env[node] = out
+        self.imported[_overload_name(target)] += 1
+
+    def _sym(self, node, val) -> SSAValue:
+        try:
+            return self.symbols.value(val)
+        except Unsupported as e:
+            raise GraphUnsupported(str(e)) from None
+
+    def _check(self, node: torch.fx.Node, out) -> None:
+        """An importer must produce exactly the types FX recorded; anything else is an irc bug."""
+        vals = node.meta["val"]
+        pairs = zip(out, vals) if isinstance(vals, (list, tuple)) else [(out, vals)]
+        for v, meta in pairs:
+            if v is None or meta is None:
+                continue
+            want = self.b.type_of(meta)
+            if not isinstance(v, SSAValue) or v.type != want:
+                got = v.type if isinstance(v, SSAValue) else v
+                raise AssertionError(f"importer of {node.target} built {got}, FX says {want} (node {node.name})")
+
+    def _fallback(self, node: torch.fx.Node, reason: str) -> None:
+        operands: list[SSAValue] = []
+
+        def operand_of(n: torch.fx.Node):
+            v = self.env[n]
+            if isinstance(v, (int, float, bool)) or v is None:
+                return v
+            if isinstance(v, (list, tuple)):
+                raise GraphUnsupported(f"{node.target} takes a multi-result value as one argument")
+            operands.append(v)
+            return {"t": len(operands) - 1}
+
+        template = encode_args(node.args, node.kwargs, operand_of)
+        leaves, spec = tree_flatten(node.meta.get("val"))
+        if any(not isinstance(x, torch.Tensor) and x is not None for x in leaves):
+            raise GraphUnsupported(f"{node.target} returns non-tensor values")
+        try:
+            types = [self.b.type_of(x) for x in leaves if x is not None]
+        except UnsupportedDtype as e:
+            raise GraphUnsupported(str(e)) from None
+        name = _overload_name(node.target)
+        op = self.b.insert(tn.AtenCallOp(name, template, reason, operands, types))
+        results = iter(op.results)
+        flat = [next(results) if x is not None else None for x in leaves]
+        out = spec.unflatten(flat)
+        self.env[node] = tuple(out) if isinstance(out, list) else out
+        self.fallbacks.append(Fallback(name, reason))
+
+
+def _name(s: str) -> str:
+    return s if s[:1].isalpha() else f"v{s}"
+
+
+def import_graph(gm: torch.fx.GraphModule) -> ImportResult:
+    return GraphImporter(gm).run()

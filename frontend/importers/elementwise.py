@@ -1,0 +1,175 @@
+"""Elementwise aten ops: casts and type promotion are made explicit; broadcasting stays implicit in tn."""
+
+import torch
+
+from irc.dialects import tensor as tn
+
+from ..aten_table import Unsupported, imports
+
+aten = torch.ops.aten
+
+
+def out_dtype(node) -> torch.dtype:
+    return node.meta["val"].dtype
+
+
+def _stand_in(b, a):
+    """What torch.result_type needs: an empty tensor of the operand's dtype and rank, or the number itself."""
+    from xdsl.dialects.builtin import IndexType
+
+    if not hasattr(a, "type"):
+        return a
+    if isinstance(a.type, IndexType):
+        return 1
+    return torch.empty((1,) * len(a.type.get_shape()), dtype=b.dtype(a))
+
+
+def common_dtype(b, x, y) -> torch.dtype:
+    """torch's type promotion of two operands (a 0-d tensor promotes like a scalar, as in eager)."""
+    return torch.result_type(_stand_in(b, x), _stand_in(b, y))
+
+
+def unary(overload, op_cls):
+    """Result dtype from FX (e.g. exp of an int tensor is float): cast the operand to it first."""
+
+    @imports(overload)
+    def imp(b, node, x):
+        return b.add(op_cls(b.tensor(x, out_dtype(node))))
+
+    return imp
+
+
+def binary(overload, op_cls):
+    """Both operands cast to the result dtype, then one tn op (alpha, where given, scales the second)."""
+
+    @imports(overload)
+    def imp(b, node, x, y, *, alpha=None):
+        dt = out_dtype(node)
+        lhs, rhs = b.tensor(x, dt), b.tensor(y, dt)
+        if alpha is not None and alpha != 1:
+            rhs = b.add(tn.MulOp(rhs, b.tensor(alpha, dt)))
+        return b.add(op_cls(lhs, rhs))
+
+    return imp
+
+
+def compare(overload, op_cls):
+    """Operands promoted to their common dtype; the result is bool."""
+
+    @imports(overload)
+    def imp(b, node, x, y):
+        dt = common_dtype(b, x, y)
+        return b.add(op_cls(b.tensor(x, dt), b.tensor(y, dt)))
+
+    return imp
+
+
+def predicate(overload, op_cls):
+    @imports(overload)
+    def imp(b, node, x):
+        return b.add(op_cls(x))
+
+    return imp
+
+
+for _name, _cls in {
+    "neg": tn.NegOp, "abs": tn.AbsOp, "exp": tn.ExpOp, "exp2": tn.Exp2Op, "expm1": tn.Expm1Op,
+    "log": tn.LogOp, "log2": tn.Log2Op, "log10": tn.Log10Op, "log1p": tn.Log1pOp,
+    "sqrt": tn.SqrtOp, "rsqrt": tn.RsqrtOp, "reciprocal": tn.ReciprocalOp,
+    "sin": tn.SinOp, "cos": tn.CosOp, "tan": tn.TanOp, "asin": tn.AsinOp, "acos": tn.AcosOp, "atan": tn.AtanOp,
+    "sinh": tn.SinhOp, "cosh": tn.CoshOp, "tanh": tn.TanhOp, "asinh": tn.AsinhOp, "acosh": tn.AcoshOp,
+    "atanh": tn.AtanhOp, "sigmoid": tn.SigmoidOp, "erf": tn.ErfOp, "erfinv": tn.ErfinvOp,
+    "lgamma": tn.LgammaOp, "digamma": tn.DigammaOp, "floor": tn.FloorOp, "ceil": tn.CeilOp,
+    "round": tn.RoundOp, "trunc": tn.TruncOp, "sign": tn.SignOp, "relu": tn.ReluOp,
+    "bitwise_not": tn.BitwiseNotOp,
+}.items():
+    unary(getattr(aten, _name).default, _cls)
+
+for _name, _cls in {"isnan": tn.IsNanOp, "isinf": tn.IsInfOp, "logical_not": tn.LogicalNotOp, "signbit": tn.SignbitOp}.items():
+    predicate(getattr(aten, _name).default, _cls)
+
+for _name, _cls in {
+    "add": tn.AddOp, "sub": tn.SubOp, "mul": tn.MulOp, "remainder": tn.RemainderOp, "fmod": tn.FmodOp,
+    "bitwise_and": tn.BitwiseAndOp, "bitwise_or": tn.BitwiseOrOp, "bitwise_xor": tn.BitwiseXorOp,
+    "bitwise_left_shift": tn.ShiftLeftOp, "bitwise_right_shift": tn.ShiftRightOp, "copysign": tn.CopysignOp,
+}.items():
+    for _ov in ("Tensor", "Scalar", "Tensor_Scalar"):
+        if hasattr(getattr(aten, _name), _ov):
+            binary(getattr(getattr(aten, _name), _ov), _cls)
+
+for _name, _cls in {
+    "maximum": tn.MaximumOp, "minimum": tn.MinimumOp, "atan2": tn.Atan2Op, "hypot": tn.HypotOp, "nextafter": tn.NextafterOp,
+}.items():
+    binary(getattr(aten, _name).default, _cls)
+
+binary(aten.div.Tensor, tn.DivOp)
+binary(aten.div.Scalar, tn.DivOp)
+binary(aten.pow.Tensor_Tensor, tn.PowOp)
+binary(aten.pow.Tensor_Scalar, tn.PowOp)
+binary(aten.pow.Scalar, tn.PowOp)
+
+for _name, _cls in {"eq": tn.EqOp, "ne": tn.NeOp, "lt": tn.LtOp, "le": tn.LeOp, "gt": tn.GtOp, "ge": tn.GeOp}.items():
+    compare(getattr(aten, _name).Tensor, _cls)
+    compare(getattr(aten, _name).Scalar, _cls)
+
+
+@imports(aten.div.Tensor_mode, aten.div.Scalar_mode)
+def import_div_mode(b, node, x, y, *, rounding_mode=None):
+    dt = out_dtype(node)
+    lhs, rhs = b.tensor(x, dt), b.tensor(y, dt)
+    if rounding_mode is None:
+        return b.add(tn.DivOp(lhs, rhs))
+    if rounding_mode == "floor":
+        return b.add(tn.FloorDivOp(lhs, rhs))
+    if rounding_mode == "trunc":
+        return b.add(tn.TruncDivOp(lhs, rhs))
+    raise Unsupported(f"rounding_mode {rounding_mode!r}")
+
+
+@imports(aten.logical_and.default, aten.logical_or.default, aten.logical_xor.default)
+def import_logical(b, node, x, y):
+    op_cls = {"logical_and": tn.BitwiseAndOp, "logical_or": tn.BitwiseOrOp, "logical_xor": tn.BitwiseXorOp}
+    return b.add(op_cls[node.target._opname](b.tensor(x, torch.bool), b.tensor(y, torch.bool)))
+
+
+@imports(aten.where.self)
+def import_where(b, node, cond, x, y):
+    dt = out_dtype(node)
+    return b.add(tn.WhereOp(b.tensor(cond, torch.bool), b.tensor(x, dt), b.tensor(y, dt)))
+
+
+@imports(aten.clamp.default, aten.clamp.Tensor, aten.clamp_min.default, aten.clamp_max.default, aten.clamp_min.Tensor, aten.clamp_max.Tensor)
+def import_clamp(b, node, x, lo=None, hi=None):
+    if node.target._opname == "clamp_max":
+        lo, hi = None, lo
+    dt = out_dtype(node)
+    r = b.tensor(x, dt)
+    if lo is not None:
+        r = b.add(tn.MaximumOp(r, b.tensor(lo, dt)))
+    if hi is not None:
+        r = b.add(tn.MinimumOp(r, b.tensor(hi, dt)))
+    return b.expand(r, node.meta["val"].shape)
+
+
+@imports(aten.gelu.default)
+def import_gelu(b, node, x, *, approximate="none"):
+    return b.add(tn.GeluOp(x, approximate))
+
+
+@imports(aten._to_copy.default)
+def import_to_copy(b, node, x, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
+    if device is not None and torch.device(device).type != "cpu":
+        raise Unsupported(f"copy to device {device}")
+    if layout not in (None, torch.strided):
+        raise Unsupported(f"layout {layout}")
+    return b.convert(x, out_dtype(node))
+
+
+@imports(aten.clone.default, aten.alias.default, aten.lift_fresh_copy.default, aten.detach.default)
+def import_identity(b, node, x, *, memory_format=None):
+    return x
+
+
+@imports(aten.copy.default)
+def import_copy(b, node, dst, src, non_blocking=False):
+    return b.expand(b.convert(src, out_dtype(node)), node.meta["val"].shape)

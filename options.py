@@ -1,0 +1,33 @@
+"""Compile options: `torch.compile(m, backend="irc", mode=..., options={...})`, validated up front."""
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+MODES = ("default", "reduce-overhead", "max-autotune")
+TARGETS = ("reference",)
+
+
+@dataclass(frozen=True)
+class Options:
+    mode: str = "default"
+    target: str = "reference"  # where compiled graphs run; "reference" is the torch-backed tn executor
+    dump_dir: str | None = None  # write every stage's IR of every graph here
+    strict: bool = False  # raise irc's own compile errors instead of running that graph eagerly
+
+    @classmethod
+    def resolve(cls, mode: str | None = None, options: dict[str, Any] | None = None) -> "Options":
+        mode = mode or "default"
+        if mode not in MODES:
+            raise ValueError(f"irc: unknown mode {mode!r}; valid modes: {', '.join(MODES)}")
+        options = dict(options or {})
+        valid = [f.name for f in fields(cls) if f.name != "mode"]
+        if unknown := sorted(set(options) - set(valid)):
+            raise ValueError(f"irc: unknown option(s) {', '.join(map(repr, unknown))}; valid options: {', '.join(valid)}")
+        if options.get("target", "reference") not in TARGETS:
+            raise ValueError(f"irc: unknown target {options['target']!r}; valid targets: {', '.join(TARGETS)}")
+        for name in ("strict",):
+            if name in options and not isinstance(options[name], bool):
+                raise ValueError(f"irc: option {name!r} must be a bool")
+        if options.get("dump_dir") is not None and not isinstance(options["dump_dir"], str):
+            raise ValueError("irc: option 'dump_dir' must be a path string")
+        return cls(mode=mode, **options)

@@ -1,0 +1,81 @@
+"""The compile report: per graph what was imported, what fell back to eager and why, and time per stage."""
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass
+class GraphReport:
+    index: int  # order of compilation in this process
+    dynamo_graph: int  # which Dynamo graph (backend call) it came from
+    kind: str  # forward, backward or inference
+    nodes: int = 0
+    imported: Counter = field(default_factory=Counter)
+    fallbacks: list[tuple[str, str]] = field(default_factory=list)  # (aten overload, reason)
+    eager_graph: str | None = None  # why the whole graph runs eagerly, if it does
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    dump_dir: str | None = None
+
+    @property
+    def native(self) -> bool:
+        return self.eager_graph is None and not self.fallbacks
+
+    @property
+    def compile_seconds(self) -> float:
+        return sum(self.stage_seconds.values())
+
+    def __str__(self) -> str:
+        head = f"graph {self.index} ({self.kind}, dynamo graph {self.dynamo_graph}): {self.nodes} FX nodes"
+        lines = [head]
+        if self.eager_graph:
+            lines.append(f"  runs eagerly: {self.eager_graph}")
+        ops = sum(self.imported.values())
+        lines.append(f"  imported {ops} aten calls ({len(self.imported)} distinct ops), {len(self.fallbacks)} eager fallbacks")
+        for target, reason in sorted(set(self.fallbacks)):
+            lines.append(f"    fallback {target}: {reason}")
+        times = ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in self.stage_seconds.items())
+        lines.append(f"  compile {self.compile_seconds * 1e3:.1f} ms ({times})")
+        return "\n".join(lines)
+
+
+@dataclass
+class CompileReport:
+    graphs: list[GraphReport] = field(default_factory=list)
+
+    @property
+    def fallbacks(self) -> list[tuple[str, str]]:
+        return [f for g in self.graphs for f in g.fallbacks]
+
+    @property
+    def native(self) -> bool:
+        return bool(self.graphs) and all(g.native for g in self.graphs)
+
+    def __str__(self) -> str:
+        if not self.graphs:
+            return "irc compiled no graph"
+        dynamo = len({g.dynamo_graph for g in self.graphs})
+        head = f"irc compiled {len(self.graphs)} graph(s) from {dynamo} Dynamo graph(s)"
+        return "\n".join([head, *map(str, self.graphs)])
+
+
+_GRAPHS: list[GraphReport] = []
+_DYNAMO_GRAPHS = [0]
+
+
+def new_dynamo_graph() -> int:
+    _DYNAMO_GRAPHS[0] += 1
+    return _DYNAMO_GRAPHS[0]
+
+
+def new_graph(dynamo_graph: int, kind: str) -> GraphReport:
+    g = GraphReport(index=len(_GRAPHS), dynamo_graph=dynamo_graph, kind=kind)
+    _GRAPHS.append(g)
+    return g
+
+
+def reports_since(mark: int) -> CompileReport:
+    return CompileReport(list(_GRAPHS[mark:]))
+
+
+def mark() -> int:
+    return len(_GRAPHS)

@@ -1,0 +1,84 @@
+"""The host side of a compiled graph: bind arguments, run, and hand back outputs with eager's strides."""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """Where output i comes from and the layout eager gives it."""
+
+    source: tuple[str, Any]  # ("result", i) or ("const", value)
+    strides: tuple[int, ...] | None  # exact strides when static
+    order: tuple[int, ...] | None  # dims from innermost to outermost, for symbolic shapes
+
+
+def output_spec(source, meta) -> OutputSpec:
+    if not isinstance(meta, torch.Tensor):
+        return OutputSpec(source, None, None)
+    strides = meta.stride()
+    if all(isinstance(s, int) for s in strides) and all(isinstance(d, int) for d in meta.shape):
+        return OutputSpec(source, tuple(strides), None)
+    hints = [s.node.hint if isinstance(s, torch.SymInt) else s for s in strides]
+    order = tuple(sorted(range(len(hints)), key=lambda i: (hints[i], i)))
+    return OutputSpec(source, None, order)
+
+
+def _dense_strides(shape, order) -> list[int]:
+    strides = [0] * len(shape)
+    step = 1
+    for d in order:
+        strides[d] = step
+        step *= max(shape[d], 1)
+    return strides
+
+
+def _restride(t: torch.Tensor, spec: OutputSpec) -> torch.Tensor:
+    if spec.strides is not None:
+        want = list(spec.strides)
+    elif spec.order is not None:
+        want = _dense_strides(t.shape, spec.order)
+    else:
+        return t
+    if list(t.stride()) == want or t.numel() <= 1:
+        return t
+    out = torch.empty_strided(t.shape, want, dtype=t.dtype, device=t.device)
+    out.copy_(t)
+    return out
+
+
+class CompiledGraph:
+    """A boxed callable (AOT autograd's convention: one list argument) over an executor of the program."""
+
+    _boxed_call = True
+
+    def __init__(self, run: Callable[[Sequence[Any]], Sequence[Any]], outputs: list[OutputSpec], constants: list[torch.Tensor]):
+        self.run = run
+        self.outputs = outputs
+        self.constants = constants
+
+    def __call__(self, args: list) -> list:
+        inputs = list(args)
+        args.clear()
+        results = self.run([*inputs, *self.constants])
+        input_storages = {t.untyped_storage().data_ptr() for t in inputs if isinstance(t, torch.Tensor)}
+        out = []
+        for spec in self.outputs:
+            kind, v = spec.source
+            if kind == "const":
+                out.append(v)
+                continue
+            r = results[v]
+            if isinstance(r, torch.Tensor):
+                ptr = r.untyped_storage().data_ptr()
+                # Value semantics: an output must not share memory with an input or an earlier output.
+                if ptr in input_storages:
+                    r = r.clone()
+                    ptr = r.untyped_storage().data_ptr()
+                r = _restride(r, spec)
+                input_storages.add(r.untyped_storage().data_ptr())
+            out.append(r)
+        return out
