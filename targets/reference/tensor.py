@@ -163,6 +163,9 @@ class _Index(ArithFunctions):
 
 
 def _build_functions():
+    from .nn import NN_SEMANTICS
+
+    SEMANTICS.update(NN_SEMANTICS)
     attrs = {f"run_{cls.__name__}": impl(cls)(_make_impl(fn)) for cls, fn in SEMANTICS.items()}
     return register_impls(type("TensorFunctions", (InterpreterFunctions,), attrs))
 

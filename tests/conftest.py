@@ -1,0 +1,24 @@
+"""Shared fixtures: the irc context, compile helpers with strict mode (irc errors raise instead of falling back)."""
+
+import pytest
+import torch
+
+import irc
+from irc.dialects import ALL_DIALECTS
+from irc.ir import make_context
+
+
+@pytest.fixture
+def ctx():
+    return make_context(ALL_DIALECTS)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+
+
+def compile_irc(fn, *, dynamic=None, **options):
+    """torch.compile with irc, strict: a compile error in irc fails the test instead of running eagerly."""
+    return torch.compile(fn, backend=irc.backend, dynamic=dynamic, options={"strict": True, **options})
