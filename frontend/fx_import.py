@@ -134,7 +134,7 @@ class ImportBuilder:
     def reshape(self, v: SSAValue, shape) -> SSAValue:
         """v's elements in row-major order under a meta shape (ints or SymInts)."""
         t = tensor_type(self.dtype(v), shape)
-        if t == v.type:
+        if t == v.type and t.has_static_shape():  # with `?` dims equal types say nothing about sizes
             return v
         return self.add(tn.ReshapeOp(v, t, self.dynamic_sizes(shape)))
 
@@ -142,7 +142,7 @@ class ImportBuilder:
         """Broadcast v (0-d or lower rank) to a meta shape."""
         el = v.type.get_element_type() if dtype is None else element_type(dtype)
         t = tensor_type(torch_dtype(el), shape)
-        if t == v.type:
+        if t == v.type and t.has_static_shape():
             return v
         return self.add(tn.ExpandOp(v, t, self.dynamic_sizes(shape)))
 

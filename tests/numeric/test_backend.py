@@ -1,0 +1,105 @@
+"""The backend's contract with Dynamo and AOT autograd: mutation, aliasing, graph breaks, fallbacks, dumps, report."""
+
+import os
+
+import torch
+
+import irc
+from tests.conftest import compile_irc
+
+
+def test_in_place_mutation_of_an_input_matches_eager():
+    def fn(x, y):
+        x.add_(1)
+        y.mul_(2)
+        return x * y
+
+    x, y = torch.randn(5, 3), torch.randn(3)
+    xe, ye = x.clone(), y.clone()
+    out = compile_irc(fn)(x, y)
+    torch.testing.assert_close(out, fn(xe, ye))
+    torch.testing.assert_close(x, xe)
+    torch.testing.assert_close(y, ye)
+
+
+def test_graph_break_on_tensor_value_control_flow():
+    def fn(x):
+        y = x.cos()
+        if y.sum() > 0:
+            return y + 1
+        return y - 1
+
+    c = compile_irc(fn)
+    for sign in (1, -1):
+        x = torch.full((4, 4), sign * 0.1) + torch.pi / 2 * (sign < 0) * 2
+        torch.testing.assert_close(c(x), fn(x))
+
+
+def test_unsupported_op_becomes_an_eager_fallback_with_its_reason():
+    fn = lambda x: torch.sort(x, dim=-1).values * 2  # noqa: E731
+    x = torch.randn(6, 9)
+    rep = irc.explain(fn, x, options={"strict": True})
+    assert any(target == "aten::sort.default" for target, _ in rep.fallbacks), str(rep)
+    assert not rep.native
+    torch.testing.assert_close(compile_irc(fn)(x), fn(x))
+
+
+def test_dump_dir_writes_each_stage(tmp_path):
+    fn = lambda x: x.exp() + 1  # noqa: E731
+    compile_irc(fn, dump_dir=str(tmp_path))(torch.randn(3))
+    (graph,) = list(tmp_path.iterdir())
+    names = sorted(os.listdir(graph))
+    assert [n.split("-", 1)[1] for n in names] == ["fx.py", "tensor.mlir", "tensor-opt.mlir"]
+    assert "tn.exp" in (graph / names[1]).read_text()
+
+
+def test_explain_reports_imports_and_stage_times():
+    rep = irc.explain(lambda x: x.sin().sum(), torch.randn(4))
+    (g,) = rep.graphs
+    assert g.kind == "inference" and g.native
+    assert g.imported["aten::sin.default"] == 1
+    assert set(g.stage_seconds) >= {"tensor", "tensor-opt"}
+    assert "imported 2 aten calls" in str(rep)
+
+
+def test_symint_inputs_are_index_arguments_and_ints_at_run_time():
+    fn = lambda x: x.reshape(x.shape[0] * 2, -1) + x.shape[1]  # noqa: E731
+    c = compile_irc(fn, dynamic=True)
+    for n, m in ((2, 6), (3, 10), (7, 4)):
+        x = torch.randn(n, m)
+        torch.testing.assert_close(c(x), fn(x))
+
+
+def test_training_step_through_fallbacks_keeps_gradients():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
+    ref = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
+    ref.load_state_dict(model.state_dict())
+    x = torch.randn(8, 16)
+    compile_irc(model)(x).pow(2).mean().backward()
+    ref(x).pow(2).mean().backward()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad)
+
+
+def test_internal_error_runs_graph_eagerly_unless_strict(monkeypatch):
+    from irc.frontend import fx_import
+
+    def broken(gm):
+        raise RuntimeError("simulated irc bug")
+
+    monkeypatch.setattr(fx_import, "import_graph", broken)
+    monkeypatch.setattr("irc.frontend.backend.import_graph", broken)
+    fn = lambda x: x * 3  # noqa: E731
+    x = torch.randn(4)
+    rep = irc.explain(fn, x)
+    assert "simulated irc bug" in rep.graphs[0].eager_graph
+    torch._dynamo.reset()
+    torch.testing.assert_close(torch.compile(fn, backend=irc.backend)(x), fn(x))
+    torch._dynamo.reset()
+    try:
+        compile_irc(fn)(x)
+    except Exception as e:  # Dynamo wraps backend errors
+        assert "simulated irc bug" in str(e)
+    else:
+        raise AssertionError("strict mode must raise irc's error")
