@@ -59,6 +59,9 @@ class CompiledGraph:
         self.run = run
         self.outputs = outputs
         self.constants = constants
+        # An instance attribute too: Dynamo's disable() wraps the backward with functools.wraps,
+        # which copies the instance __dict__ but not class attributes.
+        self._boxed_call = True
 
     def __call__(self, args: list) -> list:
         inputs = list(args)
