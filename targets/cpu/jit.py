@@ -1,0 +1,201 @@
+"""In-process JIT for the host CPU: llvmlite.ir.Module -> optimised object code -> callable addresses.
+
+    mod = ir.Module(); ... build functions with IRBuilder ...
+    lib = compile_module(mod)                       # or Engine(opt=3).compile(mod)
+    fn = lib.function("k", None, c_int64, c_int64, c_void_p)
+    fn(0, n, buf.data_ptr())                        # ctypes releases the GIL during the call
+
+How: the module text is optimised with LLVM's new pass manager at O3 (loop and SLP vectorisation on)
+for the host triple, CPU and features, emitted as an ELF object by a TargetMachine, and loaded into a
+fresh MCJIT engine with `add_object_file`. Compiling to an object ourselves (instead of letting MCJIT
+codegen) makes the on-disk cache trivial: the object bytes are the cache entry, keyed by the IR text,
+the CPU, its features, the optimisation level and the irc/llvmlite/LLVM versions (see cache.py). A
+process that loads from the cache parses no IR and runs no pass.
+
+One engine per compiled module keeps symbol names private to it (two kernels may both be called
+"kernel") and lets a module be freed with its CompiledModule. LLVM's global context is not
+thread-safe, so compilation holds one lock; calling compiled code needs none.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import threading
+import time
+from dataclasses import dataclass
+
+import llvmlite
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+from . import cache
+
+PIPELINE_VERSION = "1"  # bump when the pass pipeline or object loading changes meaning
+
+_lock = threading.RLock()
+
+
+@functools.cache
+def _init_llvm() -> None:
+    # llvm.initialize() raises in llvmlite 0.50; the native target and printer are all we need.
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    llvm.check_jit_execution()
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    """The machine code is generated for: triple, CPU name, LLVM feature string, vector width."""
+
+    triple: str
+    cpu: str
+    features: str
+
+    def has(self, feature: str) -> bool:
+        return f"+{feature}" in self.features.split(",")
+
+    @property
+    def vector_bits(self) -> int:
+        if self.has("avx512f"):
+            return 512
+        if self.has("avx2") or self.has("avx"):
+            return 256
+        return 128
+
+    def lanes(self, elem_bits: int = 32) -> int:
+        """How many elements of `elem_bits` fill one native vector register (16 f32 with AVX-512)."""
+        return self.vector_bits // elem_bits
+
+
+@functools.cache
+def host() -> HostInfo:
+    _init_llvm()
+    return HostInfo(llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten())
+
+
+def versions() -> str:
+    try:
+        from importlib.metadata import version
+
+        irc_version = version("irc-compiler")
+    except Exception:  # running from a checkout that is not installed
+        irc_version = "0+unknown"
+    return f"irc={irc_version};llvmlite={llvmlite.__version__};llvm={llvm.llvm_version_info}"
+
+
+class CompiledModule:
+    """Loaded machine code of one module; keep it alive as long as any of its functions may run."""
+
+    def __init__(self, engine, key: str, cache_hit: bool, seconds: float, optimized_ir: str | None):
+        self._engine = engine
+        self.key = key
+        self.cache_hit = cache_hit  # loaded from the on-disk cache: nothing was compiled
+        self.seconds = seconds  # wall time of compile (or of the cache load)
+        self.optimized_ir = optimized_ir  # None after a cache hit
+        self._funcs: dict = {}
+
+    def address(self, name: str) -> int:
+        addr = self._engine.get_function_address(name)
+        if not addr:
+            raise KeyError(f"no function {name!r} in compiled module {self.key[:12]}")
+        return addr
+
+    def function(self, name: str, restype, *argtypes):
+        """A ctypes function for `name`. ctypes drops the GIL around the call, so threads run in parallel."""
+        sig = (name, restype, argtypes)
+        if sig not in self._funcs:
+            fn = ctypes.CFUNCTYPE(restype, *argtypes)(self.address(name))
+            fn._irc_module = self  # the code must outlive every handle to it
+            self._funcs[sig] = fn
+        return self._funcs[sig]
+
+
+class Engine:
+    """Compiles modules for the host. `opt` is LLVM's speed level (0-3)."""
+
+    def __init__(self, opt: int = 3):
+        _init_llvm()
+        self.opt = opt
+        self.host = host()
+        self._target = llvm.Target.from_triple(self.host.triple)
+        self._tm = self._make_tm()  # used only under _lock
+        self._loaded: dict[str, CompiledModule] = {}
+
+    def _make_tm(self):
+        # Intel tunings set prefer-256-bit, so the loop vectoriser would pick ymm even with AVX-512;
+        # our kernels are long streaming loops where zmm wins, so lift it (explicit vectors use zmm anyway).
+        features = self.host.features + (",-prefer-256-bit" if self.host.has("avx512f") else "")
+        # jitdefault = large code model on x86-64: the loaded sections may land anywhere in memory.
+        return self._target.create_target_machine(
+            cpu=self.host.cpu, features=features, opt=self.opt, codemodel="jitdefault", jit=True
+        )
+
+    def key(self, ir_text: str) -> str:
+        h = self.host
+        return cache.make_key(ir_text, h.triple, h.cpu, h.features, str(self.opt), versions(), PIPELINE_VERSION)
+
+    def _prepare(self, module: ir.Module | str) -> str:
+        if isinstance(module, ir.Module):
+            module.triple = self.host.triple
+            module.data_layout = str(self._tm.target_data)
+        return str(module)
+
+    def optimize(self, ir_text: str) -> llvm.ModuleRef:
+        """Parse and run the O`opt` pipeline (vectorisers on); the caller holds _lock."""
+        ref = llvm.parse_assembly(ir_text)
+        ref.triple = self.host.triple
+        ref.data_layout = str(self._tm.target_data)
+        ref.verify()
+        pto = llvm.create_pipeline_tuning_options(speed_level=self.opt)
+        pto.loop_vectorization = self.opt >= 2
+        pto.slp_vectorization = self.opt >= 2
+        pto.loop_interleaving = self.opt >= 2
+        pto.loop_unrolling = self.opt >= 2
+        pb = llvm.create_pass_builder(self._tm, pto)
+        pb.getModulePassManager().run(ref, pb)
+        return ref
+
+    def assembly(self, module: ir.Module | str) -> str:
+        """Optimised machine assembly of a module, for tests that check vectorisation and for debugging."""
+        with _lock:
+            return self._tm.emit_assembly(self.optimize(self._prepare(module)))
+
+    def compile(self, module: ir.Module | str, *, use_cache: bool | None = None) -> CompiledModule:
+        """Compile (or load from the caches) and return the loaded module.
+
+        use_cache=None follows cache.is_enabled(); False neither reads nor writes the disk."""
+        t0 = time.perf_counter()
+        with _lock:
+            text = self._prepare(module)
+            key = self.key(text)
+            if key in self._loaded:  # the same module compiled earlier in this process
+                return self._loaded[key]
+            with cache.enabled(cache.is_enabled() if use_cache is None else use_cache):
+                obj = cache.get("obj", key)
+                hit = obj is not None
+                opt_ir = None
+                if not hit:
+                    ref = self.optimize(text)
+                    opt_ir = str(ref)
+                    obj = self._tm.emit_object(ref)
+                    cache.put("obj", key, obj)
+            lib = CompiledModule(self._load(obj), key, hit, time.perf_counter() - t0, opt_ir)
+            self._loaded[key] = lib
+            return lib
+
+    def _load(self, obj: bytes):
+        ee = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self._make_tm())
+        ee.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        ee.finalize_object()
+        return ee
+
+
+@functools.cache
+def engine() -> Engine:
+    """The process-wide O3 engine."""
+    return Engine(opt=3)
+
+
+def compile_module(module: ir.Module | str, *, use_cache: bool | None = None) -> CompiledModule:
+    return engine().compile(module, use_cache=use_cache)
