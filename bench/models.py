@@ -1,0 +1,220 @@
+"""The demo models: used by the demo (`python -m irc.bench.demo`), the numeric tests and the benchmarks.
+
+Every factory returns `(model_or_fn, example_inputs)` with a fixed seed, so two calls build
+identical models (one to run eagerly, one to compile) and `irc-opt --model` can import them.
+
+    MLP              Linear(1024,1024)-ReLU-Linear(1024,1024)-ReLU-Linear(1024,10), batch 32 or 1024
+    ConvNet          Conv-BN-ReLU-Conv-BN-ReLU-flatten-Linear on (32,3,32,32), eval or train
+    MiniTransformer  embeddings + 4 post-norm encoder blocks (hand-written attention) + classifier
+    graph_break      Python control flow on a tensor value: Dynamo splits the function in two
+    attention_pool   a sequence-length-dynamic function (compiled with dynamic=True, or
+                     recompiled with a dynamic dim by automatic dynamic on a second size)
+"""
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+# -- MLP ---------------------------------------------------------------------------------------
+
+
+class MLP(nn.Module):
+    def __init__(self, features: int = 1024, hidden: int = 1024, classes: int = 10):
+        super().__init__()
+        self.layers = nn.Sequential(
+            nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, classes)
+        )
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+def mlp(batch: int = 32, seed: int = 0):
+    """MLP on a (batch, 1024) input; the demo runs batch 32 and batch 1024."""
+    torch.manual_seed(seed)
+    return MLP(), (torch.randn(batch, 1024),)
+
+
+# -- ConvNet -----------------------------------------------------------------------------------
+
+
+class ConvNet(nn.Module):
+    def __init__(self, classes: int = 10, size: int = 32):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 64, 3, padding=1),
+            nn.BatchNorm2d(64),
+            nn.ReLU(),
+            nn.Conv2d(64, 128, 3, padding=1),
+            nn.BatchNorm2d(128),
+            nn.ReLU(),
+        )
+        self.head = nn.Linear(128 * size * size, classes)
+
+    def forward(self, x):
+        return self.head(torch.flatten(self.features(x), 1))
+
+
+def convnet(batch: int = 32, train: bool = False, seed: int = 0):
+    """ConvNet on (batch, 3, 32, 32), in eval mode (BatchNorm uses running stats) or train mode."""
+    torch.manual_seed(seed)
+    model = ConvNet()
+    # Non-trivial running statistics and affine parameters, so eval-mode BatchNorm is not an identity.
+    with torch.no_grad():
+        for bn in (m for m in model.modules() if isinstance(m, nn.BatchNorm2d)):
+            bn.running_mean.uniform_(-0.1, 0.1)
+            bn.running_var.uniform_(0.5, 1.5)
+            bn.weight.uniform_(0.5, 1.5)
+            bn.bias.uniform_(-0.1, 0.1)
+    model.train(train)
+    return model, (torch.randn(batch, 3, 32, 32),)
+
+
+# -- MiniTransformer ---------------------------------------------------------------------------
+
+
+class MultiHeadAttention(nn.Module):
+    """Self-attention written out: one fused qkv projection, softmax(q k^T / sqrt(d) + mask) v."""
+
+    def __init__(self, d_model: int, heads: int, dropout: float):
+        super().__init__()
+        assert d_model % heads == 0
+        self.heads, self.head_dim = heads, d_model // heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, mask=None):
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).view(b, n, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)  # 3 x (b, h, n, hd)
+        scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(self.head_dim)
+        if mask is not None:  # (b, n) bool, True where a key may be attended to
+            scores = scores.masked_fill(~mask[:, None, None, :], float("-inf"))
+        attn = self.dropout(torch.softmax(scores, dim=-1))
+        y = torch.matmul(attn, v).transpose(1, 2).reshape(b, n, d)
+        return self.out(y)
+
+
+class EncoderBlock(nn.Module):
+    """Post-norm: x = LN(x + attn(x)); x = LN(x + ffn(x))."""
+
+    def __init__(self, d_model: int, heads: int, d_ff: int, dropout: float):
+        super().__init__()
+        self.attn = MultiHeadAttention(d_model, heads, dropout)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
+        self.norm2 = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, mask=None):
+        x = self.norm1(x + self.dropout(self.attn(x, mask)))
+        return self.norm2(x + self.dropout(self.ff(x)))
+
+
+class MiniTransformer(nn.Module):
+    def __init__(self, vocab: int = 10000, d_model: int = 256, heads: int = 8, layers: int = 4, d_ff: int = 1024,
+                 max_len: int = 512, classes: int = 10, dropout: float = 0.1):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, d_model)
+        self.positions = nn.Embedding(max_len, d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.blocks = nn.ModuleList(EncoderBlock(d_model, heads, d_ff, dropout) for _ in range(layers))
+        self.head = nn.Linear(d_model, classes)
+
+    def forward(self, ids, mask=None):
+        pos = torch.arange(ids.shape[1], device=ids.device)
+        x = self.dropout(self.tokens(ids) + self.positions(pos))
+        for block in self.blocks:
+            x = block(x, mask)
+        return self.head(x[:, 0])  # classify on token 0
+
+
+def mini_transformer(batch: int = 16, seq: int = 128, dropout: float = 0.0, mask: bool = False, seed: int = 0):
+    """MiniTransformer on (batch, seq) token ids; with mask=True also a key-padding mask."""
+    torch.manual_seed(seed)
+    model = MiniTransformer(dropout=dropout)
+    ids = torch.randint(0, 10000, (batch, seq))
+    if not mask:
+        return model, (ids,)
+    lengths = torch.randint(seq // 2, seq + 1, (batch,))
+    keep = torch.arange(seq)[None, :] < lengths[:, None]
+    return model, (ids, keep)
+
+
+# -- functions ---------------------------------------------------------------------------------
+
+
+def graph_break_fn(x, w):
+    """Python control flow on a tensor value: `if h.sum() > 0` forces Dynamo to break the graph."""
+    h = torch.tanh(x @ w)
+    if h.sum() > 0:
+        out = torch.relu(h) * 2
+    else:
+        out = torch.sigmoid(h) - 1
+    return out.mean(-1)
+
+
+def graph_break(seed: int = 0):
+    torch.manual_seed(seed)
+    return graph_break_fn, (torch.randn(64, 128), torch.randn(128, 128) * 0.1)
+
+
+def attention_pool(x, w):
+    """Attention pooling over a sequence of any length: softmax over dim 1 of <x, w>, then a weighted sum."""
+    scores = (x * w).sum(-1) / math.sqrt(x.shape[-1])
+    attn = torch.softmax(scores, dim=1)
+    return (attn.unsqueeze(-1) * x).sum(1) + x.mean(1) * 0.5
+
+
+def dynamic_seq(seq: int = 48, seed: int = 0):
+    """attention_pool on (8, seq, 32); the demo and tests call it at several sequence lengths.
+
+    Keep seq apart from the other sizes (8, 32): Dynamo's duck sizing would tie equal sizes
+    together and recompile when they part.
+    """
+    torch.manual_seed(seed)
+    return attention_pool, (torch.randn(8, seq, 32), torch.randn(32))
+
+
+# -- the registry the demo and the tests walk ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Demo:
+    name: str
+    make: Callable[[], tuple]  # () -> (model_or_fn, example_inputs)
+    train: bool = False  # also check (and time) a training step
+    dynamic: bool | None = None  # torch.compile(dynamic=...)
+    # further input tuples to call with after the example inputs (sequence lengths, sizes)
+    more_inputs: Callable[[], list[tuple]] = field(default=lambda: [])
+    expect_dynamo_graphs: int | None = None  # how many Dynamo graphs a correct compile produces
+    description: str = ""
+
+
+def _seq_inputs(lengths):
+    return lambda: [dynamic_seq(n, seed=i + 1)[1] for i, n in enumerate(lengths)]
+
+
+DEMOS = (
+    Demo("mlp-b32", lambda: mlp(32), train=True, description="MLP 1024-1024-1024-10, batch 32"),
+    Demo("mlp-b1024", lambda: mlp(1024), train=True, description="MLP 1024-1024-1024-10, batch 1024"),
+    Demo("convnet-eval", lambda: convnet(train=False), description="ConvNet, eval mode (BatchNorm running stats)"),
+    Demo("convnet-train", lambda: convnet(train=True), train=True,
+         description="ConvNet, train mode (batch statistics, running-stat updates)"),
+    Demo("mini-transformer", lambda: mini_transformer(dropout=0.0), train=True,
+         description="MiniTransformer d256 h8 L4, ids (16,128)"),
+    Demo("mini-transformer-mask", lambda: mini_transformer(dropout=0.0, mask=True),
+         description="MiniTransformer with a key-padding mask"),
+    Demo("graph-break", graph_break, expect_dynamo_graphs=2,
+         description="`if x.sum() > 0:` on a tensor value splits the function"),
+    Demo("dynamic-seq", lambda: dynamic_seq(48), dynamic=True, more_inputs=_seq_inputs((17, 128, 5)),
+         expect_dynamo_graphs=1, description="attention pooling, dynamic=True, lengths 48/17/128/5"),
+    Demo("auto-dynamic-seq", lambda: dynamic_seq(48), more_inputs=_seq_inputs((96, 33, 7)), expect_dynamo_graphs=2,
+         description="attention pooling, automatic dynamic: static first, one dynamic recompile"),
+)
+
+BY_NAME = {d.name: d for d in DEMOS}
