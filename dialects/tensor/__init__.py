@@ -5,14 +5,18 @@ import inspect
 from xdsl.ir import Dialect
 from xdsl.irdl import IRDLOperation
 
-from . import creation, elementwise, fallback, reductions, shape
+from . import creation, elementwise, fallback, indexing, linalg, nn, norm, reductions, shape
 from .creation import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .fallback import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
+from .linalg import *  # noqa: F401,F403
+from .nn import *  # noqa: F401,F403
+from .norm import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 
-MODULES = (elementwise, reductions, shape, creation, fallback)
+MODULES = (elementwise, reductions, shape, creation, fallback, linalg, nn, norm, indexing)
 
 
 def _ops_of(module) -> list[type[IRDLOperation]]:

@@ -1,0 +1,64 @@
+"""tn linear algebra: matrix products (2-d and batched). addmm/baddbmm are imported as these plus mul/add."""
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def, traits_def
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from .base import DYN, check_shape, element, shape
+
+
+def _meet(name: str, what: str, a: int, b: int) -> int:
+    """Two sizes that must agree: the static one wins over `?`."""
+    if DYN not in (a, b) and a != b:
+        raise VerifyException(f"{name}: {what} sizes {a} and {b} differ")
+    return b if a == DYN else a
+
+
+class Contraction(IRDLOperation):
+    """lhs[..., m, k] @ rhs[..., k, n] -> [..., m, n] over operands of one element type and rank RANK."""
+
+    RANK: ClassVar[int]
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute | None = None):
+        if result_type is None:
+            result_type = TensorType(element(lhs), self.expected_shape(shape(lhs), shape(rhs)))
+        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+
+    @classmethod
+    def expected_shape(cls, a: tuple[int, ...], b: tuple[int, ...]) -> list[int]:
+        name = cls.name
+        if len(a) != cls.RANK or len(b) != cls.RANK:
+            raise VerifyException(f"{name}: operands must have rank {cls.RANK}, got {len(a)} and {len(b)}")
+        batch = [_meet(name, "batch", x, y) for x, y in zip(a[:-2], b[:-2])]
+        _meet(name, "contraction", a[-1], b[-2])
+        return [*batch, a[-2], b[-1]]
+
+    def verify_(self):
+        if not element(self.lhs) == element(self.rhs) == element(self.result):
+            raise VerifyException(f"{self.name}: operands and result must share one element type")
+        check_shape(self.name, "result", shape(self.result), self.expected_shape(shape(self.lhs), shape(self.rhs)))
+
+
+@irdl_op_definition
+class MmOp(Contraction):
+    """Matrix product.   %r = tn.mm %a, %b : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>"""
+
+    name = "tn.mm"
+    RANK: ClassVar[int] = 2
+
+
+@irdl_op_definition
+class BmmOp(Contraction):
+    """Batched matrix product.   %r = tn.bmm %a, %b : tensor<?x4x8xf32>, tensor<?x8x16xf32> -> tensor<?x4x16xf32>"""
+
+    name = "tn.bmm"
+    RANK: ClassVar[int] = 3

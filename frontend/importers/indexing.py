@@ -1,0 +1,130 @@
+"""Indexing: reads through integer index tensors and the functional scatters. Boolean masks as indices are not
+imported (their result shapes depend on the data)."""
+
+import torch
+
+from irc.dialects import tensor as tn
+
+from ..aten_table import Unsupported, imports
+from ..symbols import concrete
+from .shape import static_slice
+
+aten = torch.ops.aten
+
+
+def rank(v) -> int:
+    return len(v.type.get_shape())
+
+
+def norm_dim(x, dim: int) -> int:
+    return dim % max(rank(x), 1)
+
+
+def integer_indices(b, indices):
+    if any(i is not None and b.dtype(i) in (torch.bool, torch.uint8) for i in indices):
+        raise Unsupported("boolean mask as an index")
+    dims = [d for d, i in enumerate(indices) if i is not None]
+    if not dims:
+        raise Unsupported("index without any index tensor")
+    return [i for i in indices if i is not None], dims
+
+
+@imports(aten.embedding.default)
+def import_embedding(b, node, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    if rank(weight) != 2:
+        raise Unsupported("embedding table that is not 2-d")
+    return b.add(tn.EmbeddingOp(weight, indices))
+
+
+@imports(aten.embedding_dense_backward.default)
+def import_embedding_backward(b, node, grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    if concrete(num_weights) is None or not isinstance(padding_idx, int):
+        raise Unsupported("embedding backward with a symbolic table size")
+    return b.add(tn.EmbeddingBackwardOp(grad, indices, concrete(num_weights), padding_idx, scale_grad_by_freq))
+
+
+@imports(aten.index_select.default)
+def import_index_select(b, node, x, dim, index):
+    return b.add(tn.IndexSelectOp(x, index, norm_dim(x, dim)))
+
+
+@imports(aten.gather.default)
+def import_gather(b, node, x, dim, index, *, sparse_grad=False):
+    return b.add(tn.GatherOp(x, index, norm_dim(x, dim)))
+
+
+@imports(aten.index.Tensor)
+def import_index(b, node, x, indices):
+    values, dims = integer_indices(b, indices)
+    return b.add(tn.IndexOp(x, values, dims, b.result_type(node)))
+
+
+@imports(aten.index_put.default)
+def import_index_put(b, node, x, indices, values, accumulate=False):
+    idx, dims = integer_indices(b, indices)
+    return b.add(tn.IndexPutOp(x, idx, b.tensor(values, b.dtype(x)), dims, accumulate))
+
+
+def _src(b, node, x, value):
+    """scatter's `value` overloads: the scalar broadcast to the index's shape."""
+    return b.expand(b.tensor(value, b.dtype(x)), node.args[2].meta["val"].shape)
+
+
+@imports(aten.scatter.src)
+def import_scatter(b, node, x, dim, index, src):
+    return b.add(tn.ScatterOp(x, index, src, norm_dim(x, dim)))
+
+
+@imports(aten.scatter.value)
+def import_scatter_value(b, node, x, dim, index, value):
+    return b.add(tn.ScatterOp(x, index, _src(b, node, x, value), norm_dim(x, dim)))
+
+
+_LEGACY_REDUCE = {"add": "sum", "multiply": "prod"}
+
+
+@imports(aten.scatter.reduce, aten.scatter.value_reduce)
+def import_scatter_legacy_reduce(b, node, x, dim, index, src, *, reduce):
+    if reduce not in _LEGACY_REDUCE:
+        raise Unsupported(f"scatter reduce={reduce!r}")
+    if node.target == aten.scatter.value_reduce:
+        src = _src(b, node, x, src)
+    return b.add(tn.ScatterReduceOp(x, index, src, norm_dim(x, dim), _LEGACY_REDUCE[reduce], True))
+
+
+@imports(aten.scatter_add.default)
+def import_scatter_add(b, node, x, dim, index, src):
+    return b.add(tn.ScatterReduceOp(x, index, src, norm_dim(x, dim), "sum", True))
+
+
+@imports(aten.scatter_reduce.two)
+def import_scatter_reduce(b, node, x, dim, index, src, reduce, *, include_self=True):
+    if reduce not in tn.indexing.SCATTER_REDUCTIONS:
+        raise Unsupported(f"scatter_reduce reduce={reduce!r}")
+    return b.add(tn.ScatterReduceOp(x, index, src, norm_dim(x, dim), reduce, include_self))
+
+
+def _static_size(node, dim: int, what: str) -> int:
+    size = concrete(node.args[0].meta["val"].shape[dim])
+    if size is None:
+        raise Unsupported(f"{what} along a dynamic dim")
+    return size
+
+
+@imports(aten.select_scatter.default)
+def import_select_scatter(b, node, x, src, dim, index):
+    dim = norm_dim(x, dim)
+    size = _static_size(node, dim, "select_scatter")
+    if not isinstance(index, int):
+        raise Unsupported("select_scatter at a symbolic index")
+    return b.add(tn.SelectScatterOp(x, src, dim, index % size if size else index))
+
+
+@imports(aten.slice_scatter.default)
+def import_slice_scatter(b, node, x, src, dim=0, start=None, end=None, step=1):
+    dim = norm_dim(x, dim)
+    size = _static_size(node, dim, "slice_scatter")
+    if not all(isinstance(v, int) or v is None for v in (start, end, step)):
+        raise Unsupported("slice_scatter with symbolic bounds")
+    start, end, step = static_slice(size, start, end, step)
+    return b.add(tn.SliceScatterOp(x, src, dim, start, end, step))
