@@ -1,7 +1,8 @@
 """The demo models: used by the demo (`python -m irc.bench.demo`), the numeric tests and the benchmarks.
 
 Every factory returns `(model_or_fn, example_inputs)` with a fixed seed, so two calls build
-identical models (one to run eagerly, one to compile) and `irc-opt --model` can import them.
+identical models (one to run eagerly, one to compile); the `make_*` factories return the model
+alone, for `irc-opt --model irc.bench.models:make_mlp --inputs 32x1024xf32`.
 
     MLP              Linear(1024,1024)-ReLU-Linear(1024,1024)-ReLU-Linear(1024,10), batch 32 or 1024
     ConvNet          Conv-BN-ReLU-Conv-BN-ReLU-flatten-Linear on (32,3,32,32), eval or train
@@ -178,6 +179,34 @@ def dynamic_seq(seq: int = 48, seed: int = 0):
     """
     torch.manual_seed(seed)
     return attention_pool, (torch.randn(8, seq, 32), torch.randn(32))
+
+
+# -- model-only factories, for `irc-opt --model irc.bench.models:make_mlp --inputs 32x1024xf32` ------------
+
+
+def make_mlp():
+    """inputs: 32x1024xf32 (or 1024x1024xf32)"""
+    return mlp()[0].eval()
+
+
+def make_convnet():
+    """inputs: 32x3x32x32xf32"""
+    return convnet(train=False)[0]
+
+
+def make_mini_transformer():
+    """inputs: 16x128xi64"""
+    return mini_transformer(dropout=0.0)[0].eval()
+
+
+def make_graph_break():
+    """inputs: 64x128xf32 128x128xf32"""
+    return graph_break_fn
+
+
+def make_attention_pool():
+    """inputs: 8x48x32xf32 32xf32 (add --dynamic for a symbolic sequence length)"""
+    return attention_pool
 
 
 # -- the registry the demo and the tests walk ----------------------------------------------------

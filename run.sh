@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# irc's two entry points. Each creates the virtual environment (.venv) when it is missing or stale,
+# then runs:
+#   ./run.sh demo [ARGS]   the demo: python -m irc.bench.demo ARGS (e.g. --models mlp-b32 --repeats 3)
+#   ./run.sh test [ARGS]   the test suite: pytest over tests/ (or the paths in ARGS), default -m "not slow"
+# Setup installs torch 2.13.0 first (pip takes the CPU build from this machine's wheel store), then
+# irc itself in editable mode; a stamp keyed on pyproject.toml's hash skips it when nothing changed.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+VENV=.venv
+PY="$VENV/bin/python"
+TORCH=torch==2.13.0
+
+setup() {
+    local key stamp="$VENV/.irc-setup"
+    key="$(sha256sum pyproject.toml | cut -d' ' -f1) $TORCH"
+    if [[ -x "$PY" && -f "$stamp" && "$(cat "$stamp")" == "$key" ]] && "$PY" -c "import irc" 2>/dev/null; then
+        return 0
+    fi
+    if [[ ! -x "$PY" ]]; then
+        echo "run.sh: creating $VENV with $(python3 --version)"
+        python3 -m venv "$VENV"
+    fi
+    echo "run.sh: installing $TORCH (CPU) into $VENV"
+    "$PY" -m pip install --quiet "$TORCH"
+    echo "run.sh: installing irc (editable) and its dependencies"
+    "$PY" -m pip install --quiet -e .
+    echo "$key" > "$stamp"
+    echo "run.sh: environment ready"
+}
+
+run_tests() {
+    local args=("$@") rc=0
+    # Tests marked slow belong to the full sweeps; select them explicitly with -m.
+    if [[ ! " ${args[*]-} " =~ " -m " ]]; then
+        args=(-m "not slow" "${args[@]}")
+    fi
+    # No path given: pytest takes tests/ from pyproject.toml's testpaths.
+    echo "run.sh: $PY -m pytest ${args[*]}"
+    "$PY" -m pytest "${args[@]}" || rc=$?
+    case $rc in
+        0) echo "run.sh test: PASSED" ;;
+        5) echo "run.sh test: FAILED: pytest collected no tests (exit 5)" ;;
+        *) echo "run.sh test: FAILED (pytest exit $rc)" ;;
+    esac
+    return "$rc"
+}
+
+cmd="${1:-}"
+shift || true
+case "$cmd" in
+    demo) setup; exec "$PY" -m irc.bench.demo "$@" ;;
+    test) setup; run_tests "$@" ;;
+    setup) setup ;;
+    *) echo "usage: ./run.sh demo [demo args] | ./run.sh test [pytest args] | ./run.sh setup" >&2; exit 2 ;;
+esac
