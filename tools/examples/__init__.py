@@ -1,0 +1,1 @@
+"""Small example models for `irc-opt --model irc.tools.examples.<module>:<factory>`."""
