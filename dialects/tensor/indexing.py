@@ -4,7 +4,7 @@ writes (scatter, scatter_reduce, index_put, select_scatter, slice_scatter) that 
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, StringAttr, TensorType, UnitAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, StringAttr, TensorType, UnitAttr, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -12,6 +12,7 @@ from xdsl.irdl import (
     base,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
@@ -76,27 +77,29 @@ class EmbeddingOp(IRDLOperation):
 @irdl_op_definition
 class EmbeddingBackwardOp(IRDLOperation):
     """Gradient of tn.embedding: rows of grad summed into a zero table at their indices, skipping `padding_idx` (-1: none),
-    each divided by its index's count when `scale_grad_by_freq`.
+    each divided by its index's count when `scale_grad_by_freq`; a `?` table size comes from `num_weights`.
     %gw = tn.embedding_backward %g, %i padding_idx = -1 : tensor<2x5x16xf32>, tensor<2x5xi64> -> tensor<100x16xf32>"""
 
     name = "tn.embedding_backward"
     grad = operand_def(TensorType)
     indices = operand_def(TensorType)
+    num_weights = opt_operand_def(IndexType)
     padding_idx = prop_def(IntegerAttr[i64])
     scale_grad_by_freq = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure())
     assembly_format = (
-        "$grad `,` $indices `padding_idx` `=` $padding_idx (`scale_grad_by_freq` $scale_grad_by_freq^)? attr-dict "
-        "`:` type($grad) `,` type($indices) `->` type($result)"
+        "$grad `,` $indices (`num_weights` $num_weights^)? `padding_idx` `=` $padding_idx "
+        "(`scale_grad_by_freq` $scale_grad_by_freq^)? attr-dict `:` type($grad) `,` type($indices) `->` type($result)"
     )
 
-    def __init__(self, grad: SSAValue, indices: SSAValue, num_weights: int, padding_idx: int, scale_grad_by_freq: bool):
-        out = TensorType(element(grad), [num_weights, shape(grad)[-1]])
+    def __init__(self, grad: SSAValue, indices: SSAValue, num_weights: int | SSAValue, padding_idx: int, scale_grad_by_freq: bool):
+        dynamic = isinstance(num_weights, SSAValue)
+        out = TensorType(element(grad), [DYN if dynamic else num_weights, shape(grad)[-1]])
         props: dict[str, Attribute] = {"padding_idx": IntegerAttr(padding_idx, i64)}
         if scale_grad_by_freq:
             props["scale_grad_by_freq"] = UnitAttr()
-        super().__init__(operands=[grad, indices], result_types=[out], properties=props)
+        super().__init__(operands=[grad, indices, [num_weights] if dynamic else []], result_types=[out], properties=props)
 
     def verify_(self):
         require_index(self.name, self.indices)
@@ -104,6 +107,8 @@ class EmbeddingBackwardOp(IRDLOperation):
         out = shape(self.result)
         if len(out) != 2:
             raise VerifyException(f"{self.name}: the result table must be 2-d")
+        if (out[0] == DYN) != (self.num_weights is not None):
+            raise VerifyException(f"{self.name}: num_weights is given exactly when the table size is `?`")
         check_shape(self.name, "grad", shape(self.grad), [*shape(self.indices), out[1]])
 
 

@@ -38,9 +38,9 @@ def import_embedding(b, node, weight, indices, padding_idx=-1, scale_grad_by_fre
 
 @imports(aten.embedding_dense_backward.default)
 def import_embedding_backward(b, node, grad, indices, num_weights, padding_idx, scale_grad_by_freq):
-    if concrete(num_weights) is None or not isinstance(padding_idx, int):
-        raise Unsupported("embedding backward with a symbolic table size")
-    return b.add(tn.EmbeddingBackwardOp(grad, indices, concrete(num_weights), padding_idx, scale_grad_by_freq))
+    if not isinstance(padding_idx, int):
+        raise Unsupported("embedding backward with a symbolic padding_idx")
+    return b.add(tn.EmbeddingBackwardOp(grad, indices, num_weights, padding_idx, scale_grad_by_freq))
 
 
 @imports(aten.index_select.default)

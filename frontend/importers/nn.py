@@ -26,7 +26,7 @@ def spelled(value, n: int, what: str) -> list[int]:
 
 def window(kernel, stride, padding, dilation=1):
     k = spelled(kernel, 2, "kernel_size")
-    s = k if stride in (None, []) else spelled(stride, 2, "stride")
+    s = k if not stride else spelled(stride, 2, "stride")
     return k, s, spelled(padding, 2, "padding"), spelled(dilation, 2, "dilation")
 
 

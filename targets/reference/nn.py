@@ -135,8 +135,8 @@ NN_SEMANTICS = {
     tn.LogSoftmaxOp: lambda op, x: torch.log_softmax(x, _int(op.dim)),
     # indexing
     tn.EmbeddingOp: lambda op, w, i: aten.embedding(w, i),
-    tn.EmbeddingBackwardOp: lambda op, g, i: aten.embedding_dense_backward(
-        g, i, op.result.type.get_shape()[0], _int(op.padding_idx), _flag(op.scale_grad_by_freq)),
+    tn.EmbeddingBackwardOp: lambda op, g, i, *n: aten.embedding_dense_backward(
+        g, i, n[0] if n else op.result.type.get_shape()[0], _int(op.padding_idx), _flag(op.scale_grad_by_freq)),
     tn.IndexSelectOp: lambda op, x, i: torch.index_select(x, _int(op.dim), i),
     tn.GatherOp: lambda op, x, i: torch.gather(x, _int(op.dim), i),
     tn.IndexOp: _index,
