@@ -1,0 +1,273 @@
+"""Reference semantics of the loop stage: a torch-vectorised evaluator of `loop.nest`.
+
+The whole iteration space is evaluated at once. Dim d's index is an int64 tensor of shape
+(1, .., extent_d, .., 1); every body value is a tensor that broadcasts to the space (it keeps
+size 1 along the dims it does not vary over), so a load is one gather, a scalar op is one torch
+op, and `loop.reduce` is one torch reduction over the reduction dims with keepdim. A load index
+outside its source is clamped (only a `select` that discards it may produce one: cat, pad).
+SCALAR is the reference target's table of arith/math ops, keyed by op class like every target.
+"""
+
+from collections.abc import Callable, Sequence
+
+import torch
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import IndexType
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.ir import Attribute, SSAValue
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineSymExpr
+
+from irc.dialects import loop
+from irc.ir.types import torch_dtype
+
+
+def scalar_dtype(t: Attribute) -> torch.dtype:
+    return torch.int64 if isinstance(t, IndexType) else torch_dtype(t)
+
+
+def _cmpf(pred: str, a, b):
+    nan = torch.isnan(a) | torch.isnan(b)
+    base = {"eq": a == b, "gt": a > b, "ge": a >= b, "lt": a < b, "le": a <= b, "ne": a != b}
+    if pred in ("false", "true"):
+        return torch.full(torch.broadcast_shapes(a.shape, b.shape), pred == "true")
+    if pred == "ord":
+        return ~nan
+    if pred == "uno":
+        return nan
+    rel = base[pred[1:]]
+    return (rel & ~nan) if pred[0] == "o" else (rel | nan)
+
+
+def _unsigned(x):
+    return x.to(torch.int64) & ((1 << (x.element_size() * 8)) - 1) if x.dtype not in (torch.bool, torch.int64) else x
+
+
+def _cmpi(pred: str, a, b):
+    if pred[0] == "u" and a.dtype != torch.bool:
+        a, b = _unsigned(a), _unsigned(b)
+    rel = pred[1:] if pred[0] in "su" else pred
+    return {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[rel]
+
+
+def _shr_u(a, b):
+    return torch.bitwise_right_shift(_unsigned(a), b).to(a.dtype)
+
+
+def _round_away(x):
+    return torch.sign(x) * torch.floor(torch.abs(x) + 0.5)
+
+
+def _cast(op, x):
+    return x.to(scalar_dtype(op.result.type))
+
+
+def _bitcast(op, x):
+    return x.contiguous().view(scalar_dtype(op.result.type))
+
+
+def _constant(op):
+    v = op.value
+    value = v.value.data if hasattr(v, "value") else v.get_values()[0]
+    return torch.tensor(value, dtype=scalar_dtype(op.result.type))
+
+
+_F = Callable[..., torch.Tensor]
+SCALAR: dict[type, _F] = {
+    arith.ConstantOp: _constant,
+    arith.AddfOp: lambda op, a, b: a + b, arith.SubfOp: lambda op, a, b: a - b,
+    arith.MulfOp: lambda op, a, b: a * b, arith.DivfOp: lambda op, a, b: a / b,
+    arith.NegfOp: lambda op, a: -a,
+    arith.MaximumfOp: lambda op, a, b: torch.maximum(a, b), arith.MinimumfOp: lambda op, a, b: torch.minimum(a, b),
+    arith.MaxnumfOp: lambda op, a, b: torch.fmax(a, b), arith.MinnumfOp: lambda op, a, b: torch.fmin(a, b),
+    arith.AddiOp: lambda op, a, b: a + b if a.dtype != torch.bool else a ^ b,
+    arith.SubiOp: lambda op, a, b: a - b if a.dtype != torch.bool else a ^ b,
+    arith.MuliOp: lambda op, a, b: a * b if a.dtype != torch.bool else a & b,
+    arith.DivSIOp: lambda op, a, b: torch.div(a, b, rounding_mode="trunc"),
+    arith.DivUIOp: lambda op, a, b: torch.div(_unsigned(a), _unsigned(b), rounding_mode="trunc").to(a.dtype),
+    arith.FloorDivSIOp: lambda op, a, b: torch.div(a, b, rounding_mode="floor"),
+    arith.CeilDivSIOp: lambda op, a, b: -torch.div(-a, b, rounding_mode="floor"),
+    arith.RemSIOp: lambda op, a, b: torch.fmod(a, b),
+    arith.RemUIOp: lambda op, a, b: torch.remainder(_unsigned(a), _unsigned(b)).to(a.dtype),
+    arith.MaxSIOp: lambda op, a, b: torch.maximum(a, b), arith.MinSIOp: lambda op, a, b: torch.minimum(a, b),
+    arith.MaxUIOp: lambda op, a, b: torch.maximum(_unsigned(a), _unsigned(b)).to(a.dtype),
+    arith.MinUIOp: lambda op, a, b: torch.minimum(_unsigned(a), _unsigned(b)).to(a.dtype),
+    arith.AndIOp: lambda op, a, b: a & b, arith.OrIOp: lambda op, a, b: a | b, arith.XOrIOp: lambda op, a, b: a ^ b,
+    arith.ShLIOp: lambda op, a, b: torch.bitwise_left_shift(a, b),
+    arith.ShRSIOp: lambda op, a, b: torch.bitwise_right_shift(a, b), arith.ShRUIOp: lambda op, a, b: _shr_u(a, b),
+    arith.CmpfOp: lambda op, a, b: _cmpf(arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data], a, b),
+    arith.CmpiOp: lambda op, a, b: _cmpi(arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data], a, b),
+    arith.SelectOp: lambda op, c, a, b: torch.where(c, a, b),
+    arith.SIToFPOp: _cast, arith.UIToFPOp: lambda op, x: _unsigned(x).to(scalar_dtype(op.result.type)),
+    arith.FPToSIOp: _cast, arith.FPToUIOp: _cast, arith.ExtFOp: _cast, arith.TruncFOp: _cast,
+    arith.ExtSIOp: _cast, arith.ExtUIOp: lambda op, x: _unsigned(x).to(scalar_dtype(op.result.type)),
+    arith.TruncIOp: _cast, arith.IndexCastOp: _cast, arith.BitcastOp: _bitcast,
+    math.AbsFOp: lambda op, x: torch.abs(x), math.AbsIOp: lambda op, x: torch.abs(x),
+    math.ExpOp: lambda op, x: torch.exp(x), math.Exp2Op: lambda op, x: torch.exp2(x),
+    math.ExpM1Op: lambda op, x: torch.expm1(x), math.LogOp: lambda op, x: torch.log(x),
+    math.Log2Op: lambda op, x: torch.log2(x), math.Log10Op: lambda op, x: torch.log10(x),
+    math.Log1pOp: lambda op, x: torch.log1p(x), math.SqrtOp: lambda op, x: torch.sqrt(x),
+    math.RsqrtOp: lambda op, x: torch.rsqrt(x), math.CbrtOp: lambda op, x: torch.sign(x) * torch.abs(x).pow(1 / 3),
+    math.SinOp: lambda op, x: torch.sin(x), math.CosOp: lambda op, x: torch.cos(x), math.TanOp: lambda op, x: torch.tan(x),
+    math.AsinOp: lambda op, x: torch.asin(x), math.AcosOp: lambda op, x: torch.acos(x),
+    math.AtanOp: lambda op, x: torch.atan(x), math.Atan2Op: lambda op, a, b: torch.atan2(a, b),
+    math.SinhOp: lambda op, x: torch.sinh(x), math.CoshOp: lambda op, x: torch.cosh(x),
+    math.TanhOp: lambda op, x: torch.tanh(x), math.AsinhOp: lambda op, x: torch.asinh(x),
+    math.AcoshOp: lambda op, x: torch.acosh(x), math.AtanhOp: lambda op, x: torch.atanh(x),
+    math.ErfOp: lambda op, x: torch.erf(x), math.FloorOp: lambda op, x: torch.floor(x),
+    math.CeilOp: lambda op, x: torch.ceil(x), math.RoundOp: lambda op, x: _round_away(x),
+    math.RoundEvenOp: lambda op, x: torch.round(x), math.TruncOp: lambda op, x: torch.trunc(x),
+    math.PowFOp: lambda op, a, b: torch.pow(a, b), math.IPowIOp: lambda op, a, b: torch.pow(a, b),
+    math.FPowIOp: lambda op, a, b: torch.pow(a, b), math.CopySignOp: lambda op, a, b: torch.copysign(a, b),
+    math.FmaOp: lambda op, a, b, c: a * b + c,
+}
+
+
+def eval_expr(e: AffineExpr, dims: Sequence, syms: Sequence[int]):
+    """An affine expression over index tensors (dims) and ints (symbols): an int or an int64 tensor."""
+    if isinstance(e, AffineConstantExpr):
+        return e.value
+    if isinstance(e, AffineDimExpr):
+        return dims[e.position]
+    if isinstance(e, AffineSymExpr):
+        return syms[e.position]
+    assert isinstance(e, AffineBinaryOpExpr)
+    a, b = eval_expr(e.lhs, dims, syms), eval_expr(e.rhs, dims, syms)
+    k = e.kind
+    if k == AffineBinaryOpKind.Add:
+        return a + b
+    if k == AffineBinaryOpKind.Mul:
+        return a * b
+    if k == AffineBinaryOpKind.FloorDiv:
+        return a // b
+    if k == AffineBinaryOpKind.CeilDiv:
+        return -((-a) // b)
+    return a % b  # Mod: non-negative for a positive divisor, in Python and in torch
+
+
+def _gather(src: torch.Tensor, index: list, rank: int) -> torch.Tensor:
+    if src.dim() == 0:
+        return src.reshape((1,) * rank)
+    idx = []
+    for i, size in zip(index, src.shape):
+        idx.append(torch.as_tensor(i).clamp(0, max(size - 1, 0)) if not isinstance(i, int) else min(max(i, 0), max(size - 1, 0)))
+    if all(isinstance(i, int) for i in idx):
+        return src[tuple(idx)].reshape((1,) * rank)
+    out = src[tuple(idx)]
+    return out.reshape((1,) * (rank - out.dim()) + tuple(out.shape)) if out.dim() < rank else out
+
+
+_REDUCE = {
+    "sum": lambda x, dims: torch.sum(x, dims, keepdim=True, dtype=x.dtype),
+    "prod": lambda x, dims: _prod(x, dims),
+    "max": lambda x, dims: torch.amax(x, dims, keepdim=True),
+    "min": lambda x, dims: torch.amin(x, dims, keepdim=True),
+    "any": lambda x, dims: torch.any(x, dim=dims, keepdim=True) if x.dtype == torch.bool else torch.amax(x, dims, keepdim=True),
+    "all": lambda x, dims: torch.all(x, dim=dims, keepdim=True) if x.dtype == torch.bool else torch.amin(x, dims, keepdim=True),
+    "argmax": lambda x, dims: torch.argmax(x, dims[0], keepdim=True),
+    "argmin": lambda x, dims: torch.argmin(x, dims[0], keepdim=True),
+}
+
+
+def _prod(x, dims):
+    for d in dims:
+        x = torch.prod(x, d, keepdim=True, dtype=x.dtype)
+    return x
+
+
+def extents(nest: loop.NestOp, syms: Sequence[int]) -> list[int]:
+    return [int(eval_expr(e, [], syms)) for e in nest.extents]
+
+
+def eval_nest(nest: loop.NestOp, lookup: Callable[[SSAValue], torch.Tensor], syms: Sequence[int]) -> list[torch.Tensor]:
+    """The values the nest yields, each broadcastable to the space (size 1 along dims it does not vary over)."""
+    sizes = extents(nest, syms)
+    rank = len(sizes)
+    dims = [torch.arange(n).reshape([n if i == d else 1 for i in range(rank)]) for d, n in enumerate(sizes)]
+    red = nest.reduction_dims()
+    env: dict[SSAValue, torch.Tensor] = {}
+    for op in nest.body.block.ops:
+        if isinstance(op, loop.YieldOp):
+            return [env[v] for v in op.values]
+        args = [env[o] for o in op.operands] if not isinstance(op, loop.LoadOp) else []
+        if isinstance(op, loop.LoadOp):
+            extra = [env[i] for i in op.indices]
+            index = [eval_expr(e, dims + extra, syms) for e in op.map.data.results]
+            out = _gather(lookup(op.source), index, rank)
+        elif isinstance(op, loop.IndexOp):
+            out = torch.as_tensor(eval_expr(op.map.data.results[0], dims, syms), dtype=torch.int64)
+        elif isinstance(op, loop.ReduceOp):
+            x = args[0]
+            if x.dim() < rank:
+                x = x.reshape((1,) * (rank - x.dim()) + tuple(x.shape))
+            x = x.expand([sizes[d] if d in red else x.shape[d] for d in range(rank)])
+            out = _REDUCE[op.kind.data.value](x, red)
+        else:
+            fn = SCALAR.get(type(op))
+            if fn is None:
+                raise NotImplementedError(f"reference loop evaluator: no semantics for {op.name}")
+            out = fn(op, *args)
+        env[op.results[0]] = out.to(scalar_dtype(op.results[0].type)) if out.dtype != scalar_dtype(op.results[0].type) else out
+    raise AssertionError("loop.nest body without loop.yield")
+
+
+def output_shape(t: Attribute, sizes: Sequence[int], nest: loop.NestOp) -> list[int]:
+    red = set(nest.reduction_dims())
+    return [1 if (d in red and n == 1) else sizes[d] for d, n in enumerate(t.get_shape())]
+
+
+def run_nest(nest: loop.NestOp, lookup, syms: Sequence[int], outs: Sequence[torch.Tensor] | None = None) -> list[torch.Tensor]:
+    """Evaluate the nest and materialise its outputs: fresh contiguous tensors, or written into `outs`."""
+    values = eval_nest(nest, lookup, syms)
+    sizes = extents(nest, syms)
+    results = []
+    for i, (v, t) in enumerate(zip(values, nest.output_types())):
+        shape = output_shape(t, sizes, nest)
+        v = v.reshape((1,) * (len(shape) - v.dim()) + tuple(v.shape)) if v.dim() < len(shape) else v
+        if outs is not None:
+            outs[i].copy_(v.expand(shape))
+            results.append(outs[i])
+        else:
+            results.append(v.expand(shape).to(torch_dtype(t.get_element_type())).clone(memory_format=torch.contiguous_format))
+    return results
+
+
+def view_of(op: loop.ViewOp, src: torch.Tensor, sizes: Sequence[int]) -> torch.Tensor:
+    """loop.view as a torch strided view of `src` (no copy)."""
+    it = iter(sizes)
+    shape = [next(it) if d == loop.DYN else d for d in op.result.type.get_shape()]
+    coeffs = loop.linear_coefficients(op.map.data)
+    strides = [sum(c[d] * s for (c, _), s in zip(coeffs, src.stride())) for d in range(len(shape))]
+    offset = src.storage_offset() + sum(k * s for (_, k), s in zip(coeffs, src.stride()))
+    return src.as_strided(shape, strides, offset)
+
+
+@register_impls
+class LoopFunctions(InterpreterFunctions):
+    @impl(loop.NestOp)
+    def run_nest(self, interpreter: Interpreter, op: loop.NestOp, args):
+        syms = [int(a) for a in args[: len(op.symbols)]]
+        env = dict(zip(op.inputs(), interpreter.get_values(op.inputs())))
+        outs = list(args[len(op.symbols):]) or None
+        results = run_nest(op, env.__getitem__, syms, outs)
+        return () if outs else tuple(results)
+
+    @impl(loop.ViewOp)
+    def run_view(self, interpreter: Interpreter, op: loop.ViewOp, args):
+        return (view_of(op, args[0], [int(a) for a in args[1:]]),)
+
+
+
+def make_loop_interpreter(module) -> Interpreter:
+    """An interpreter for the tensor and loop stages: func, index arithmetic, tn ops (externs) and loop ops."""
+    from xdsl.interpreters.func import FuncFunctions
+
+    from .tensor import IndexFunctions, TensorFunctions
+
+    interpreter = Interpreter(module)
+    for functions in (FuncFunctions(), IndexFunctions(), TensorFunctions(), LoopFunctions()):
+        interpreter.register_implementations(functions)
+    return interpreter
+
+
+def run_loop_module(module, args, entry: str = "main") -> tuple:
+    return make_loop_interpreter(module).call_op(entry, tuple(args))
