@@ -101,15 +101,18 @@ class ImportBuilder:
 
     # -- scalars and casts --------------------------------------------------------------------
     def constant(self, value, dtype: torch.dtype) -> SSAValue:
+        """A 0-d constant holding `value` as torch would store it in `dtype` (ints wrap, floats round)."""
+        if dtype.is_complex or isinstance(value, complex):
+            raise Unsupported("complex constant")
         el = element_type(dtype)
         t = TensorType(el, [])
-        if dtype.is_floating_point:
-            value = float(value)
-        elif dtype == torch.bool:
-            value = int(bool(value))
-        else:
-            value = int(value)
-        return self.add(tn.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [value])))
+        try:
+            stored = torch.tensor(value).to(dtype).item()
+            value = float(stored) if dtype.is_floating_point else int(stored)
+            attr = DenseIntOrFPElementsAttr.from_list(t, [value])
+        except (OverflowError, RuntimeError, TypeError, ValueError) as e:
+            raise Unsupported(f"constant {value!r} of {dtype}: {e}") from None
+        return self.add(tn.ConstantOp(attr))
 
     def convert(self, v: SSAValue, dtype: torch.dtype) -> SSAValue:
         el = element_type(dtype)

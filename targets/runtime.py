@@ -45,9 +45,17 @@ def _restride(t: torch.Tensor, spec: OutputSpec) -> torch.Tensor:
         return t
     if list(t.stride()) == want or t.numel() <= 1:
         return t
-    out = torch.empty_strided(t.shape, want, dtype=t.dtype, device=t.device)
-    out.copy_(t)
-    return out
+    # Broadcast dims (stride 0, as eager's expand gives) hold one copy of their slice: copy that, then view it.
+    small = t
+    for d, (n, s) in enumerate(zip(t.shape, want)):
+        if s == 0 and n > 1:
+            small = small.narrow(d, 0, 1)
+    try:
+        out = torch.empty_strided(small.shape, [s or 1 for s in want], dtype=t.dtype, device=t.device)
+        out.copy_(small)
+    except RuntimeError:  # a layout that overlaps in other ways: the values are what matter
+        return t
+    return out if small is t else out.as_strided(t.shape, want)
 
 
 class CompiledGraph:

@@ -37,6 +37,9 @@ def _argreduce(fn):
 def _fallback(op, *operands):
     from irc.frontend.fx_import import decode_args, resolve_overload  # noqa: PLC0415  (only fallbacks need it)
 
+    # tn values have no layout: the eager kernel sees row-major operands (some aten kernels, such as
+    # _embedding_bag_forward_only on strided indices, compute wrong results on other layouts).
+    operands = [x.contiguous() if isinstance(x, torch.Tensor) else x for x in operands]
     args, kwargs = decode_args(op.args.data, operands)
     out = resolve_overload(op.target.data)(*args, **kwargs)
     leaves = out if isinstance(out, (list, tuple)) else [out]

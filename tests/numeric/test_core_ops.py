@@ -1,0 +1,85 @@
+"""Regression tests for core-op translations fixed through the OpInfo sweep: irc (strict) vs eager."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import irc
+from tests.conftest import compile_irc
+
+
+def check(fn, *inputs, native=True, dynamic=None, **kw):
+    """fn compiled with irc matches eager on `inputs` (and, with native=True, runs without any fallback)."""
+    expected = fn(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+    got = compile_irc(fn, dynamic=dynamic)(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+    torch.testing.assert_close(got, expected, equal_nan=True, **kw)
+    if native:
+        rep = irc.explain(fn, *inputs, options={"strict": True}, dynamic=dynamic)
+        assert rep.native, str(rep)
+    return got
+
+
+def strided(*shape, dtype=torch.float32):
+    """A non-contiguous tensor of `shape` (every other column of a wider one)."""
+    wide = torch.randn(*shape[:-1], shape[-1] * 2) if dtype.is_floating_point else torch.randint(-9, 9, (*shape[:-1], shape[-1] * 2))
+    return wide.to(dtype)[..., ::2]
+
+
+# ---- arg reductions of 0-d tensors ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dim", [None, 0, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_argmax_argmin_of_0d(dim, keepdim):
+    x = torch.tensor(3.5)
+    check(lambda t: (torch.argmax(t, dim, keepdim), torch.argmin(t, dim, keepdim)), x)
+
+
+def test_argmax_non_contiguous_and_int():
+    check(lambda t: torch.argmax(t, 1), strided(5, 7))
+    check(lambda t: torch.argmin(t, 0, keepdim=True), strided(3, 13, dtype=torch.int32))
+
+
+# ---- constants take torch's cast of the scalar -----------------------------------------------------
+
+
+def test_scalar_wraps_like_torch_in_uint8():
+    x = torch.arange(0, 250, 7, dtype=torch.uint8)
+    check(lambda t: t + 300, x)
+
+
+def test_huge_scalar_rounds_to_inf_in_float32():
+    check(lambda t: torch.maximum(t, torch.tensor(1e300, dtype=torch.float64).float()) * 0 + t * 1e300, torch.randn(5))
+
+
+def test_complex_pad_falls_back_instead_of_crashing():
+    x = torch.randn(3, 5, dtype=torch.complex64)
+    check(lambda t: F.pad(t, (1, 2)), x, native=False)
+
+
+# ---- output layouts --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(1, 7), (5, 1), (1,)])
+def test_expanded_output_keeps_eager_strides(shape):
+    fn = lambda t: t.expand(3, *shape[:-1], 7) if len(shape) > 1 else t.expand(4, 7)  # noqa: E731
+    x = torch.randn(*shape)
+    got = check(fn, x)
+    assert got.stride() == fn(x).stride()
+
+
+def test_broadcast_tensors_outputs():
+    a, b = torch.randn(4, 1), torch.randn(1, 5)
+    check(lambda x, y: torch.broadcast_tensors(x, y), a, b)
+
+
+# ---- the eager fallback sees row-major operands ----------------------------------------------------
+
+
+def test_fallback_on_strided_operand_matches_eager():
+    w = torch.randn(10, 5)
+    idx = torch.tensor([1, 0, 2, 0, 3, 0, 4, 0, 5, 0])[::2]  # non-contiguous indices
+    off = torch.tensor([0, 3])
+    psw = torch.randn(5)
+    fn = lambda w, i, o, p: F.embedding_bag(i, w, offsets=o, mode="sum", per_sample_weights=p)  # noqa: E731
+    check(fn, w, idx, off, psw, native=False)

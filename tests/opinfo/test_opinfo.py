@@ -1,0 +1,45 @@
+"""torch's op_db float32 CPU samples through irc vs eager, judged against tests/opinfo/expectations.json.
+
+CI runs a fixed subset (sweep.ci_subset, the first CI_SAMPLES samples of each entry). The whole
+table is `IRC_OPINFO_FULL=1 pytest -m slow tests/opinfo` or, faster and in parallel,
+`python -m tests.opinfo.sweep` (add --write to regenerate the table).
+"""
+
+import os
+
+import pytest
+
+from .sweep import CI_BUDGET_S, CI_SAMPLES, FULL_BUDGET_S, FULL_SAMPLES, ci_subset, load_expectations, ops_by_key
+
+TABLE = load_expectations()
+OPS = ops_by_key()
+FULL = os.environ.get("IRC_OPINFO_FULL") == "1"
+
+
+def check(key: str, samples: int, budget: float) -> None:
+    from .harness import run_entry
+
+    expected = TABLE.get(key, {"status": "untestable", "reason": "not in the table"})
+    out = run_entry(OPS[key], max_samples=samples, budget_s=budget)
+    assert out.status not in ("mismatch", "error"), f"{key}: {out.status}: {out.reason}"
+    if expected["status"] == "native":
+        assert out.status == "native", f"{key} regressed from native to {out.status}: {out.reason}"
+
+
+def test_table_covers_op_db():
+    missing = sorted(set(OPS) - set(TABLE))
+    assert not missing, f"entries missing from expectations.json (run the sweep with --write): {missing}"
+    bad = {k: v for k, v in TABLE.items() if v["status"] in ("mismatch", "error")}
+    assert not bad, f"the table records mismatches or errors: {bad}"
+
+
+@pytest.mark.parametrize("key", ci_subset(TABLE))
+def test_opinfo_ci(key):
+    check(key, CI_SAMPLES, CI_BUDGET_S)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FULL, reason="the full op_db sweep runs with IRC_OPINFO_FULL=1")
+@pytest.mark.parametrize("key", sorted(k for k in OPS if TABLE.get(k, {}).get("status") != "untestable") if FULL else ["all"])
+def test_opinfo_full(key):
+    check(key, FULL_SAMPLES, FULL_BUDGET_S)
