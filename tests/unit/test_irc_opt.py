@@ -1,0 +1,206 @@
+"""irc-opt: what it prints for good input, and for malformed input a located diagnostic, exit code 1, no traceback."""
+
+import io
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from irc.tools.opt import main
+
+GOOD = textwrap.dedent(
+    """\
+    func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+      %s = tn.add %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+      %t = tn.add %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+      %dead = tn.neg %a : tensor<4xf32>
+      %r = tn.mul %s, %t : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+      func.return %r : tensor<4xf32>
+    }
+    """
+)
+# GOOD with an op the verifier rejects (line 2, column 3), used nowhere, so parsing succeeds
+BAD_VERIFY = GOOD.replace("{\n", "{\n  %bad = tn.add %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xi32>\n", 1)
+LOCATED = re.compile(r"^(\S+):(\d+):(\d+): error: ", re.M)
+
+
+def run(capsys, *argv: str, stdin: str | None = None) -> tuple[int, str, str]:
+    if stdin is not None:
+        old, sys.stdin = sys.stdin, io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8")
+    try:
+        code = main(list(argv))
+    finally:
+        if stdin is not None:
+            sys.stdin = old
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "Traceback" not in out
+    return code, out, err
+
+
+def write(tmp_path: Path, text: str, name: str = "input.mlir") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def location(err: str) -> tuple[str, int, int]:
+    m = LOCATED.search(err)
+    assert m, f"no file:line:col: error: in {err!r}"
+    return m[1], int(m[2]), int(m[3])
+
+
+# -- good input ---------------------------------------------------------------------------------
+
+
+def test_prints_the_tensor_stage_unchanged(capsys, tmp_path):
+    code, out, err = run(capsys, write(tmp_path, GOOD))
+    assert code == 0 and not err
+    assert "%dead = tn.neg" in out and out.count("tn.add") == 2
+
+
+def test_stage_tensor_opt_runs_the_stage_passes(capsys, tmp_path):
+    code, out, _ = run(capsys, "--stage", "tensor-opt", write(tmp_path, GOOD))
+    assert code == 0
+    assert "tn.neg" not in out and out.count("tn.add") == 1  # dce and cse ran
+
+
+def test_stdin_and_dash(capsys):
+    for argv in ([], ["-"]):
+        code, out, _ = run(capsys, *argv, stdin=GOOD)
+        assert code == 0 and "tn.mul" in out
+
+
+def test_output_parses_back_to_itself(capsys, tmp_path):
+    _, first, _ = run(capsys, write(tmp_path, GOOD))
+    _, generic, _ = run(capsys, "--print-op-generic", stdin=first)
+    _, second, _ = run(capsys, stdin=generic)
+    assert '"tn.add"' in generic and second == first
+
+
+def test_passes_by_name(capsys, tmp_path):
+    code, out, _ = run(capsys, "-p", "dce", write(tmp_path, GOOD))
+    assert code == 0 and "tn.neg" not in out and out.count("tn.add") == 2
+
+
+def test_help_lists_stages_passes_and_examples(capsys):
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    assert "--stage" in out and "tensor-opt" in out and "--model" in out and "examples:" in out
+
+
+# -- malformed input: file:line:col, exit 1, no traceback ---------------------------------------
+
+
+def test_truncated_file(capsys, tmp_path):
+    path = write(tmp_path, "\n".join(GOOD.splitlines()[:3]) + "\n")
+    code, out, err = run(capsys, path)
+    assert code == 1 and not out
+    assert location(err)[:2] == (path, 3) and "unexpected end of input" in err
+
+
+def test_truncated_mid_type(capsys, tmp_path):
+    code, _, err = run(capsys, write(tmp_path, GOOD[: GOOD.index("tensor<4xf32> -> tensor<4xf32>\n  %t")]))
+    assert code == 1 and location(err)[1] == 2
+
+
+def test_unknown_op(capsys, tmp_path):
+    path = write(tmp_path, GOOD.replace("tn.neg", "tn.frobnicate"))
+    code, _, err = run(capsys, path)
+    assert code == 1
+    assert location(err) == (path, 4, 11) and "tn.frobnicate is not registered" in err
+
+
+def test_verifier_type_mismatch(capsys, tmp_path):
+    path = write(tmp_path, BAD_VERIFY)
+    code, _, err = run(capsys, path)
+    assert code == 1
+    assert location(err) == (path, 2, 3) and "tn.add: result element type i32 is wrong" in err
+    assert "^^^" in err  # the source line, underlined
+
+
+def test_operand_type_mismatch(capsys, tmp_path):
+    path = write(tmp_path, GOOD.replace("%dead = tn.neg %a : tensor<4xf32>", "%dead = tn.neg %a : tensor<8xf32>"))
+    code, _, err = run(capsys, path)
+    assert code == 1 and location(err)[:2] == (path, 4) and "tensor<8xf32>" in err
+
+
+def test_error_in_a_later_split_chunk_has_its_file_line(capsys, tmp_path):
+    path = write(tmp_path, GOOD + "// -----\n" + BAD_VERIFY)
+    code, _, err = run(capsys, "--split-input-file", path)
+    assert code == 1 and location(err) == (path, len(GOOD.splitlines()) + 3, 3)
+
+
+def test_verify_diagnostics_prints_and_exits_zero(capsys, tmp_path):
+    path = write(tmp_path, BAD_VERIFY)
+    code, out, _ = run(capsys, "--verify-diagnostics", path)
+    assert code == 0 and location(out) == (path, 2, 3)
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--stage", "bogus"], ["--stage", "invalid choice", "'bogus'"]),
+        (["--bogus-flag"], ["unrecognized arguments", "--bogus-flag"]),
+        (["-p", "no-such-pass"], ["no-such-pass"]),
+        (["--stage", "fx"], ["--stage fx needs --model"]),
+        (["--inputs", "4xf32"], ["need --model"]),
+        (["--stage", "tensor", "--from-stage", "tensor-opt"], ["comes before"]),
+    ],
+)
+def test_bad_command_line(capsys, tmp_path, argv, words):
+    code, out, err = run(capsys, *argv, write(tmp_path, GOOD))
+    assert code == 1 and not out
+    assert err.startswith("irc-opt: error: ") and all(w in err for w in words), err
+
+
+def test_missing_file(capsys, tmp_path):
+    code, _, err = run(capsys, str(tmp_path / "nope.mlir"))
+    assert code == 1 and "nope.mlir" in err and "No such file" in err
+
+
+def test_empty_input(capsys):
+    code, _, err = run(capsys, stdin="")
+    assert code == 1 and "stdin:1:1: error:" in err
+
+
+# -- --model errors -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--model", "no_such_module_xyz:f", "--inputs", "4xf32"], ["cannot import", "no_such_module_xyz"]),
+        (["--model", "irc.tools.examples.mlp:nothing", "--inputs", "4xf32"], ["no attribute 'nothing'"]),
+        (["--model", "irc.tools.examples.mlp:gelu_residual", "--inputs", "4xfloat"], ["--inputs 4xfloat"]),
+        (["--model", "irc.tools.examples.mlp:gelu_residual", "--inputs", "?x4xf32"], ["--inputs ?x4xf32"]),
+        (["--model", "irc.tools.examples.mlp:make_mlp", "--inputs", "4x7xf32"], ["make_mlp", "failed"]),
+    ],
+)
+def test_bad_model_request(capsys, argv, words):
+    code, out, err = run(capsys, *argv)
+    assert code == 1 and err.startswith("irc-opt: error: ") and all(w in err for w in words), err
+
+
+def test_model_from_a_file(capsys, tmp_path):
+    path = write(tmp_path, "import torch\n\ndef build():\n    return lambda x: torch.tanh(x) * 2\n", "my_model.py")
+    code, out, _ = run(capsys, "--model", f"{path}:build", "--inputs", "3x5xf32", "--stage", "tensor-opt")
+    assert code == 0
+    assert out.startswith(f"// irc-opt --model {path}:build --inputs 3x5xf32 --stage tensor-opt\n// graph ")
+    assert "tn.tanh" in out and "tn.mul" in out and "tensor<3x5xf32>" in out
+
+
+# -- the installed console script --------------------------------------------------------------
+
+
+def test_console_script_exit_code_and_no_traceback(tmp_path):
+    script = Path(sys.executable).with_name("irc-opt")
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "irc.tools.opt"]
+    path = write(tmp_path, GOOD.replace("tn.neg", "tn.frobnicate"))
+    proc = subprocess.run([*cmd, path], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert f"{path}:4:11: error: Operation tn.frobnicate is not registered" in proc.stderr
+    ok = subprocess.run([*cmd, "--stage", "tensor-opt", "-"], input=GOOD, capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0 and "tn.mul" in ok.stdout
