@@ -6,6 +6,10 @@ from xdsl.ir import Dialect
 from xdsl.irdl import IRDLOperation
 
 from . import creation, elementwise, fallback, indexing, linalg, nn, norm, reductions, shape
+
+# Taken before the star imports below: they rebind `shape` (and any helper name a module imports) in this package.
+MODULES = (elementwise, reductions, shape, creation, fallback, linalg, nn, norm, indexing)
+
 from .creation import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .fallback import *  # noqa: F401,F403
@@ -15,8 +19,6 @@ from .nn import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
-
-MODULES = (elementwise, reductions, shape, creation, fallback, linalg, nn, norm, indexing)
 
 
 def _ops_of(module) -> list[type[IRDLOperation]]:

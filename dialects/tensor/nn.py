@@ -3,7 +3,7 @@
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, TensorType, UnitAttr, i1, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, TensorType, UnitAttr, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -138,7 +138,7 @@ class ConvolutionBackwardOp(ConvParams):
     grad_output = operand_def(TensorType)
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
-    output_mask = prop_def(DenseArrayBase.constr(i1))
+    output_mask = prop_def(DenseArrayBase.constr(i64))  # 0/1 flags; i1 arrays do not survive generic print/parse
     grads = var_result_def(TensorType)
     traits = traits_def(Pure())
     assembly_format = (
@@ -149,7 +149,7 @@ class ConvolutionBackwardOp(ConvParams):
 
     def __init__(self, grad_output, input, weight, output_mask, *, stride, padding, dilation, transposed, output_padding, groups):
         props = self.conv_properties(stride, padding, dilation, transposed, output_padding, groups)
-        props["output_mask"] = DenseArrayBase.from_list(i1, [int(bool(m)) for m in output_mask])
+        props["output_mask"] = i64_array([int(bool(m)) for m in output_mask])
         w = shape(weight)
         out_channels = (DYN if w[1] == DYN else w[1] * groups) if transposed else w[0]
         candidates = [input.type, weight.type, TensorType(element(grad_output), [out_channels])]
@@ -161,8 +161,8 @@ class ConvolutionBackwardOp(ConvParams):
 
     def verify_(self):
         mask = self.requested()
-        if len(mask) != 3:
-            raise VerifyException(f"{self.name}: output_mask needs 3 entries (input, weight, bias)")
+        if len(mask) != 3 or not set(self.output_mask.get_values()) <= {0, 1}:
+            raise VerifyException(f"{self.name}: output_mask needs 3 entries (input, weight, bias), each 0 or 1")
         expected = self.conv_output_shape(shape(self.input), shape(self.weight))
         check_shape(self.name, "grad_output", shape(self.grad_output), expected)
         wanted = [shape(self.input), shape(self.weight), [expected[1]]]
