@@ -12,6 +12,12 @@ VENV=.venv
 PY="$VENV/bin/python"
 TORCH=torch==2.13.0
 
+pip_install() {
+    # This machine's pip config names index folders that may not exist; drop only those warnings.
+    "$PY" -m pip install --quiet "$@" 2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }
+    return "${PIPESTATUS[0]}"
+}
+
 setup() {
     local key stamp="$VENV/.irc-setup"
     key="$(sha256sum pyproject.toml | cut -d' ' -f1) $TORCH"
@@ -23,9 +29,9 @@ setup() {
         python3 -m venv "$VENV"
     fi
     echo "run.sh: installing $TORCH (CPU) into $VENV"
-    "$PY" -m pip install --quiet "$TORCH"
+    pip_install "$TORCH"
     echo "run.sh: installing irc (editable) and its dependencies"
-    "$PY" -m pip install --quiet -e .
+    pip_install -e .
     echo "$key" > "$stamp"
     echo "run.sh: environment ready"
 }

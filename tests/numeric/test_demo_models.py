@@ -119,3 +119,32 @@ def test_no_fallback_in_forward_and_backward(name):
     assert [g.eager_graph for g in rep.graphs if g.eager_graph] == [], str(rep)
     assert sorted({f[0] for f in rep.fallbacks}) == [], str(rep)  # the distinct ops first, the whole report below
     assert rep.fallbacks == [], str(rep)
+
+
+def test_demo_runs_and_reports(capsys):
+    from irc.bench import demo
+
+    assert demo.main(["--models", "graph-break,dynamic-seq", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "2/2 models match eager" in out and "speed forward" in out
+
+
+def test_demo_reports_a_failing_model_and_goes_on(capsys):
+    from irc.bench import demo
+
+    def broken():
+        return (lambda x: x + 1), ("not a tensor",)
+
+    def wrong():  # each call multiplies by one more than the last: the compiled run cannot match eager's
+        calls = []
+
+        def fn(x):
+            calls.append(1)
+            return x * len(calls)
+
+        return fn, (torch.ones(3),)
+
+    outcomes = [demo.run_demo(M.Demo(name, make), {}, repeats=0, train=False) for name, make in (("broken", broken), ("wrong", wrong))]
+    assert [o.ok for o in outcomes] == [False, False]
+    out = capsys.readouterr().out
+    assert "FAILED: ERROR" in out and "FAILED: MISMATCH" in out
