@@ -18,6 +18,7 @@ from typing import IO, NoReturn
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass, PassPipeline
+from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -62,7 +63,8 @@ class IrcOptMain(xDSLOptMain):
     def __init__(self, args: Sequence[str] | None = None):
         self.spans: Spans = {}
         self.chunk_offset = 0
-        self.last_pass: ModulePass | None = None
+        self.last_pass: ModulePass | None = None  # the pass that ran last, and the one running (for messages)
+        self.current_pass: ModulePass | None = None
         super().__init__(description="irc-opt: print and transform irc IR at any stage of the pipeline.", args=args)
 
     # -- registration (what later pass pipelines, print-ir-after-all, verify-each build on) --------------
@@ -124,7 +126,9 @@ class IrcOptMain(xDSLOptMain):
         user_callback = self.pipeline.callback
 
         def callback(previous: ModulePass | None, module: ModuleOp, next_pass: ModulePass | None) -> None:
-            self.last_pass = previous
+            self.last_pass, self.current_pass = previous, next_pass
+            if previous is not None and not args.disable_verify:
+                verify_located(module, self.spans, self.chunk_offset)  # ops kept from the input keep their location
             if user_callback is not None:
                 user_callback(previous, module, next_pass)
 
@@ -160,6 +164,7 @@ class IrcOptMain(xDSLOptMain):
     def parse_text(self, text: str | bytes, name: str) -> ModuleOp:
         """Parse, then verify op by op so a verifier error names its op's file:line:col."""
         self.spans.clear()
+        self.last_pass = self.current_pass = None
         module = parse_located(self.ctx, text, name, self.spans, implicit_module=not self.args.no_implicit_module)
         if not self.args.disable_verify:
             verify_located(module, self.spans, self.chunk_offset)
@@ -196,7 +201,8 @@ class IrcOptMain(xDSLOptMain):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The `irc-opt` console script; returns the exit code (0 ok, 1 any error)."""
-    post_init = Attribute.__post_init__  # --disable-verify patches it globally; undo when done (in-process use)
+    post_init = Attribute.__post_init__  # --disable-verify and --syntax-highlight patch xDSL globally:
+    colored = Diagnostic.colored  # undo both when done, for in-process use (tests)
     opt = None
     try:
         opt = IrcOptMain(args=argv)
@@ -220,18 +226,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(e, ModelError):
             print(f"irc-opt: error: {e}", file=sys.stderr)
         else:
-            print(f"irc-opt: internal error: {type(e).__name__}: {e}\n(rerun with --traceback for details)", file=sys.stderr)
+            where = f" in pass {opt.current_pass.name!r}" if opt is not None and opt.current_pass else ""
+            print(f"irc-opt: internal error{where}: {type(e).__name__}: {e}\n(rerun with --traceback for details)", file=sys.stderr)
     finally:
-        Attribute.__post_init__ = post_init
+        Attribute.__post_init__, Diagnostic.colored = post_init, colored
     return 1
 
 
 def _diagnostic(opt: IrcOptMain | None, e: DiagnosticException) -> str:
     from .diagnostics import LocatedVerifyError
 
-    if isinstance(e, LocatedVerifyError) or opt is None or opt.last_pass is None:
-        return str(e).rstrip()
-    return f"<unknown>: error: IR does not verify after pass {opt.last_pass.name!r}: {e}"
+    text = str(e).rstrip() if isinstance(e, LocatedVerifyError) else f"<unknown>: error: {e}"
+    if opt is not None and opt.last_pass is not None:
+        text += f"\nnote: the IR verified before pass {opt.last_pass.name!r}, which left it invalid"
+    return text
 
 
 if __name__ == "__main__":
