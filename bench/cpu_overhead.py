@@ -1,0 +1,79 @@
+"""Per-launch overhead of the CPU runtime's kernel calls, and the parallel speed-up on a streaming kernel.
+
+    .venv/bin/python -m irc.bench.cpu_overhead          (or python bench/cpu_overhead.py from the root)
+
+Medians over many launches; other work on the machine makes single samples noisy.
+"""
+
+import ctypes
+import statistics
+import time
+
+import torch
+from llvmlite import ir
+
+from irc.targets.cpu import jit, parallel
+
+I64, F32 = ir.IntType(64), ir.FloatType()
+
+
+def _kernels():
+    """null(start, end, p): returns at once; axpy(start, end, y, x): y[i] = 2 x[i] + y[i]."""
+    m = ir.Module()
+    null = ir.Function(m, ir.FunctionType(ir.VoidType(), [I64, I64, F32.as_pointer()]), "null")
+    ir.IRBuilder(null.append_basic_block()).ret_void()
+    f = ir.Function(m, ir.FunctionType(ir.VoidType(), [I64, I64, F32.as_pointer(), F32.as_pointer()]), "axpy")
+    s, e, y, x = f.args
+    entry, head, body, done = (f.append_basic_block(n) for n in ("entry", "head", "body", "done"))
+    b = ir.IRBuilder(entry)
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(I64)
+    i.add_incoming(s, entry)
+    b.cbranch(b.icmp_signed("<", i, e), body, done)
+    b.position_at_end(body)
+    py = b.gep(y, [i])
+    b.store(b.fadd(b.fmul(b.load(b.gep(x, [i])), ir.Constant(F32, 2.0)), b.load(py)), py)
+    i.add_incoming(b.add(i, ir.Constant(I64, 1)), body)
+    b.branch(head)
+    b.position_at_end(done)
+    b.ret_void()
+    lib = jit.compile_module(m)
+    sig = (None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+    return lib, lib.function("null", *sig), lib.function("axpy", *sig, ctypes.c_void_p)
+
+
+def median_us(fn, reps: int) -> float:
+    for _ in range(min(reps, 100)):
+        fn()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter_ns()
+        fn()
+        ts.append(time.perf_counter_ns() - t0)
+    return statistics.median(ts) / 1e3
+
+
+def main():
+    lib, null, axpy = _kernels()
+    threads = parallel.num_threads()
+    p = ctypes.c_void_p(0)
+    print(f"threads: {threads}; medians of repeated launches (machine shared, so noisy)")
+    rows = [
+        ("ctypes call, no runtime", lambda: null(0, 1024, p)),
+        ("parallel_for, single-thread path", lambda: parallel.parallel_for(null, 0, 1024, p)),
+        ("parallel_for, parallel path", lambda: parallel.parallel_for(null, 0, 1 << 20, p, min_work=0)),
+    ]
+    for name, fn in rows:
+        print(f"  {name:36s} {median_us(fn, 20000):7.2f} us")
+    for n in (1 << 12, 1 << 15, 1 << 18, 1 << 22):
+        x, y = torch.randn(n), torch.randn(n)
+        px, py = ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(y.data_ptr())
+        reps = max(20, min(5000, (1 << 24) // n))
+        one = median_us(lambda: axpy(0, n, py, px), reps)
+        par = median_us(lambda: parallel.parallel_for(axpy, 0, n, py, px, min_work=0), reps)
+        print(f"  axpy n={n:8d}: 1 thread {one:9.2f} us, {threads} threads {par:9.2f} us ({one / par:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()
