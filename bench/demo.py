@@ -150,7 +150,12 @@ def describe(out: Outcome) -> list[str]:
         if x.eager_graph:
             lines.append(f"    graph {x.index} ({x.kind}) runs entirely eagerly: {x.eager_graph}")
     irc_s = sum(x.compile_seconds for x in g)
-    lines.append(f"  compile: irc {irc_s:.2f} s in its own stages; first calls {out.compile_wall:.2f} s wall in all")
+    stages = Counter()
+    for x in g:
+        stages.update(x.stage_seconds)
+    per_stage = ", ".join(f"{k} {v:.2f} s" for k, v in stages.items())
+    lines.append(f"  compile: irc {irc_s:.2f} s in its own stages ({per_stage or 'none'}); "
+                 f"first calls {out.compile_wall:.2f} s wall in all (with Dynamo, AOT autograd and the runs)")
     for what, (e, c) in out.speed.items():
         lines.append(f"  speed {what}: eager {_ms(e)}, irc {_ms(c)} -> {e / c:.2f}x eager (median)")
     return lines
