@@ -25,6 +25,7 @@ class ModelError(Exception):
 
 @dataclass
 class CapturedGraph:
+    index: int  # irc's graph number in this process (the compile report's)
     title: str  # "graph 0 (inference, dynamo graph 1): 9 FX nodes"
     notes: list[str] = field(default_factory=list)  # imported ops, fallbacks, why it runs eagerly
     stages: dict[str, str] = field(default_factory=dict)  # stage name -> dumped text
@@ -141,4 +142,4 @@ def _captured(g) -> CapturedGraph:
     if g.dump_dir:
         for f in sorted(Path(g.dump_dir).iterdir()):  # NN-<stage>.<ext>, written by the backend's dumper
             stages[f.stem.split("-", 1)[-1]] = f.read_text()
-    return CapturedGraph(title, notes, stages)
+    return CapturedGraph(g.index, title, notes, stages)

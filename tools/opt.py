@@ -180,18 +180,19 @@ class IrcOptMain(xDSLOptMain):
         if not graphs:
             raise UsageError(f"--model {self.args.model}: torch.compile captured no graph")
         out = self.prepare_output()
-        inputs = " ".join(self.args.inputs) or "(none)"
+        flags = "".join(f" --{f}" for f in ("dynamic", "backward") if getattr(self.args, f))
+        header = f"// irc-opt --model {self.args.model} --inputs {' '.join(self.args.inputs) or '(none)'}{flags} --stage {self.args.stage}\n"
         try:
             for i, g in enumerate(graphs):
                 if i:
                     out.write("// -----\n")
-                out.write(f"// irc-opt --model {self.args.model} --inputs {inputs} --stage {self.args.stage}\n")
+                out.write(header)
                 out.write("".join(f"// {line}\n" for line in (g.title, *g.notes)))
                 if self.args.stage == "fx":
                     out.write("".join(f"// {line}\n" for line in g.stages.get("fx", "").splitlines()))
                 elif INPUT_STAGE in g.stages:
                     self.chunk_offset = 0
-                    module = self.parse_text(g.stages[INPUT_STAGE], f"<graph {g.title.split(' ')[1]}>")
+                    module = self.parse_text(g.stages[INPUT_STAGE], f"<graph {g.index}>")
                     self.apply_passes(module)
                     out.write(self.output_resulting_program(module))
         finally:

@@ -22,7 +22,7 @@
 // REPARSED:          func.return %{{.*}} : tensor<4x1024xf32>
 // REPARSED-NOT:  // -----
 
-// DYN:      // irc-opt --model irc.tools.examples.mlp:gelu_residual --inputs 8x64xf32 8x64xf32 --stage tensor-opt
+// DYN:      // irc-opt --model irc.tools.examples.mlp:gelu_residual --inputs 8x64xf32 8x64xf32 --dynamic --stage tensor-opt
 // DYN-NEXT: // graph {{[0-9]+}} (inference, dynamo graph {{[0-9]+}})
 // DYN:      func.func @main({{.*}}: index, {{.*}}tensor<?x?xf32>{{.*}}) -> tensor<?x?xf32> {
 // DYN-NEXT:   %[[G:.*]] = tn.gelu %[[X:[a-z0-9_]+]] approximate = "none" : tensor<?x?xf32>
