@@ -61,8 +61,40 @@ def import_index(b, node, x, indices):
 
 @imports(aten.index_put.default)
 def import_index_put(b, node, x, indices, values, accumulate=False):
+    if any(i is not None and b.dtype(i) == torch.bool for i in indices):
+        return masked_put(b, node, x, indices, values, accumulate)
     idx, dims = integer_indices(b, indices)
     return b.add(tn.IndexPutOp(x, idx, b.tensor(values, b.dtype(x)), dims, accumulate))
+
+
+def _same_size(a, b) -> bool:
+    if concrete(a) is not None or concrete(b) is not None:
+        return concrete(a) == concrete(b)
+    return a.node.expr == b.node.expr
+
+
+def masked_put(b, node, x, indices, values, accumulate):
+    """x[mask] = v with one boolean mask over dims d..d+k-1 is a select wherever v is the same at every masked
+    position (v broadcasts along the data-dependent count): where(mask, v, x), or x + where(mask, v, 0) to accumulate."""
+    x_shape = list(node.args[0].meta["val"].shape)
+    d = next(n for n, i in enumerate(indices) if i is not None)
+    mask_meta = node.args[1][d].meta["val"]
+    k = mask_meta.dim()
+    if any(i is not None for i in indices[d + 1:]) or not all(_same_size(m, s) for m, s in zip(mask_meta.shape, x_shape[d:d + k])):
+        raise Unsupported("boolean mask index beside other indices, or not matching the indexed dims")
+    rest = x_shape[d + k:]
+    # values broadcast to (*x[:d], count, *rest); every dim beyond that and the count dim itself must be 1
+    v_shape = list(node.args[2].meta["val"].shape)
+    width = d + 1 + len(rest)
+    extra, v_shape = v_shape[:-width] if len(v_shape) > width else [], [1] * max(0, width - len(v_shape)) + v_shape[-width:]
+    if any(concrete(n) != 1 for n in [*extra, v_shape[d]]):
+        raise Unsupported("index_put through a boolean mask with a value per masked position")
+    dtype = b.dtype(x)
+    mask = b.reshape(indices[d], [1] * d + list(mask_meta.shape) + [1] * len(rest))
+    v = b.reshape(b.tensor(values, dtype), v_shape[:d] + [1] * k + v_shape[d + 1:])
+    if not accumulate:
+        return b.add(tn.WhereOp(mask, v, x))
+    return b.add(tn.AddOp(x, b.add(tn.WhereOp(mask, v, b.constant(0, dtype)))))
 
 
 def _src(b, node, x, value):

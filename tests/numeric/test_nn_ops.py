@@ -190,6 +190,13 @@ def test_index_put(accumulate):
     check(lambda x, i: torch.index_put(x, (i,), torch.tensor(1.5), accumulate=accumulate), leaf(4, 2), i)
 
 
+def test_index_put_through_boolean_mask():
+    index_put = torch.ops.aten.index_put.default
+    m2, m1 = torch.tensor([[True, False, True], [False, False, True]]), torch.tensor([False, True, True, False])
+    check(lambda x, m: index_put(x, [m], torch.tensor(0.5), False), leaf(2, 3, 5), m2)
+    check(lambda x, m: index_put(x, [None, m], leaf(2, 1, 3, seed=1), True), leaf(2, 4, 3), m1)
+
+
 def test_select_and_slice_scatter():
     check(lambda x, s: torch.select_scatter(x, s, 1, -1), leaf(3, 4, 2), leaf(3, 2, seed=1))
     check(lambda x, s: torch.slice_scatter(x, s, 0, 1, None, 2), leaf(5, 3, transposed=True), leaf(2, 3, seed=1))
