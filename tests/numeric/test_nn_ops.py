@@ -194,7 +194,7 @@ def test_index_put_through_boolean_mask():
     index_put = torch.ops.aten.index_put.default
     m2, m1 = torch.tensor([[True, False, True], [False, False, True]]), torch.tensor([False, True, True, False])
     check(lambda x, m: index_put(x, [m], torch.tensor(0.5), False), leaf(2, 3, 5), m2)
-    check(lambda x, m: index_put(x, [None, m], leaf(2, 1, 3, seed=1), True), leaf(2, 4, 3), m1)
+    check(lambda x, m, v: index_put(x, [None, m], v, True), leaf(2, 4, 3), m1, leaf(2, 1, 3, seed=1, grad=False))
 
 
 def test_select_and_slice_scatter():
