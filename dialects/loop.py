@@ -138,6 +138,23 @@ class NestOp(IRDLOperation):
         assert isinstance(last, YieldOp)
         return last
 
+    def space_shape(self, reduced: bool) -> list[int]:
+        """The space as a static shape (`?` for symbolic extents), with reduction dims 1 when `reduced`."""
+        red = set(self.reduction_dims()) if reduced else set()
+        return [1 if d in red else (e.value if isinstance(e, AffineConstantExpr) else DYN) for d, e in enumerate(self.extents)]
+
+    def output_kind(self, i: int) -> str | None:
+        """"full" when output i holds a value per point, "reduced" when it has size 1 along the reduction dims.
+
+        An output may add or drop size-1 dims (the row-major order is the same), so a reduction
+        writes its keepdim=False result directly."""
+        out = _units_dropped(self.output_types()[i].get_shape())
+        if out == _units_dropped(self.space_shape(False)):
+            return "full"
+        if out == _units_dropped(self.space_shape(True)):
+            return "reduced"
+        return None
+
     def output_types(self) -> list[Attribute]:
         return [v.type for v in self.outs] if self.outs else [r.type for r in self.res]
 
@@ -175,16 +192,14 @@ class NestOp(IRDLOperation):
         for i, (v, t) in enumerate(zip(values, outs)):
             if v.type != _element(t):
                 raise VerifyException(f"{self.name}: output {i} has element type {_element(t)}, yield gives {v.type}")
-            shape = t.get_shape()
-            if len(shape) != self.rank:
-                raise VerifyException(f"{self.name}: output {i} has rank {len(shape)}, the space has rank {self.rank}")
-            for d, (n, e) in enumerate(zip(shape, self.extents)):
-                reduced = d in red and n == 1 and not _is_const(e, 1)
-                if reduced:
-                    if d in dims_of(v):
-                        raise VerifyException(f"{self.name}: output {i} has size 1 along reduction dim {d} but its value varies along it")
-                elif not _extent_matches(n, e):
-                    raise VerifyException(f"{self.name}: output {i} has size {n} along dim {d}, the space has extent {e}")
+            kind = self.output_kind(i)
+            if kind is None:
+                raise VerifyException(
+                    f"{self.name}: output {i} of shape {list(t.get_shape())} is neither the space {self.space_shape(False)} "
+                    f"nor its reduced shape {self.space_shape(True)} (up to size-1 dims)"
+                )
+            if kind == "reduced" and red and dims_of(v) & set(red):
+                raise VerifyException(f"{self.name}: output {i} has the reduced shape but its value varies along a reduction dim")
         for op in body.ops:
             if isinstance(op, LoadOp | IndexOp):
                 m = op.map.data
@@ -199,12 +214,16 @@ class NestOp(IRDLOperation):
                 raise VerifyException(f"{self.name}: {op.kind.data} needs exactly one reduction dim")
 
 
-def _is_const(e: AffineExpr, value: int) -> bool:
-    return isinstance(e, AffineConstantExpr) and e.value == value
+def _units_dropped(shape) -> list[int]:
+    return [n for n in shape if n != 1]
 
 
-def _extent_matches(n: int, e: AffineExpr) -> bool:
-    return n == e.value if isinstance(e, AffineConstantExpr) else n == DYN
+def to_space_index(nest: NestOp, i: int, exprs) -> list:
+    """An index into output i (one expression per output dim) as an index into the space's (reduced) shape."""
+    space = nest.space_shape(nest.output_kind(i) == "reduced")
+    out_shape = nest.output_types()[i].get_shape()
+    inner = iter(e for e, n in zip(exprs, out_shape) if n != 1)
+    return [AffineExpr.constant(0) if n == 1 else next(inner) for n in space]
 
 
 def dims_of(v: SSAValue) -> frozenset[int]:
@@ -237,7 +256,11 @@ def dims_of(v: SSAValue) -> frozenset[int]:
 @irdl_op_definition
 class LoadOp(IRDLOperation):
     """Read one element at an affine map of the point (and of data-dependent index operands, as extra map dims).
-    %v = loop.load %x[affine_map<(d0, d1) -> (d1, d0)>] : tensor<8x4xf32> -> f32"""
+    An index outside the source gives an unspecified value (never a fault); only a discarded select arm may read one.
+    %r = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "parallel"] : tensor<4x8xf32> {
+      %v = loop.load %x[affine_map<(d0, d1) -> (d1, d0)>] : tensor<8x4xf32> -> f32
+      loop.yield %v : f32
+    }"""
 
     name = "loop.load"
     source = operand_def(TensorType | MemRefType)
@@ -260,7 +283,12 @@ class LoadOp(IRDLOperation):
 
 @irdl_op_definition
 class IndexOp(IRDLOperation):
-    """An affine function of the point (and the nest's symbols) as an index.   %i = loop.index affine_map<(d0, d1) -> (d1)>"""
+    """An affine function of the point (and the nest's symbols) as an index.
+    %r = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "parallel"] : tensor<4x8xi64> {
+      %i = loop.index affine_map<(d0, d1) -> (d0 * 8 + d1)>
+      %v = arith.index_cast %i : index to i64
+      loop.yield %v : i64
+    }"""
 
     name = "loop.index"
     map = prop_def(AffineMapAttr)
@@ -278,7 +306,12 @@ class IndexOp(IRDLOperation):
 
 @irdl_op_definition
 class ReduceOp(IRDLOperation):
-    """Combine a value over all reduction dims of the nest.   %s = loop.reduce sum %v : f32 -> f32"""
+    """Combine a value over all reduction dims of the nest (argmax/argmin: the i64 position along the one reduction dim).
+    %r = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "reduction"] : tensor<4xi64> {
+      %v = loop.load %x[affine_map<(d0, d1) -> (d0, d1)>] : tensor<4x8xf32> -> f32
+      %s = loop.reduce argmax %v : f32 -> i64
+      loop.yield %s : i64
+    }"""
 
     name = "loop.reduce"
     kind = prop_def(ReduceKindAttr)
@@ -307,7 +340,12 @@ class ReduceOp(IRDLOperation):
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
-    """The nest's outputs at this point.   loop.yield %a, %b : f32, f32"""
+    """The nest's outputs at this point.
+    %r:2 = loop.nest space = affine_map<() -> (4)> iterators = ["parallel"] : tensor<4xf32>, tensor<4xf32> {
+      %a = loop.load %x[affine_map<(d0) -> (d0)>] : tensor<4xf32> -> f32
+      %b = math.exp %a : f32
+      loop.yield %a, %b : f32, f32
+    }"""
 
     name = "loop.yield"
     values = var_operand_def()
@@ -320,8 +358,8 @@ class YieldOp(IRDLOperation):
 
 @irdl_op_definition
 class ViewOp(IRDLOperation):
-    """A tensor whose element at point p is the source's element at map(p); the map is linear with
-    non-negative coefficients, so it is a strided view, never a copy (what an extern reads a view through).
+    """A strided view of a tensor (what an extern reads a view through): element p is the source's element at map(p).
+    The map is linear with non-negative coefficients, so it is never a copy.
     %t = loop.view %w[affine_map<(d0, d1) -> (d1, d0)>] : tensor<8x4xf32> -> tensor<4x8xf32>"""
 
     name = "loop.view"
@@ -382,5 +420,5 @@ LoopDialect = Dialect("loop", [NestOp, LoadOp, IndexOp, ReduceOp, YieldOp, ViewO
 
 __all__ = [
     "LoopDialect", "NestOp", "LoadOp", "IndexOp", "ReduceOp", "YieldOp", "ViewOp", "ReduceKind", "ReduceKindAttr",
-    "PARALLEL", "REDUCTION", "dims_of", "linear_coefficients",
+    "PARALLEL", "REDUCTION", "dims_of", "linear_coefficients", "to_space_index",
 ]

@@ -1,10 +1,82 @@
-"""The whole compiler on one screen: the named stages and the passes between them."""
+"""The whole compiler on one screen: the named stages and the passes between them.
 
+    fx --frontend--> tensor --TENSOR_OPT--> tensor-opt --LOOP--> loop --MEM--> mem
+
+`lower(module)` takes a tensor-opt module through the loop and mem stages in place and returns
+what the compile report needs; targets/reference/memory.MemRunner runs the result.
+"""
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
+from irc.dialects import ALL_DIALECTS
+from irc.ir import PassTiming, make_context, run_passes
+
+from .bufferize import BufferizePass
+from .fusion.fuse import FuseLoopsPass
+from .plan_buffers import PlanBuffersPass
+from .simplify_loop import SimplifyLoopPass
+from .tensor_to_loop import TensorToLoopPass
+
 # stage name -> passes that produce it from the previous stage (`fx` and `tensor` come from the frontend)
 TENSOR_OPT = (CommonSubexpressionElimination(), DeadCodeElimination())
+LOOP = (TensorToLoopPass(), SimplifyLoopPass(), FuseLoopsPass(), SimplifyLoopPass())
+MEM = (BufferizePass(), PlanBuffersPass())
 
-STAGES = {"tensor-opt": TENSOR_OPT}
-STAGE_ORDER = ("fx", "tensor", "tensor-opt")
+STAGES = {"tensor-opt": TENSOR_OPT, "loop": LOOP, "mem": MEM}
+STAGE_ORDER = ("fx", "tensor", "tensor-opt", "loop", "mem")
+
+
+@dataclass
+class Lowered:
+    """What lowering a tensor-opt module to the mem stage did, for the compile report."""
+
+    kernels: int = 0  # loop.nest ops after fusion (each one kernel launch)
+    externs: list[str] = field(default_factory=list)  # tn ops that run as torch kernels
+    views: int = 0  # loop.view ops (strided views handed to externs, no copy)
+    refusals: list[str] = field(default_factory=list)  # fusion refusals still standing, with reasons
+    arena_bytes: int = 0  # planned peak of the intermediates
+    intermediate_bytes: int = 0  # the sum of every intermediate's size
+    in_place: int = 0
+    launches: int = 0  # mem.launch + mem.extern in @main's sequence
+
+    def summary(self) -> str:
+        return (
+            f"{self.kernels} fused kernels, {len(self.externs)} externs, {self.views} views; planned peak "
+            f"{self.arena_bytes} bytes for {self.intermediate_bytes} bytes of intermediates ({self.in_place} in place)"
+        )
+
+
+def lower(module: ModuleOp, *, verify: bool = True, dump=None, timing: PassTiming | None = None) -> Lowered:
+    """tensor-opt -> loop -> mem, in place. `dump(stage, module)` sees the module after each stage."""
+    from irc.dialects import loop, memory
+    from irc.dialects import tensor as tn
+
+    from .fusion.fuse import refusals
+    from .plan_buffers import plan_module
+
+    ctx = make_context(ALL_DIALECTS)
+    run_passes(ctx, module, LOOP, verify=verify, timing=timing)
+    out = Lowered()
+    for op in module.walk():
+        if isinstance(op, loop.NestOp):
+            out.kernels += 1
+        elif isinstance(op, loop.ViewOp):
+            out.views += 1
+        elif op.name.startswith("tn.") and not isinstance(op, tn.DimOp):
+            out.externs.append(op.name)
+    out.refusals = refusals(module)
+    if dump is not None:
+        dump("loop", module)
+    run_passes(ctx, module, MEM[:1], verify=verify, timing=timing)
+    plan = plan_module(module)
+    if verify:
+        module.verify()
+    out.arena_bytes, out.intermediate_bytes, out.in_place = plan.arena_bytes, plan.intermediate_bytes, plan.in_place
+    out.launches = sum(isinstance(op, memory.LaunchOp | memory.ExternOp) for op in module.walk())
+    if dump is not None:
+        dump("mem", module)
+    return out

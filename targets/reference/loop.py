@@ -210,9 +210,14 @@ def eval_nest(nest: loop.NestOp, lookup: Callable[[SSAValue], torch.Tensor], sym
     raise AssertionError("loop.nest body without loop.yield")
 
 
-def output_shape(t: Attribute, sizes: Sequence[int], nest: loop.NestOp) -> list[int]:
-    red = set(nest.reduction_dims())
-    return [1 if (d in red and n == 1) else sizes[d] for d, n in enumerate(t.get_shape())]
+def output_shape(nest: loop.NestOp, i: int, sizes: Sequence[int]) -> tuple[list[int], list[int]]:
+    """(the space's shape for output i, reduced or full, with actual sizes; output i's actual shape)."""
+    red = set(nest.reduction_dims()) if nest.output_kind(i) == "reduced" else set()
+    space = [1 if d in red else n for d, n in enumerate(sizes)]
+    static = nest.space_shape(bool(red))
+    inner = iter(n for n, st in zip(space, static) if st != 1)
+    out = [1 if n == 1 else next(inner) for n in nest.output_types()[i].get_shape()]
+    return space, out
 
 
 def run_nest(nest: loop.NestOp, lookup, syms: Sequence[int], outs: Sequence[torch.Tensor] | None = None) -> list[torch.Tensor]:
@@ -221,13 +226,14 @@ def run_nest(nest: loop.NestOp, lookup, syms: Sequence[int], outs: Sequence[torc
     sizes = extents(nest, syms)
     results = []
     for i, (v, t) in enumerate(zip(values, nest.output_types())):
-        shape = output_shape(t, sizes, nest)
-        v = v.reshape((1,) * (len(shape) - v.dim()) + tuple(v.shape)) if v.dim() < len(shape) else v
+        space, shape = output_shape(nest, i, sizes)
+        v = v.reshape((1,) * (len(space) - v.dim()) + tuple(v.shape)) if v.dim() < len(space) else v
+        v = v.expand(space).reshape(shape)
         if outs is not None:
-            outs[i].copy_(v.expand(shape))
+            outs[i].copy_(v)
             results.append(outs[i])
         else:
-            results.append(v.expand(shape).to(torch_dtype(t.get_element_type())).clone(memory_format=torch.contiguous_format))
+            results.append(v.to(torch_dtype(t.get_element_type())).clone(memory_format=torch.contiguous_format))
     return results
 
 

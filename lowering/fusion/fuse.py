@@ -1,0 +1,141 @@
+"""fuse-loops: legality, policy and mechanics, driven to a fixpoint over each function body.
+
+Vertical fusion runs first (each consumer takes in its producers, in load order), then sibling
+fusion (nests reading a common input over one space), and again until nothing changes. Every
+refusal still standing at the end is attached to the consumer as `irc.unfused`, a list of
+"<producer>: <reason>" strings, so golden tests and the compile report can show why.
+"""
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.ir import Block, Operation
+from xdsl.passes import ModulePass
+
+from irc.dialects import loop
+
+from .legality import EpiloguePlan, why_not_epilogue, why_not_retype, why_not_sibling, why_not_vertical
+from .policy import Policy
+from .transform import fuse_epilogue, fuse_sibling, fuse_vertical, retype_output
+
+UNFUSED = "irc.unfused"
+
+
+def producers(c: loop.NestOp) -> list[Operation]:
+    seen: dict[Operation, None] = {}
+    for v in c.inputs():
+        if isinstance(v.owner, Operation):
+            seen.setdefault(v.owner, None)
+    return list(seen)
+
+
+def _alive(op: Operation) -> bool:
+    return op.parent is not None
+
+
+class Fuser:
+    def __init__(self, block: Block, policy: Policy, sibling: bool):
+        self.block, self.policy, self.sibling = block, policy, sibling
+        self.refused: dict[tuple[str, Operation, Operation], str] = {}
+
+    def nests(self) -> list[loop.NestOp]:
+        return [op for op in self.block.ops if isinstance(op, loop.NestOp) and not op.outs]
+
+    def run(self) -> None:
+        for n in self.nests():
+            n.attributes.pop(UNFUSED, None)
+        while self.vertical() | (self.sibling and self.siblings()):
+            pass
+        self.annotate()
+
+    def vertical(self) -> bool:
+        changed = False
+        work = self.nests()
+        while work:
+            c = work.pop(0)
+            if not _alive(c):
+                continue
+            for p in producers(c):
+                k = why_not_retype(p, c)
+                if isinstance(k, int):
+                    work.insert(0, retype_output(p, c, k))
+                    changed = True
+                    break
+                plan = why_not_vertical(p, c)
+                reason = plan if isinstance(plan, str) else self.policy.vertical(plan)
+                if reason is not None and isinstance(epi := why_not_epilogue(p, c), EpiloguePlan):
+                    work.insert(0, fuse_epilogue(epi))
+                    changed = True
+                    break
+                if reason is not None:
+                    self.refused[("producer", p, c)] = reason
+                    continue
+                work.insert(0, fuse_vertical(plan))
+                changed = True
+                break
+        return changed
+
+    def siblings(self) -> bool:
+        by_input: dict = {}
+        for n in self.nests():
+            for v in n.inputs():
+                by_input.setdefault(v, []).append(n)
+        for group in by_input.values():
+            for i, a in enumerate(group):
+                for b in group[i + 1:]:
+                    if not (_alive(a) and _alive(b)):
+                        continue
+                    plan = why_not_sibling(a, b)
+                    reason = plan if isinstance(plan, str) else self.policy.sibling(plan)
+                    if reason is not None:
+                        if reason not in ("different iteration spaces", "no common input"):
+                            self.refused[("sibling", a, b)] = reason
+                        continue
+                    fuse_sibling(plan)
+                    return True
+        return False
+
+    def annotate(self) -> None:
+        position = {op: i for i, op in enumerate(self.block.ops)}
+        notes: dict[Operation, list[str]] = {}
+        for (kind, p, c), reason in self.refused.items():
+            if not (_alive(p) and _alive(c)) or p.parent_block() is not self.block:
+                continue
+            if kind == "producer" and p not in producers(c):
+                continue
+            label = f"{p.name}@{position[p]}"
+            notes.setdefault(c, []).append(f"{kind} {label}: {reason}")
+        for c, texts in notes.items():
+            c.attributes[UNFUSED] = ArrayAttr([StringAttr(t) for t in sorted(set(texts))])
+
+
+def fuse_block(block: Block, policy: Policy = Policy(), sibling: bool = True) -> None:
+    Fuser(block, policy, sibling).run()
+
+
+@dataclass(frozen=True)
+class FuseLoopsPass(ModulePass):
+    """Fuse loop.nest ops: vertical (pointwise chains, prologues into reductions, reduction epilogues) and sibling."""
+
+    name = "fuse-loops"
+    max_body_ops: int = 400
+    max_recompute_cost: int = 24
+    max_reduction_depth: int = 3
+    sibling: bool = True
+
+    def apply(self, ctx: Context, module: ModuleOp) -> None:
+        policy = Policy(self.max_body_ops, self.max_recompute_cost, self.max_reduction_depth)
+        for f in module.walk():
+            if isinstance(f, func.FuncOp) and f.body.blocks:
+                fuse_block(f.body.block, policy, self.sibling)
+
+
+def refusals(module: ModuleOp) -> list[str]:
+    """Every standing fusion refusal in the module, as "<consumer>: <producer>: <reason>"."""
+    out = []
+    for op in module.walk():
+        if UNFUSED in op.attributes:
+            out += [f"{op.name}: {s.data}" for s in op.attributes[UNFUSED].data]
+    return out

@@ -1,0 +1,309 @@
+"""Fusion legality: may two nests become one? Each check returns a plan, or a reason string when not.
+
+Vertical (producer -> consumer): the producer's body is inlined at each consumer load of its
+results, its dims replaced by the load's index expressions. A producer with reduction dims fuses
+when every load reads its reduced outputs at index 0 along them (an epilogue over the rows it
+reduced) and the consumer has dims of the same extents to carry the reduction; those become the
+fused nest's reduction dims (the consumer's own reduction dims, if any, must be exactly these).
+Sibling: two nests with no path between them that read a common input over the same space.
+"""
+
+from dataclasses import dataclass, field
+
+from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr
+
+from xdsl.dialects import arith
+
+from irc.dialects import loop
+
+
+@dataclass
+class VerticalPlan:
+    producer: loop.NestOp
+    consumer: loop.NestOp
+    symbols: list[SSAValue]  # the fused nest's symbols: the consumer's, then the producer's others
+    sym_remap: list[AffineExpr]  # producer symbol j -> symbol of the fused nest
+    sites: list[tuple[loop.LoadOp, tuple[AffineExpr, ...]]]  # consumer load -> producer dim i -> expression
+    reduction: tuple[int, ...]  # the fused nest's reduction dims (consumer dims)
+    keep: bool = False  # the producer's results become extra results of the fused nest
+    stays: bool = False  # the producer stays for other users (its work is duplicated)
+    identity: tuple[AffineExpr, ...] | None = None  # producer dims -> fused dims, where keep computes its outputs
+
+
+@dataclass
+class SiblingPlan:
+    first: loop.NestOp
+    second: loop.NestOp
+    symbols: list[SSAValue]
+    sym_remap: list[AffineExpr]  # second's symbol j -> symbol of the fused nest
+    reduction: tuple[int, ...]
+    shared: list[SSAValue] = field(default_factory=list)
+
+
+def merge_symbols(a: loop.NestOp, b: loop.NestOp) -> tuple[list[SSAValue], list[AffineExpr]]:
+    syms = list(a.symbols)
+    remap = []
+    for s in b.symbols:
+        if s not in syms:
+            syms.append(s)
+        remap.append(AffineExpr.symbol(syms.index(s)))
+    return syms, remap
+
+
+def extent_in(nest: loop.NestOp, d: int, remap: list[AffineExpr] | None) -> AffineExpr:
+    e = nest.extents[d]
+    return e if remap is None else e.replace_dims_and_symbols([], remap)
+
+
+def reduced_dims(nest: loop.NestOp, result: SSAValue) -> set[int]:
+    """The reduction dims along which an output of the nest has size 1 (holds a reduced value)."""
+    if nest.output_kind(list(nest.results).index(result)) != "reduced":
+        return set()
+    return {d for d in nest.reduction_dims() if not _const(nest.extents[d], 1)}
+
+
+def space_index(nest: loop.NestOp, ld: loop.LoadOp) -> tuple[AffineExpr, ...]:
+    """A load's index into one of the nest's results, as an index into the nest's space."""
+    return tuple(loop.to_space_index(nest, list(nest.results).index(ld.source), ld.map.data.results))
+
+
+def _const(e: AffineExpr, v: int) -> bool:
+    return isinstance(e, AffineConstantExpr) and e.value == v
+
+
+def users_outside(value: SSAValue, nest: loop.NestOp) -> list[Operation]:
+    return [u.operation for u in value.uses if not nest.is_ancestor(u.operation)]
+
+
+def captured(op: Operation) -> list[SSAValue]:
+    """The values an op uses: its operands and what its regions read from outside (loads' sources)."""
+    vals = list(op.operands)
+    if isinstance(op, loop.NestOp):
+        vals += op.inputs()
+    return vals
+
+
+def depends_on(later: Operation, earlier: Operation, skip: Operation | None = None) -> bool:
+    """Is there a def-use path from `earlier` to `later` within their block (not through `skip`)?"""
+    block = later.parent_block()
+    targets = set(earlier.results)
+    reach: set[Operation] = {earlier}
+    started = False
+    for op in block.ops:
+        if op is earlier:
+            started = True
+            continue
+        if not started or op is skip:
+            continue
+        if any(v in targets or (isinstance(v.owner, Operation) and v.owner in reach) for v in captured(op)):
+            if op is later:
+                return True
+            reach.add(op)
+        if op is later:
+            return False
+    return False
+
+
+def why_not_vertical(producer: Operation, consumer: loop.NestOp) -> VerticalPlan | str:
+    """A plan to inline `producer` into `consumer`, or why not."""
+    if isinstance(producer, loop.ViewOp):
+        return "producer is a view for an extern"
+    if not isinstance(producer, loop.NestOp):
+        return f"producer is an extern ({producer.name})"
+    if producer.outs or consumer.outs:
+        return "buffer-form nests do not fuse"
+    if producer.parent_block() is not consumer.parent_block():
+        return "nests are in different blocks"
+    syms, remap = merge_symbols(consumer, producer)
+    loads = [ld for ld in consumer.loads() if ld.source in producer.results]
+    if any(ld.indices for ld in loads):
+        return "consumer reads the producer through data-dependent indices"
+    red_p = producer.reduction_dims()
+    red_c = set(consumer.reduction_dims())
+    sites, fused_red = [], None
+    for ld in loads:
+        if not red_p:
+            sites.append((ld, space_index(producer, ld)))
+            continue
+        sub = _reduction_site(producer, consumer, ld, remap, red_c)
+        if isinstance(sub, str):
+            return sub
+        exprs, tau = sub
+        if fused_red is not None and fused_red != tau:
+            return "loads of the producer disagree on the reduction dims"
+        fused_red = tau
+        sites.append((ld, exprs))
+    reduction = tuple(sorted(red_c | (fused_red or set())))
+    plan = VerticalPlan(producer, consumer, syms, remap, sites, reduction)
+    others = [u for r in producer.results for u in users_outside(r, consumer) if u is not consumer]
+    if others:
+        ident = _identity(producer, consumer, remap, reduction)
+        cycle = any(depends_on(consumer, u) for u in others if u.parent_block() is consumer.parent_block())
+        if ident is not None and not cycle:
+            plan.keep, plan.identity = True, ident
+        else:
+            plan.stays = True
+    return plan
+
+
+def _reduction_site(producer, consumer, ld: loop.LoadOp, remap, red_c: set[int]):
+    """Producer dims -> consumer expressions at a load of a producer with reduction dims, and the dims carrying them."""
+    m = space_index(producer, ld)
+    reduced = reduced_dims(producer, ld.source)
+    par_p = producer.parallel_dims()
+    used = set().union(*(m[i].used_dims() for i in par_p)) if par_p else set()
+    exprs: list[AffineExpr | None] = [m[i] if i in par_p else None for i in range(producer.rank)]
+    tau: dict[int, int] = {}
+    for j in producer.reduction_dims():
+        if j in reduced:
+            if not _const(m[j], 0):
+                return "consumer reads a reduced output off index 0"
+        elif isinstance(m[j], AffineDimExpr):
+            tau[j] = m[j].position
+        else:
+            return "consumer reads the producer's reduction dim through a non-trivial map"
+    free = [t for t in range(consumer.rank) if t not in used and t not in tau.values()]
+    for j in producer.reduction_dims():
+        if j in tau:
+            continue
+        want = extent_in(producer, j, remap)
+        same_pos = [t for t in free if t == j and consumer.extents[t] == want]
+        match = same_pos or [t for t in free if consumer.extents[t] == want]
+        if red_c:
+            match = [t for t in match if t in red_c]
+        if not match:
+            return "no consumer dim matches the producer's reduction extent"
+        tau[j] = match[0]
+        free.remove(match[0])
+    for j, t in tau.items():
+        if consumer.extents[t] != extent_in(producer, j, remap):
+            return "reduction extents differ"
+        exprs[j] = AffineExpr.dimension(t)
+    carried = set(tau.values())
+    if red_c and carried != red_c:
+        return "reduction dims differ"
+    if used & carried:
+        return "producer's parallel dims would vary along the reduction"
+    return tuple(exprs), carried
+
+
+def _identity(producer: loop.NestOp, consumer: loop.NestOp, remap, reduction) -> tuple[AffineExpr, ...] | None:
+    """Producer dim i -> fused dim i, when both spaces are the same (so the fused nest can also write its outputs)."""
+    if producer.rank != consumer.rank:
+        return None
+    for d in range(producer.rank):
+        if consumer.extents[d] != extent_in(producer, d, remap):
+            return None
+    if set(producer.reduction_dims()) - set(reduction):
+        return None
+    if producer.reduction_dims() and set(reduction) != set(producer.reduction_dims()):
+        return None
+    return tuple(AffineExpr.dimension(d) for d in range(producer.rank))
+
+
+@dataclass
+class EpiloguePlan:
+    """A consumer over the producer's reduced space, evaluated inside the producer (after its reductions)."""
+
+    producer: loop.NestOp
+    consumer: loop.NestOp
+    symbols: list[SSAValue]  # the producer's, then the consumer's others
+    sym_remap: list[AffineExpr]  # consumer symbol j -> symbol of the fused nest
+    dims: tuple[AffineExpr, ...]  # consumer dim j -> producer dim (0 for size-1 dims)
+
+
+def why_not_epilogue(producer: Operation, consumer: loop.NestOp) -> EpiloguePlan | str:
+    """May a pointwise consumer over exactly the producer's reduced space run inside the producer?"""
+    if not isinstance(producer, loop.NestOp) or not producer.reduction_dims():
+        return "producer has no reduction"
+    if producer.outs or consumer.outs or consumer.reduction_dims():
+        return "consumer reduces"
+    syms, remap = merge_symbols(producer, consumer)
+    par = [d for d in producer.parallel_dims() if not _const(producer.extents[d], 1)]
+    inner = [j for j in range(consumer.rank) if not _const(consumer.extents[j], 1)]
+    if len(par) != len(inner) or any(consumer.extents[j].replace_dims_and_symbols([], remap) != producer.extents[d]
+                                      for j, d in zip(inner, par)):
+        return "consumer space is not the producer's reduced space"
+    dims = [AffineExpr.constant(0)] * consumer.rank
+    for j, d in zip(inner, par):
+        dims[j] = AffineExpr.dimension(d)
+    for ld in consumer.loads():
+        if ld.source not in producer.results:
+            continue
+        if ld.indices or reduced_dims(producer, ld.source) != {d for d in producer.reduction_dims() if not _const(producer.extents[d], 1)}:
+            return "consumer reads a full output of the producer"
+        at = [e.replace_dims_and_symbols(dims, remap) for e in space_index(producer, ld)]
+        if any(not (_const(e, 0) if d not in par else e == AffineExpr.dimension(d)) for d, e in enumerate(at)):
+            return "consumer reads the producer's output off its own point"
+    others = [u for r in producer.results for u in users_outside(r, consumer) if u is not consumer]
+    if any(u.parent_block() is consumer.parent_block() and depends_on(consumer, u) for u in others):
+        return "another user of the producer feeds the consumer"
+    return EpiloguePlan(producer, consumer, syms, remap, tuple(dims))
+
+
+def copy_source(nest: loop.NestOp) -> loop.LoadOp | None:
+    """The load of a nest that only copies (one load, yielded, perhaps widened and narrowed back)."""
+    if len(nest.yield_op.values) != 1:
+        return None
+    v = nest.yield_op.values[0]
+    while isinstance(v.owner, arith.TruncFOp | arith.ExtFOp):
+        v = v.owner.input
+    ops = [op for op in nest.body.block.ops if not isinstance(op, loop.YieldOp | arith.TruncFOp | arith.ExtFOp)]
+    if len(ops) != 1 or not isinstance(ops[0], loop.LoadOp) or v is not ops[0].result or ops[0].indices:
+        return None
+    return ops[0]
+
+
+def why_not_retype(producer: Operation, consumer: loop.NestOp) -> int | str:
+    """The producer output the consumer merely re-shapes by size-1 dims (the producer can write that shape), or why not."""
+    ld = copy_source(consumer)
+    if ld is None or not isinstance(producer, loop.NestOp) or ld.source not in producer.results:
+        return "consumer is not a copy"
+    if producer.outs or consumer.outs:
+        return "buffer-form nests do not fuse"
+    src, dst = ld.source.type.get_shape(), consumer.res[0].type.get_shape()
+    if not ld.source.has_one_use():
+        return "the producer output has other users"
+    if ld.source.type.get_element_type() != consumer.res[0].type.get_element_type():
+        return "the copy converts"
+    if [n for n in src if n != 1] != [n for n in dst if n != 1]:
+        return "the copy is not a reshape by size-1 dims"
+    inner = iter(AffineExpr.dimension(d) for d, n in enumerate(dst) if n != 1)
+    if any(n != 1 and e != next(inner) for e, n in zip(ld.map.data.results, src)):
+        return "the copy reorders elements"
+    return list(producer.results).index(ld.source)
+
+
+def why_not_sibling(a: loop.NestOp, b: loop.NestOp) -> SiblingPlan | str:
+    """A plan to merge two nests that read a common input over the same space, or why not."""
+    if a.outs or b.outs:
+        return "buffer-form nests do not fuse"
+    if a.parent_block() is not b.parent_block():
+        return "nests are in different blocks"
+    shared = [v for v in a.inputs() if v in b.inputs()]
+    if not shared:
+        return "no common input"
+    if a.rank != b.rank:
+        return "different iteration spaces"
+    syms, remap = merge_symbols(a, b)
+    if any(a.extents[d] != extent_in(b, d, remap) for d in range(a.rank)):
+        return "different iteration spaces"
+    ra, rb = set(a.reduction_dims()), set(b.reduction_dims())
+    if ra and rb and ra != rb:
+        return "different reduction dims"
+    first, second = (a, b) if _before(a, b) else (b, a)
+    if depends_on(second, first):
+        return "one nest depends on the other"
+    if first is b:
+        syms, remap = merge_symbols(b, a)
+    return SiblingPlan(first, second, syms, remap, tuple(sorted(ra | rb)), shared)
+
+
+def _before(a: Operation, b: Operation) -> bool:
+    for op in a.parent_block().ops:
+        if op is a:
+            return True
+        if op is b:
+            return False
+    return False

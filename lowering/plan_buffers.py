@@ -1,0 +1,172 @@
+"""plan-buffers: the intermediates' placeholder allocations become slots of one arena, planned by liveness.
+
+Steps are the launches and externs of @main in order. An intermediate lives from the step that
+writes it to the last step that reads it (directly or through a view). A kernel without
+reduction dims whose input dies at that kernel, read only at the very index it writes, may
+write its output over that input (in place, as eager's `relu_` would). Buffers are then placed
+greedily, largest first, at the lowest 64-byte-aligned offset free for their whole lifetime.
+Intermediates of symbolic size keep their own allocation.
+"""
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import SSAValue
+from xdsl.ir.affine import AffineDimExpr
+from xdsl.passes import ModulePass
+
+from irc.dialects import loop, memory
+
+from .bufferize import INTERMEDIATE
+
+ALIGN = 64
+
+
+@dataclass
+class Plan:
+    arena_bytes: int = 0
+    intermediate_bytes: int = 0  # the sum of every intermediate's size (what no reuse would take)
+    buffers: int = 0
+    in_place: int = 0
+    dynamic: int = 0  # intermediates of symbolic size, allocated on their own
+    offsets: dict[SSAValue, int] = field(default_factory=dict)
+
+
+def _align(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+def kernel_of(launch: memory.LaunchOp) -> loop.NestOp:
+    table = launch.get_toplevel_object()
+    for op in table.body.block.ops if isinstance(table, ModuleOp) else ():
+        if isinstance(op, func.FuncOp) and op.sym_name.data == launch.callee.root_reference.data:
+            return next(o for o in op.body.block.ops if isinstance(o, loop.NestOp))
+    raise KeyError(launch.callee)
+
+
+def reads_in_place(nest: loop.NestOp, arg: SSAValue, out_shape) -> bool:
+    """Every load of `arg` reads the element at the point itself, in a space that is the output's."""
+    if nest.reduction_dims() or list(out_shape) != [e.value if hasattr(e, "value") else -1 for e in nest.extents]:
+        return False
+    for use in arg.uses:
+        ld = use.operation
+        if not isinstance(ld, loop.LoadOp) or ld.indices:
+            return False
+        res = ld.map.data.results
+        if len(res) != nest.rank or any(not (isinstance(e, AffineDimExpr) and e.position == d) for d, e in enumerate(res)):
+            return False
+    return True
+
+
+def plan_function(f: func.FuncOp) -> Plan:
+    block = f.body.block
+    steps = [op for op in block.ops if isinstance(op, memory.LaunchOp | memory.ExternOp)]
+    placeholders = [op for op in block.ops if isinstance(op, memory.AllocOp) and INTERMEDIATE in op.attributes]
+    plan = Plan()
+    static = [a for a in placeholders if memory.nbytes_of(a.result.type) is not None]
+    plan.dynamic = len(placeholders) - len(static)
+    for a in placeholders:
+        a.attributes.pop(INTERMEDIATE)
+    if not static:
+        return plan
+    index = {op: i for i, op in enumerate(steps)}
+    first: dict[SSAValue, int] = {}
+    last: dict[SSAValue, int] = {}
+
+    def touch(buf: SSAValue, step: int, write: bool) -> None:
+        if write:
+            first.setdefault(buf, step)
+        last[buf] = max(last.get(buf, step), step)
+
+    def root(v: SSAValue) -> SSAValue:
+        while isinstance(v.owner, memory.ViewOp):
+            v = v.owner.source
+        return v
+
+    for step in steps:
+        i = index[step]
+        for v in step.ins:
+            touch(root(v), i, False)
+        for v in step.outs:
+            touch(root(v), i, True)
+    group = {a.result: a.result for a in static}
+
+    def find(v):
+        while group[v] is not v:
+            v = group[v]
+        return v
+
+    for step in steps:
+        if not isinstance(step, memory.LaunchOp):
+            continue
+        nest = kernel_of(step)
+        kargs = nest.parent_block().args
+        for k, out in enumerate(step.outs):
+            if out not in group:
+                continue
+            for j, inp in enumerate(step.ins):
+                if inp in group and inp is not out and last.get(inp) == index[step] and find(inp) is not find(out) \
+                        and inp.type == out.type and not _viewed(inp) and reads_in_place(nest, kargs[j], out.type.get_shape()):
+                    group[find(out)] = find(inp)
+                    plan.in_place += 1
+                    break
+    live: dict[SSAValue, tuple[int, int, int]] = {}
+    for a in static:
+        g = find(a.result)
+        lo, hi, size = live.get(g, (1 << 60, -1, 0))
+        live[g] = (min(lo, first.get(a.result, 0)), max(hi, last.get(a.result, 0)), max(size, _align(memory.nbytes_of(a.result.type))))
+        plan.intermediate_bytes += memory.nbytes_of(a.result.type)
+    placed: list[tuple[int, int, int, int]] = []  # (offset, size, lo, hi)
+    offsets: dict[SSAValue, int] = {}
+    for g, (lo, hi, size) in sorted(live.items(), key=lambda kv: (-kv[1][2], kv[1][0])):
+        busy = sorted((o, s) for o, s, l2, h2 in placed if l2 <= hi and lo <= h2)
+        offset = 0
+        for o, s in busy:
+            if offset + size <= o:
+                break
+            offset = max(offset, o + s)
+        placed.append((offset, size, lo, hi))
+        offsets[g] = offset
+    plan.arena_bytes = max(o + s for o, s, _, _ in placed)
+    plan.buffers = len(static)
+    arena = memory.ArenaOp(plan.arena_bytes)
+    block.insert_op_before(arena, block.first_op)
+    for a in static:
+        slot = memory.SlotOp(arena.result, offsets[find(a.result)], a.result.type)
+        plan.offsets[slot.result] = offsets[find(a.result)]
+        block.insert_op_before(slot, a)
+        a.result.replace_all_uses_with(slot.result)
+        a.detach()
+        a.erase()
+    f.attributes["irc.plan"] = StringAttr(
+        f"arena {plan.arena_bytes} bytes for {plan.buffers} intermediates of {plan.intermediate_bytes} bytes, {plan.in_place} in place"
+        + (f", {plan.dynamic} of symbolic size" if plan.dynamic else "")
+    )
+    return plan
+
+
+def _viewed(v: SSAValue) -> bool:
+    return any(isinstance(u.operation, memory.ViewOp) for u in v.uses)
+
+
+def plan_module(module: ModuleOp) -> Plan:
+    total = Plan()
+    for f in list(module.body.block.ops):
+        if isinstance(f, func.FuncOp) and f.sym_name.data == "main":
+            total = plan_function(f)
+    return total
+
+
+@dataclass(frozen=True)
+class PlanBuffersPass(ModulePass):
+    """Intermediates into one arena: liveness intervals, in-place reuse, greedy offsets; @main states the plan."""
+
+    name = "plan-buffers"
+
+    def apply(self, ctx: Context, module: ModuleOp) -> None:
+        plan_module(module)
+
+
+__all__ = ["Plan", "PlanBuffersPass", "plan_module"]

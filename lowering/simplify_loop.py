@@ -1,0 +1,177 @@
+"""simplify-loop: cleanups at the loop stage, as small rules plus xDSL's CSE, canonicalize and DCE.
+
+Bodies: constants fold, a float widened and narrowed back is itself, loads through a loop.view
+read its source directly. Nests: outputs nobody reads are dropped, a value yielded twice becomes
+one output, and a copy whose only readers are externs becomes a `loop.view` (a strided view of
+its source; torch's kernels take strides, so the copy disappears).
+"""
+
+import operator
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineMap, AffineSymExpr
+from xdsl.passes import ModulePass
+from xdsl.transforms.canonicalize import CanonicalizePass
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+from irc.dialects import loop
+from irc.ir import apply_rules, rule
+from irc.ir.types import DYN, is_float
+
+from .fusion.legality import copy_source
+
+_FOLD = {
+    arith.AddfOp: operator.add, arith.SubfOp: operator.sub, arith.MulfOp: operator.mul,
+    arith.MaximumfOp: max, arith.MinimumfOp: min, arith.AddiOp: operator.add, arith.SubiOp: operator.sub,
+    arith.MuliOp: operator.mul, arith.MaxSIOp: max, arith.MinSIOp: min,
+}
+
+
+def _value(v: SSAValue):
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr | IntegerAttr):
+        return op.value.value.data
+    return None
+
+
+def _in_nest(op: Operation) -> bool:
+    return isinstance(op.parent_op(), loop.NestOp)
+
+
+def _fold_binary(op):
+    """c1 (op) c2 -> c (float and integer add, sub, mul, max, min on constants, inside nests)."""
+    if not _in_nest(op):
+        return None
+    a, b = _value(op.lhs), _value(op.rhs)
+    if a is None or b is None or a != a or b != b:  # keep NaN semantics to the targets
+        return None
+    r = _FOLD[type(op)](a, b)
+    t = op.result.type
+    if is_float(t):
+        return arith.ConstantOp(FloatAttr(float(r), t))
+    return arith.ConstantOp(IntegerAttr(int(r), t)) if abs(r) < 2**31 else None
+
+
+FOLD_RULES = tuple(rule(cls)(_fold_binary) for cls in _FOLD)
+
+
+@rule(arith.TruncFOp)
+def fold_trunc_of_ext(op):
+    """truncf(extf(x)) -> x when it returns to x's type."""
+    inner = op.input.owner
+    if isinstance(inner, arith.ExtFOp) and inner.input.type == op.result.type:
+        return inner.input
+    return None
+
+
+@rule(loop.LoadOp)
+def fold_load_of_view(op: loop.LoadOp):
+    """load (view x [v]) [m] -> load x [v . m]."""
+    view = op.source.owner
+    if not isinstance(view, loop.ViewOp):
+        return None
+    m, v = op.map.data, view.map.data
+    results = tuple(e.replace_dims_and_symbols(m.results, ()) for e in v.results)
+    return loop.LoadOp(view.source, AffineMap(m.num_dims, m.num_symbols, results), list(op.indices))
+
+
+@rule(loop.ViewOp)
+def fold_view_of_view(op: loop.ViewOp):
+    """view (view x [a]) [b] -> view x [a . b]."""
+    inner = op.source.owner
+    if not isinstance(inner, loop.ViewOp):
+        return None
+    a, b = inner.map.data, op.map.data
+    m = AffineMap(b.num_dims, 0, tuple(e.replace_dims_and_symbols(b.results, ()) for e in a.results))
+    return loop.ViewOp(inner.source, m, op.result.type, list(op.sizes))
+
+
+def _is_extern(op: Operation) -> bool:
+    return op.name.startswith("tn.") or isinstance(op, loop.ViewOp)
+
+
+@rule(loop.NestOp)
+def canon_copy_to_view(nest: loop.NestOp):
+    """A copy nest read only by externs, through a linear non-negative map: a loop.view, not a kernel."""
+    ld = copy_source(nest) if nest.res and len(nest.res) == 1 else None
+    if ld is None or ld.source.type.get_element_type() != nest.res[0].type.get_element_type():
+        return None
+    users = [u.operation for u in nest.res[0].uses]
+    if not users or not all(_is_extern(u) for u in users) or ld.map.data.num_symbols and _uses_symbols(ld.map.data):
+        return None
+    m = AffineMap(ld.map.data.num_dims, 0, ld.map.data.results)
+    if loop.linear_coefficients(m) is None:
+        return None
+    sizes = []
+    for n, e in zip(nest.res[0].type.get_shape(), nest.extents):
+        if n == DYN:
+            if not isinstance(e, AffineSymExpr):
+                return None
+            sizes.append(nest.symbols[e.position])
+    if len(nest.res[0].type.get_shape()) != nest.rank:
+        return None
+    return loop.ViewOp(ld.source, m, nest.res[0].type, sizes)
+
+
+def _uses_symbols(m: AffineMap) -> bool:
+    return any(isinstance(x, AffineSymExpr) for e in m.results for x in e.dfs())
+
+
+def drop_dead_outputs(nest: loop.NestOp) -> loop.NestOp | None:
+    """A copy of the nest without the outputs nobody reads and with each yielded value once (None if nothing changes)."""
+    if nest.outs:
+        return None
+    values = list(nest.yield_op.values)
+    keep: list[int] = []
+    same: dict[int, int] = {}
+    for i, r in enumerate(nest.res):
+        if not r.uses:
+            continue
+        twin = next((j for j in keep if values[j] is values[i] and nest.res[j].type == r.type), None)
+        if twin is None:
+            keep.append(i)
+        else:
+            same[i] = twin
+    if len(keep) == len(values) or not keep:
+        return None
+    body = nest.body.clone()
+    y = body.block.last_op
+    new_yield = loop.YieldOp(*[y.values[i] for i in keep])
+    body.block.insert_op_before(new_yield, y)
+    y.detach()
+    y.erase()
+    new = loop.NestOp(nest.space.data, nest.iterator_kinds(), nest.symbols, [nest.res[i].type for i in keep], body=body)
+    new.attributes.update(nest.attributes)
+    nest.parent_block().insert_op_before(new, nest)
+    for slot, i in enumerate(keep):
+        nest.res[i].replace_all_uses_with(new.res[slot])
+    for i, j in same.items():
+        nest.res[i].replace_all_uses_with(new.res[keep.index(j)])
+    nest.detach()
+    nest.erase()
+    return new
+
+
+RULES = (*FOLD_RULES, fold_trunc_of_ext, fold_load_of_view, fold_view_of_view, canon_copy_to_view)
+
+
+@dataclass(frozen=True)
+class SimplifyLoopPass(ModulePass):
+    """Fold body constants and casts, read through views, drop dead nest outputs, turn extern-only copies into views."""
+
+    name = "simplify-loop"
+
+    def apply(self, ctx: Context, module: ModuleOp) -> None:
+        CanonicalizePass().apply(ctx, module)
+        apply_rules(module, RULES)
+        CommonSubexpressionElimination().apply(ctx, module)
+        for f in module.walk():
+            if isinstance(f, func.FuncOp) and f.body.blocks:
+                for nest in [op for op in f.body.block.ops if isinstance(op, loop.NestOp)]:
+                    drop_dead_outputs(nest)
+        DeadCodeElimination().apply(ctx, module)
