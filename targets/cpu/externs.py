@@ -1,0 +1,243 @@
+"""Matmul-family and convolution externs through the fastest library path the host has.
+
+    k = LinearKernel(w, b, epilogue="gelu", constant=True)   # prepacks w for oneDNN when that wins
+    y = k(x)                                                  # y = gelu(x @ w.T + b)
+    y = linear(x, w, b, "relu"); y = mm(a, b); y = addmm(bias, a, b); y = bmm(q, kT, alpha=scale)
+    c = ConvKernel(w, b, stride=1, padding=1, epilogue="relu"); y = c(x)
+
+Paths for linear/mm/addmm (epilogues none, relu, gelu, gelu_tanh):
+    aten            torch.addmm / torch.mm (MKL sgemm), epilogue applied in place afterwards
+    mkldnn          torch.ops.mkldnn._linear_pointwise on the plain weight, epilogue fused by oneDNN
+    mkldnn_packed   the same on a weight reordered once by torch.ops.mkldnn._reorder_linear_weight
+                    (only for constant weights: the reorder costs about one matmul)
+Paths for conv2d:
+    aten            torch.convolution on the input's own layout
+    aten_cl         torch.convolution on channels-last input and weight
+    mkldnn_packed   torch.ops.mkldnn._convolution_pointwise with a prepacked weight (channels-last out)
+
+The choice is a short measurement per problem (shapes, dtype, epilogue, thread count): candidates
+run interleaved, round-robin, so a burst of load from other processes hits all of them alike, and
+the median decides. Choices are kept in memory and in the on-disk cache (cache.py, kind "externs"),
+so a second process measures nothing it measured before. IRC_EXTERN_PATH=<path> forces a path.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import threading
+import time
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+from . import cache
+
+EPILOGUES = (None, "relu", "gelu", "gelu_tanh")
+_ONEDNN_ATTR = {None: ("none", [], ""), "relu": ("relu", [], ""), "gelu": ("gelu", [], "none"),
+                "gelu_tanh": ("gelu", [], "tanh")}  # fmt: skip
+_choices: dict[str, str] = {}
+_lock = threading.Lock()
+STATS = {"measured": 0, "disk_hits": 0}
+
+
+def onednn_available(dtype: torch.dtype = torch.float32) -> bool:
+    return (torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
+            and dtype in (torch.float32, torch.bfloat16))  # fmt: skip
+
+
+def _needs_grad(w: torch.Tensor) -> bool:
+    return w.requires_grad and torch.is_grad_enabled()  # the oneDNN ops have no autograd formula
+
+
+def apply_epilogue_(y: torch.Tensor, epilogue: str | None) -> torch.Tensor:
+    if epilogue == "relu":
+        return y.relu_()
+    if epilogue in ("gelu", "gelu_tanh"):
+        return torch.ops.aten.gelu_(y, approximate="tanh" if epilogue == "gelu_tanh" else "none")
+    assert epilogue is None, f"unknown epilogue {epilogue!r}; valid: {EPILOGUES}"
+    return y
+
+
+# measurement and choice -------------------------------------------------------------------------
+def measure(candidates: dict[str, Callable[[], object]], *, reps: int = 7, budget_s: float = 0.5) -> dict[str, float]:
+    """Median seconds per candidate; rounds run every candidate once in turn (fair under noise)."""
+    for fn in candidates.values():  # warm-up: first-touch allocations, oneDNN primitive creation
+        fn()
+    times: dict[str, list[float]] = {k: [] for k in candidates}
+    deadline = time.perf_counter() + budget_s
+    for r in range(reps):
+        for name, fn in candidates.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+        if r >= 2 and time.perf_counter() > deadline:
+            break
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _choose(kind: str, problem: tuple, candidates: Callable[[], dict[str, Callable]]) -> str:
+    """The recorded (memory, then disk) or freshly measured best path for `problem`."""
+    if forced := os.environ.get("IRC_EXTERN_PATH"):
+        return forced
+    from .jit import host, versions
+
+    key = cache.make_key(kind, repr(problem), host().cpu, str(torch.get_num_threads()), torch.__version__, versions())
+    if key in _choices:
+        return _choices[key]
+    with _lock:
+        if key in _choices:
+            return _choices[key]
+        rec = cache.get_json("externs", key)
+        if rec is not None:
+            STATS["disk_hits"] += 1
+        else:
+            cands = candidates()
+            times = measure(cands) if len(cands) > 1 else dict.fromkeys(cands, 0.0)
+            rec = {"path": min(times, key=times.get), "problem": repr(problem), "seconds": times}
+            STATS["measured"] += 1
+            cache.put_json("externs", key, rec)
+        _choices[key] = rec["path"]
+        return rec["path"]
+
+
+# linear / mm / addmm ------------------------------------------------------------------------------
+class LinearKernel:
+    """y = epilogue(x @ weight.T + bias) for x of shape [..., K]; weight [N, K], bias [N] or None.
+
+    `constant`: the weight will not change between calls, so it may be prepacked (kept here)."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None, epilogue: str | None = None,
+                 *, constant: bool = True, path: str | None = None):  # fmt: skip
+        assert epilogue in EPILOGUES, f"unknown epilogue {epilogue!r}; valid: {EPILOGUES}"
+        self.weight, self.bias, self.epilogue, self.constant = weight, bias, epilogue, constant
+        self.fixed_path = path
+        self._packed: torch.Tensor | None = None
+
+    def paths(self) -> tuple[str, ...]:
+        if not onednn_available(self.weight.dtype) or _needs_grad(self.weight):
+            return ("aten",)
+        return ("aten", "mkldnn", "mkldnn_packed") if self.constant else ("aten", "mkldnn")
+
+    def packed(self, m_hint: int) -> torch.Tensor:
+        if self._packed is None:
+            self._packed = torch.ops.mkldnn._reorder_linear_weight(self.weight.contiguous(), m_hint)
+        return self._packed
+
+    def run(self, x: torch.Tensor, path: str) -> torch.Tensor:
+        if path == "aten":
+            x2 = x.reshape(-1, x.shape[-1])
+            wt = self.weight.t()
+            y = torch.addmm(self.bias, x2, wt) if self.bias is not None else torch.mm(x2, wt)
+            return apply_epilogue_(y, self.epilogue).reshape(*x.shape[:-1], y.shape[-1])
+        w = self.packed(x.numel() // x.shape[-1]) if path == "mkldnn_packed" else self.weight.contiguous()
+        attr, scalars, alg = _ONEDNN_ATTR[self.epilogue]
+        return torch.ops.mkldnn._linear_pointwise(x.contiguous(), w, self.bias, attr, scalars, alg)
+
+    def choose(self, x: torch.Tensor) -> str:
+        if self.fixed_path:
+            return self.fixed_path
+        paths = self.paths()
+        if len(paths) == 1:
+            return paths[0]
+        m = x.numel() // x.shape[-1]
+        problem = (m, *self.weight.shape[::-1], str(x.dtype), self.bias is not None, self.epilogue, self.constant)
+        return _choose("linear", problem, lambda: {p: (lambda p=p: self.run(x, p)) for p in paths})
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return self.run(x, self.choose(x))
+
+
+def linear(x, weight, bias=None, epilogue: str | None = None, *, path: str | None = None):
+    """F.linear(x, weight, bias) followed by `epilogue`, through the fastest path for a weight that
+    may change between calls (no prepacking: hold a LinearKernel for constant weights)."""
+    k = LinearKernel(weight, bias, epilogue, constant=False)
+    return k.run(x, path or k.choose(x))
+
+
+def mm(a: torch.Tensor, b: torch.Tensor, *, path: str | None = None) -> torch.Tensor:
+    """a @ b for a [M, K], b [K, N]."""
+    return linear(a, b.t(), None, path=path)
+
+
+def addmm(bias, a, b, *, beta=1, alpha=1, epilogue=None, path=None) -> torch.Tensor:
+    """epilogue(beta * bias + alpha * (a @ b)); the library paths take beta = alpha = 1 and a 1-D bias."""
+    if beta != 1 or alpha != 1 or bias.dim() != 1:
+        return apply_epilogue_(torch.addmm(bias, a, b, beta=beta, alpha=alpha), epilogue)
+    return linear(a, b.t(), bias, epilogue, path=path)
+
+
+def bmm(a: torch.Tensor, b: torch.Tensor, *, alpha: float | None = None, out: torch.Tensor | None = None):
+    """a @ b batched ([B, M, K] x [B, K, N]); `alpha` scales the product inside the GEMM (attention's
+    1/sqrt(d)), `out` reuses a buffer. MKL's batched sgemm is the only library path on CPU."""
+    if alpha is None or alpha == 1:
+        return torch.bmm(a, b, out=out)
+    if out is None:
+        out = torch.empty(a.shape[0], a.shape[1], b.shape[2], dtype=a.dtype, device=a.device)
+    return torch.baddbmm(out, a, b, beta=0, alpha=alpha, out=out)
+
+
+# convolution ----------------------------------------------------------------------------------------
+def _pair(v) -> list[int]:
+    return [v, v] if isinstance(v, int) else list(v)
+
+
+class ConvKernel:
+    """y = epilogue(conv2d(x, weight, bias, stride, padding, dilation, groups)) for 4-D x."""
+
+    def __init__(self, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, epilogue=None,
+                 *, constant: bool = True, path: str | None = None):  # fmt: skip
+        assert epilogue in EPILOGUES, f"unknown epilogue {epilogue!r}; valid: {EPILOGUES}"
+        self.weight, self.bias, self.groups, self.epilogue = weight, bias, groups, epilogue
+        self.stride, self.padding, self.dilation = _pair(stride), _pair(padding), _pair(dilation)
+        self.constant, self.fixed_path = constant, path
+        self._packed: dict[tuple, torch.Tensor] = {}
+        self._w_cl: torch.Tensor | None = None
+
+    def paths(self) -> tuple[str, ...]:
+        p = ("aten", "aten_cl")
+        if self.constant and onednn_available(self.weight.dtype) and not _needs_grad(self.weight):
+            p += ("mkldnn_packed",)
+        return p
+
+    def run(self, x: torch.Tensor, path: str) -> torch.Tensor:
+        if path == "mkldnn_packed":
+            shape = tuple(x.shape)
+            if shape not in self._packed:  # the reorder depends on the input size
+                self._packed[shape] = torch.ops.mkldnn._reorder_convolution_weight(
+                    self.weight.contiguous(), self.padding, self.stride, self.dilation, self.groups, list(shape))
+            attr, scalars, alg = _ONEDNN_ATTR[self.epilogue]
+            xc = x.contiguous(memory_format=torch.channels_last)
+            return torch.ops.mkldnn._convolution_pointwise(xc, self._packed[shape], self.bias, self.padding,
+                                                           self.stride, self.dilation, self.groups, attr, scalars, alg)  # fmt: skip
+        w = self.weight
+        if path == "aten_cl":
+            x = x.contiguous(memory_format=torch.channels_last)
+            if self._w_cl is None or not self.constant:
+                self._w_cl = w.contiguous(memory_format=torch.channels_last)
+            w = self._w_cl
+        y = torch.convolution(x, w, self.bias, self.stride, self.padding, self.dilation, False, [0, 0], self.groups)
+        return apply_epilogue_(y, self.epilogue)
+
+    def choose(self, x: torch.Tensor) -> str:
+        if self.fixed_path:
+            return self.fixed_path
+        layout = "cl" if x.is_contiguous(memory_format=torch.channels_last) and x.shape[1] > 1 else "nchw"
+        problem = (tuple(x.shape), layout, tuple(self.weight.shape), str(x.dtype), self.bias is not None,
+                   tuple(self.stride), tuple(self.padding), tuple(self.dilation), self.groups, self.epilogue)
+        return _choose("conv2d", problem, lambda: {p: (lambda p=p: self.run(x, p)) for p in self.paths()})
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return self.run(x, self.choose(x))
+
+
+def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, epilogue=None, *, path=None):
+    """One-shot F.conv2d + epilogue (weights treated as non-constant: no prepacking)."""
+    return ConvKernel(weight, bias, stride, padding, dilation, groups, epilogue, constant=False, path=path)(x)
+
+
+def reference(op: str, *args, epilogue=None, **kw) -> torch.Tensor:
+    """Eager torch for tests: op in linear | conv2d."""
+    y = F.linear(*args, **kw) if op == "linear" else F.conv2d(*args, **kw)
+    return apply_epilogue_(y, epilogue)
