@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, ModuleOp,
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from irc.dialects import tensor as tn
+from irc.dialects.tensor.fallback import CannotEncode, encode_args, overload_name
 from irc.ir.types import UnsupportedDtype, element_type, tensor_type, torch_dtype
 
 from .aten_table import IMPORTERS, Unsupported, load_all
@@ -150,68 +151,6 @@ class ImportBuilder:
         return self.add(tn.ExpandOp(v, t, self.dynamic_sizes(shape)))
 
 
-def _overload_name(op: OpOverload) -> str:
-    return f"{op._schema.name}.{op._overloadname}"
-
-
-def resolve_overload(name: str) -> OpOverload:
-    """The inverse of _overload_name: "aten::sort.default" -> torch.ops.aten.sort.default."""
-    qualified, overload = name.rsplit(".", 1)
-    ns, op = qualified.split("::")
-    return getattr(getattr(getattr(torch.ops, ns), op), overload)
-
-
-def encode_args(args, kwargs, operand_of) -> str:
-    """The literal template of a fallback call; operand_of(node) gives the operand index of an FX node."""
-
-    def enc(a):
-        if isinstance(a, torch.fx.Node):
-            return operand_of(a)
-        if isinstance(a, (list, tuple)):
-            return [enc(x) for x in a]
-        if isinstance(a, torch.dtype):
-            return {"dtype": str(a).removeprefix("torch.")}
-        if isinstance(a, torch.device):
-            return {"device": str(a)}
-        if isinstance(a, torch.layout):
-            return {"layout": str(a).removeprefix("torch.")}
-        if isinstance(a, torch.memory_format):
-            return {"memory_format": str(a).removeprefix("torch.")}
-        if isinstance(a, float) and (a != a or a in (float("inf"), float("-inf"))):
-            return {"float": repr(a)}
-        if a is None or isinstance(a, (bool, int, float, str)):
-            return a
-        raise GraphUnsupported(f"cannot pass {type(a).__name__} to an eager fallback")
-
-    return repr((enc(list(args)), {k: enc(v) for k, v in kwargs.items()}))
-
-
-def decode_args(text: str, operands):
-    """Rebuild (args, kwargs) of a fallback call from its template and the operand values."""
-    import ast
-
-    def dec(a):
-        if isinstance(a, dict):
-            (kind, v), = a.items()
-            if kind == "t":
-                return operands[v]
-            if kind == "dtype":
-                return getattr(torch, v)
-            if kind == "device":
-                return torch.device(v)
-            if kind in ("layout", "memory_format"):
-                return getattr(torch, v)
-            if kind == "float":
-                return float(v)
-            raise ValueError(f"unknown fallback argument kind {kind}")
-        if isinstance(a, list):
-            return [dec(x) for x in a]
-        return a
-
-    args, kwargs = ast.literal_eval(text)
-    return dec(args), {k: dec(v) for k, v in kwargs.items()}
-
-
 class GraphImporter:
     def __init__(self, gm: torch.fx.GraphModule):
         load_all()
@@ -320,7 +259,7 @@ class GraphImporter:
             return
         self._check(node, out)
         self.env[node] = out
-        self.imported[_overload_name(target)] += 1
+        self.imported[overload_name(target)] += 1
 
     def _sym(self, node, val) -> SSAValue:
         try:
@@ -352,7 +291,10 @@ class GraphImporter:
             operands.append(v)
             return {"t": len(operands) - 1}
 
-        template = encode_args(node.args, node.kwargs, operand_of)
+        try:
+            template = encode_args(node.args, node.kwargs, operand_of)
+        except CannotEncode as e:
+            raise GraphUnsupported(str(e)) from None
         leaves, spec = tree_flatten(node.meta.get("val"))
         if any(not isinstance(x, torch.Tensor) and x is not None for x in leaves):
             raise GraphUnsupported(f"{node.target} returns non-tensor values")
@@ -360,7 +302,7 @@ class GraphImporter:
             types = [self.b.type_of(x) for x in leaves if x is not None]
         except UnsupportedDtype as e:
             raise GraphUnsupported(str(e)) from None
-        name = _overload_name(node.target)
+        name = overload_name(node.target)
         op = self.b.insert(tn.AtenCallOp(name, template, reason, operands, types))
         results = iter(op.results)
         flat = [next(results) if x is not None else None for x in leaves]

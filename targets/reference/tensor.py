@@ -6,6 +6,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 from xdsl.interpreters.arith import ArithFunctions
 
 from irc.dialects import tensor as tn
+from irc.dialects.tensor.fallback import decode_args, resolve_overload
 from irc.ir.types import torch_dtype
 
 
@@ -35,8 +36,6 @@ def _argreduce(fn):
 
 
 def _fallback(op, *operands):
-    from irc.frontend.fx_import import decode_args, resolve_overload  # noqa: PLC0415  (only fallbacks need it)
-
     # tn values have no layout: the eager kernel sees row-major operands (some aten kernels, such as
     # _embedding_bag_forward_only on strided indices, compute wrong results on other layouts).
     operands = [x.contiguous() if isinstance(x, torch.Tensor) else x for x in operands]
