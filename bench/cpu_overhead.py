@@ -1,18 +1,20 @@
-"""Per-launch overhead of the CPU runtime's kernel calls, and the parallel speed-up on a streaming kernel.
+"""CPU runtime figures: per-launch overhead of kernel calls, parallel speed-up on a streaming kernel,
+and GFLOP/s of each extern path (aten / oneDNN / oneDNN prepacked) on MLP-like linear shapes.
 
-    .venv/bin/python -m irc.bench.cpu_overhead          (or python bench/cpu_overhead.py from the root)
+    .venv/bin/python -m irc.bench.cpu_overhead [--externs-only | --no-externs]
 
 Medians over many launches; other work on the machine makes single samples noisy.
 """
 
 import ctypes
 import statistics
+import sys
 import time
 
 import torch
 from llvmlite import ir
 
-from irc.targets.cpu import jit, parallel
+from irc.targets.cpu import externs, jit, parallel
 
 I64, F32 = ir.IntType(64), ir.FloatType()
 
@@ -75,5 +77,23 @@ def main():
         print(f"  axpy n={n:8d}: 1 thread {one:9.2f} us, {threads} threads {par:9.2f} us ({one / par:.2f}x)")
 
 
+def bench_externs(shapes=((32, 1024, 1024), (1024, 1024, 1024)), epilogues=(None, "relu", "gelu")):
+    """GFLOP/s per path (medians of interleaved runs, so load from other processes hits all paths alike)."""
+    for threads in sorted({1, parallel.num_threads()}):
+        torch.set_num_threads(threads)
+        for m, k, n in shapes:
+            x, w, b = torch.randn(m, k), torch.randn(n, k), torch.randn(n)
+            for ep in epilogues:
+                kern = externs.LinearKernel(w, b, ep, constant=True)
+                times = externs.measure({p: (lambda p=p: kern.run(x, p)) for p in kern.paths()}, reps=15, budget_s=3)
+                gf = {p: 2 * m * k * n / t / 1e9 for p, t in times.items()}
+                cells = "  ".join(f"{p} {g:6.1f}" for p, g in gf.items())
+                print(f"  threads={threads} {m}x{k}x{n} +bias{'+' + ep if ep else ''}: GFLOP/s {cells}")
+    torch.set_num_threads(parallel.num_threads())
+
+
 if __name__ == "__main__":
-    main()
+    if "--externs-only" not in sys.argv:
+        main()
+    if "--no-externs" not in sys.argv:
+        bench_externs()

@@ -138,3 +138,16 @@ def test_double_inputs_are_correct(name):
     got, want = jit_map(name, lanes=8, elem=ir.DoubleType())(x), DOUBLE_REFS[name](x)
     atol = 1e-15 if name.startswith("gelu") else 1e-300  # torch's 1 + tanh / 1 + erf cancels in the tail
     torch.testing.assert_close(got, want, rtol=1e-14, atol=atol, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", sorted(set(mathlib.FUNCTIONS) - {"sin", "cos"}))
+def test_no_libm_calls(name):
+    """The float32 builders are straight-line code: the optimised IR declares only LLVM intrinsics."""
+    from irc.targets.cpu import jit
+    from tests.cpu.kernels import map_kernel
+
+    m = ir.Module()
+    map_kernel(m, "k", mathlib.FUNCTIONS[name], 2 if name == "pow" else 1)
+    ref = jit.engine().optimize(str(m))
+    external = [f.name for f in ref.functions if f.is_declaration and not f.name.startswith("llvm.")]
+    assert external == []
