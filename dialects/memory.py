@@ -143,6 +143,35 @@ class ViewOp(IRDLOperation):
 
 
 @irdl_op_definition
+class ReshapeOp(IRDLOperation):
+    """The same contiguous buffer under another shape (no copy); `?` dims sized by the index operands.
+    %v = mem.reshape %t[%n] : memref<?x8xf32> -> memref<?xf32>"""
+
+    name = "mem.reshape"
+    source = operand_def(MemRefType)
+    sizes = var_operand_def(IndexType)
+    result = result_def(MemRefType)
+    traits = traits_def(Pure())
+    assembly_format = "$source (`[` $sizes^ `]`)? attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, result_type: MemRefType, sizes=()):
+        super().__init__(operands=[source, list(sizes)], result_types=[result_type])
+
+    def verify_(self):
+        for t in (self.source.type, self.result.type):
+            if not is_contiguous(t):
+                raise VerifyException(f"{self.name}: source and result must be contiguous buffers")
+        if len(self.sizes) != sum(1 for d in self.result.type.get_shape() if d == DYN):
+            raise VerifyException(f"{self.name}: one size operand per `?` dim")
+
+
+def is_contiguous(t: MemRefType) -> bool:
+    from xdsl.dialects.builtin import NoneAttr
+
+    return isinstance(t.layout, NoneAttr)
+
+
+@irdl_op_definition
 class LaunchOp(IRDLOperation):
     """Run a kernel (a func.func holding one buffer-form loop.nest) on buffers; its arguments are ins, outs, symbols.
     mem.launch @kernel0 ins(%x : memref<4xf32>) outs(%y : memref<4xf32>)"""
@@ -224,6 +253,6 @@ class YieldOp(IRDLOperation):
         super().__init__(operands=[list(values)])
 
 
-MemDialect = Dialect("mem", [ArenaOp, SlotOp, AllocOp, DimOp, ViewOp, LaunchOp, ExternOp, YieldOp])
+MemDialect = Dialect("mem", [ArenaOp, SlotOp, AllocOp, DimOp, ViewOp, ReshapeOp, LaunchOp, ExternOp, YieldOp])
 
-__all__ = ["MemDialect", "ArenaOp", "SlotOp", "AllocOp", "DimOp", "ViewOp", "LaunchOp", "ExternOp", "YieldOp", "nbytes_of"]
+__all__ = ["MemDialect", "ArenaOp", "SlotOp", "AllocOp", "DimOp", "ViewOp", "ReshapeOp", "is_contiguous", "LaunchOp", "ExternOp", "YieldOp", "nbytes_of"]

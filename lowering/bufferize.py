@@ -104,6 +104,9 @@ class Bufferizer:
         elif isinstance(op, loop.ViewOp):
             t = buffer_type(op.result.type, strided=True)
             self.buf[op.result] = self.emit(memory.ViewOp(self.buf[op.source], op.map.data, t, [self.buf[s] for s in op.sizes])).result
+        elif isinstance(op, tn.ReshapeOp) and memory.is_contiguous(self.buf[op.input].type):
+            t = buffer_type(op.result.type)
+            self.buf[op.result] = self.emit(memory.ReshapeOp(self.buf[op.input], t, [self.buf[s] for s in op.sizes])).result
         elif isinstance(op, tn.DimOp):
             self.buf[op.result] = self.emit(memory.DimOp(self.buf[op.input], op.dim.value.data)).result
         elif isinstance(op, func.ReturnOp):

@@ -81,7 +81,7 @@ def plan_function(f: func.FuncOp) -> Plan:
         last[buf] = max(last.get(buf, step), step)
 
     def root(v: SSAValue) -> SSAValue:
-        while isinstance(v.owner, memory.ViewOp):
+        while isinstance(v.owner, memory.ViewOp | memory.ReshapeOp):
             v = v.owner.source
         return v
 
@@ -148,7 +148,7 @@ def plan_function(f: func.FuncOp) -> Plan:
 
 
 def _viewed(v: SSAValue) -> bool:
-    return any(isinstance(u.operation, memory.ViewOp) for u in v.uses)
+    return any(isinstance(u.operation, memory.ViewOp | memory.ReshapeOp) for u in v.uses)
 
 
 def plan_module(module: ModuleOp) -> Plan:

@@ -11,15 +11,16 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import AffineMapAttr, DenseArrayBase, FloatAttr, IntegerAttr, ModuleOp, i32
 from xdsl.ir import Operation, SSAValue
-from xdsl.ir.affine import AffineMap, AffineSymExpr
+from xdsl.ir.affine import AffineExpr, AffineMap, AffineSymExpr
 from xdsl.passes import ModulePass
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from irc.dialects import loop
+from irc.dialects import tensor as tn
 from irc.ir import apply_rules, rule
 from irc.ir.types import DYN, is_float
 
@@ -118,6 +119,55 @@ def canon_copy_to_view(nest: loop.NestOp):
     return loop.ViewOp(ld.source, m, nest.res[0].type, sizes)
 
 
+@rule(tn.DimOp)
+def fold_dim_of_result(op: tn.DimOp):
+    """dim(nest result) -> its extent's symbol; dim(view or reshape) -> its size operand."""
+    owner, d = op.input.owner, op.dim.value.data
+    if isinstance(owner, loop.NestOp) and owner.res:
+        i = list(owner.res).index(op.input)
+        shape = owner.res[i].type.get_shape()
+        red = set(owner.reduction_dims()) if owner.output_kind(i) == "reduced" else set()
+        extents = [e for k, e in enumerate(owner.extents) if owner.space_shape(bool(red))[k] != 1]
+        inner = iter(extents)
+        for k, n in enumerate(shape):
+            if n == 1:
+                continue
+            e = next(inner)
+            if k == d:
+                return owner.symbols[e.position] if isinstance(e, AffineSymExpr) else None
+        return None
+    if isinstance(owner, loop.ViewOp | tn.ReshapeOp | tn.ExpandOp):
+        k = sum(1 for n in owner.result.type.get_shape()[:d] if n == DYN)
+        return owner.sizes[k]
+    return None
+
+
+def canon_symbols(nest: loop.NestOp) -> None:
+    """Each symbol operand once, unused ones dropped; every map renumbered to match."""
+    uniq: list[SSAValue] = []
+    used = set()
+    maps = [nest.space.data] + [op.map.data for op in nest.body.block.ops if isinstance(op, loop.LoadOp | loop.IndexOp)]
+    for m in maps:
+        used |= {x.position for e in m.results for x in e.dfs() if isinstance(x, AffineSymExpr)}
+    for j, s in enumerate(nest.symbols):
+        if j in used and s not in uniq:
+            uniq.append(s)
+    if uniq == list(nest.symbols):
+        return
+    remap = [AffineExpr.symbol(uniq.index(s)) if s in uniq else AffineExpr.constant(0) for s in nest.symbols]
+
+    def fix(m: AffineMap) -> AffineMap:
+        return AffineMap(m.num_dims, len(uniq), tuple(e.replace_dims_and_symbols([AffineExpr.dimension(i) for i in range(m.num_dims)], remap)
+                                                      for e in m.results))
+
+    for op in nest.body.block.ops:
+        if isinstance(op, loop.LoadOp | loop.IndexOp):
+            op.properties["map"] = AffineMapAttr(fix(op.map.data))
+    nest.properties["space"] = AffineMapAttr(fix(nest.space.data))
+    nest.operands = [*uniq, *nest.outs]
+    nest.properties["operandSegmentSizes"] = DenseArrayBase.from_list(i32, [len(uniq), len(nest.outs)])
+
+
 def _uses_symbols(m: AffineMap) -> bool:
     return any(isinstance(x, AffineSymExpr) for e in m.results for x in e.dfs())
 
@@ -157,7 +207,7 @@ def drop_dead_outputs(nest: loop.NestOp) -> loop.NestOp | None:
     return new
 
 
-RULES = (*FOLD_RULES, fold_trunc_of_ext, fold_load_of_view, fold_view_of_view, canon_copy_to_view)
+RULES = (*FOLD_RULES, fold_trunc_of_ext, fold_load_of_view, fold_view_of_view, canon_copy_to_view, fold_dim_of_result)
 
 
 @dataclass(frozen=True)
@@ -173,5 +223,5 @@ class SimplifyLoopPass(ModulePass):
         for f in module.walk():
             if isinstance(f, func.FuncOp) and f.body.blocks:
                 for nest in [op for op in f.body.block.ops if isinstance(op, loop.NestOp)]:
-                    drop_dead_outputs(nest)
+                    canon_symbols(drop_dead_outputs(nest) or nest)
         DeadCodeElimination().apply(ctx, module)

@@ -63,6 +63,10 @@ class MemFunctions(InterpreterFunctions):
     def run_view(self, interpreter: Interpreter, op: memory.ViewOp, args):
         return (view_of(op, args[0], [int(a) for a in args[1:]]),)
 
+    @impl(memory.ReshapeOp)
+    def run_reshape(self, interpreter: Interpreter, op: memory.ReshapeOp, args):
+        return (args[0].view(_shape(op.result.type, args[1:])),)
+
     @impl(memory.LaunchOp)
     def run_launch(self, interpreter: Interpreter, op: memory.LaunchOp, args):
         nest = self.kernels[op.callee.root_reference.data]
