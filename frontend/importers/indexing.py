@@ -1,5 +1,5 @@
-"""Indexing: reads through integer index tensors and the functional scatters. Boolean masks as indices are not
-imported (their result shapes depend on the data)."""
+"""Indexing: reads through integer index tensors and the functional scatters. A boolean mask is imported only where
+its count of selected elements does not shape the result (index_put of one value per masked position)."""
 
 import torch
 

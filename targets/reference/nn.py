@@ -93,7 +93,7 @@ def _batch_norm_training(op, *values):
     return tuple(aten._native_batch_norm_legit_functional(*args, True, _float(op.momentum), _float(op.eps)))
 
 
-def _indices(op, x, indices):
+def _indices(op, indices):
     """aten.index's list of optional index tensors: the operands at `dims`, None elsewhere."""
     full: list = [None] * (max(_ints(op.dims)) + 1)
     for d, i in zip(_ints(op.dims), indices):
@@ -102,12 +102,12 @@ def _indices(op, x, indices):
 
 
 def _index(op, x, *indices):
-    return aten.index.Tensor(x, _indices(op, x, indices))
+    return aten.index.Tensor(x, _indices(op, indices))
 
 
 def _index_put(op, x, *rest):
     *indices, values = rest
-    return aten.index_put(x, _indices(op, x, indices), values, _flag(op.accumulate))
+    return aten.index_put(x, _indices(op, indices), values, _flag(op.accumulate))
 
 
 def _scatter_reduce(op, x, index, src):
