@@ -5,10 +5,10 @@ import inspect
 from xdsl.ir import Dialect
 from xdsl.irdl import IRDLOperation
 
-from . import creation, elementwise, fallback, indexing, linalg, nn, norm, reductions, shape
+from . import creation, elementwise, fallback, indexing, linalg, nn, norm, reductions, shape, special
 
 # Taken before the star imports below: they rebind `shape` (and any helper name a module imports) in this package.
-MODULES = (elementwise, reductions, shape, creation, fallback, linalg, nn, norm, indexing)
+MODULES = (elementwise, reductions, shape, creation, fallback, linalg, nn, norm, indexing, special)
 
 from .creation import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
@@ -19,6 +19,7 @@ from .nn import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
+from .special import *  # noqa: F401,F403
 
 
 def _ops_of(module) -> list[type[IRDLOperation]]:

@@ -164,6 +164,31 @@ class _Index(ArithFunctions):
         return (min(args),)
 
 
+# Special functions: the aten kernel of the same name, on operands already in the result dtype.
+_SPECIAL_ATEN = {
+    tn.I0Op: "i0", tn.I0eOp: "special_i0e", tn.I1Op: "special_i1", tn.I1eOp: "special_i1e", tn.NdtriOp: "special_ndtri",
+    tn.ErfcOp: "erfc", tn.ErfcxOp: "special_erfcx", tn.AiryAiOp: "special_airy_ai",
+    tn.BesselJ0Op: "special_bessel_j0", tn.BesselJ1Op: "special_bessel_j1",
+    tn.BesselY0Op: "special_bessel_y0", tn.BesselY1Op: "special_bessel_y1",
+    tn.ModifiedBesselI0Op: "special_modified_bessel_i0", tn.ModifiedBesselI1Op: "special_modified_bessel_i1",
+    tn.ModifiedBesselK0Op: "special_modified_bessel_k0", tn.ModifiedBesselK1Op: "special_modified_bessel_k1",
+    tn.ScaledModifiedBesselK0Op: "special_scaled_modified_bessel_k0",
+    tn.ScaledModifiedBesselK1Op: "special_scaled_modified_bessel_k1", tn.SphericalBesselJ0Op: "special_spherical_bessel_j0",
+    tn.ZetaOp: "special_zeta", tn.IgammaOp: "igamma", tn.IgammacOp: "igammac",
+    tn.ChebyshevPolynomialTOp: "special_chebyshev_polynomial_t", tn.ChebyshevPolynomialUOp: "special_chebyshev_polynomial_u",
+    tn.ChebyshevPolynomialVOp: "special_chebyshev_polynomial_v", tn.ChebyshevPolynomialWOp: "special_chebyshev_polynomial_w",
+    tn.ShiftedChebyshevPolynomialTOp: "special_shifted_chebyshev_polynomial_t",
+    tn.ShiftedChebyshevPolynomialUOp: "special_shifted_chebyshev_polynomial_u",
+    tn.ShiftedChebyshevPolynomialVOp: "special_shifted_chebyshev_polynomial_v",
+    tn.ShiftedChebyshevPolynomialWOp: "special_shifted_chebyshev_polynomial_w",
+    tn.HermitePolynomialHOp: "special_hermite_polynomial_h", tn.HermitePolynomialHeOp: "special_hermite_polynomial_he",
+    tn.LaguerrePolynomialLOp: "special_laguerre_polynomial_l", tn.LegendrePolynomialPOp: "special_legendre_polynomial_p",
+}
+for _cls, _name in _SPECIAL_ATEN.items():
+    SEMANTICS[_cls] = (lambda f: lambda op, *xs: f(*xs))(getattr(torch.ops.aten, _name).default)
+SEMANTICS[tn.PolygammaOp] = lambda op, x: torch.polygamma(_int(op.n), x)
+
+
 def _build_functions():
     from .nn import NN_SEMANTICS
 

@@ -83,3 +83,58 @@ def test_fallback_on_strided_operand_matches_eager():
     psw = torch.randn(5)
     fn = lambda w, i, o, p: F.embedding_bag(i, w, offsets=o, mode="sum", per_sample_weights=p)  # noqa: E731
     check(fn, w, idx, off, psw, native=False)
+
+
+# ---- special functions --------------------------------------------------------------------------------
+
+SPECIAL_UNARY = [
+    torch.special.i0, torch.special.i0e, torch.special.i1, torch.special.i1e, torch.special.ndtri, torch.special.erfc,
+    torch.special.erfcx, torch.special.airy_ai, torch.special.bessel_j0, torch.special.bessel_j1,
+    torch.special.bessel_y0, torch.special.bessel_y1, torch.special.modified_bessel_i0, torch.special.modified_bessel_i1,
+    torch.special.modified_bessel_k0, torch.special.modified_bessel_k1, torch.special.scaled_modified_bessel_k0,
+    torch.special.scaled_modified_bessel_k1, torch.special.spherical_bessel_j0,
+]
+
+
+@pytest.mark.parametrize("fn", SPECIAL_UNARY, ids=lambda f: f.__name__)
+def test_special_unary(fn):
+    check(fn, strided(3, 7).abs() + 0.1)  # non-contiguous, positive (K and Y are real only there)
+    check(fn, torch.randint(1, 5, (13,), dtype=torch.int32))  # int promotes to float
+    check(fn, torch.rand(1) * 0.9)
+
+
+SPECIAL_BINARY = [
+    torch.special.zeta, torch.igamma, torch.igammac, torch.special.chebyshev_polynomial_t,
+    torch.special.chebyshev_polynomial_u, torch.special.chebyshev_polynomial_v, torch.special.chebyshev_polynomial_w,
+    torch.special.shifted_chebyshev_polynomial_t, torch.special.shifted_chebyshev_polynomial_u,
+    torch.special.shifted_chebyshev_polynomial_v, torch.special.shifted_chebyshev_polynomial_w,
+    torch.special.hermite_polynomial_h, torch.special.hermite_polynomial_he, torch.special.laguerre_polynomial_l,
+    torch.special.legendre_polynomial_p,
+]
+
+
+@pytest.mark.parametrize("fn", SPECIAL_BINARY, ids=lambda f: f.__name__)
+def test_special_binary_broadcasts(fn):
+    a = torch.rand(5, 1) + 1.5
+    n = torch.randint(0, 6, (7,)).float()
+    check(fn, a, n)
+    check(fn, strided(2, 3).abs() + 1.5, torch.tensor(3.0))
+
+
+@pytest.mark.parametrize("fn", [torch.special.chebyshev_polynomial_t, torch.special.hermite_polynomial_h, torch.special.zeta])
+def test_special_binary_scalar_operand(fn):
+    x = torch.rand(11) + 1.5
+    check(lambda t: fn(t, 3), x)
+    check(lambda t: fn(2.5, t), x)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_polygamma(n):
+    check(lambda t: torch.polygamma(n, t), strided(4, 5).abs() + 0.5)
+    check(lambda t: torch.special.polygamma(n, t), torch.randint(1, 9, (6,)))
+
+
+def test_special_dynamic_dim():
+    f = lambda t: torch.special.i0e(t) + torch.special.zeta(t + 2, t.abs() + 1)  # noqa: E731
+    for n in (3, 17):
+        check(f, torch.randn(n, 4), dynamic=True)

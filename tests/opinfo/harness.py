@@ -56,7 +56,10 @@ def entry_key(op) -> str:
 
 
 def _short(e: BaseException, limit: int = 160) -> str:
-    text = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
+    lines = [ln for ln in str(e).splitlines() if ln.strip()]
+    if lines and lines[0].rstrip().endswith("raised:") and len(lines) > 1:  # BackendCompilerFailed: say what it raised
+        lines = [lines[0].rstrip() + " " + lines[1]]
+    text = f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
