@@ -30,9 +30,10 @@ def copy_nest(op: Operation, space, exprs_of) -> list[Operation]:
     return b.finish([b.load(op.input, exprs_of(b))], [op.result.type])
 
 
-def reshape_groups(op: tn.ReshapeOp) -> list[tuple[list[int], list[int]]]:
+def reshape_groups(op: tn.ReshapeOp | None, src=None, dst=None) -> list[tuple[list[int], list[int]]]:
     """Pairs (source dims, result dims) with equal element counts, in order; size-1 dims stand alone."""
-    src, dst = shape(op.input), shape(op.result)
+    if op is not None:
+        src, dst = shape(op.input), shape(op.result)
     dyn_src = [k for k, n in enumerate(src) if n == DYN]
     groups, i, j = [], 0, 0
     while i < len(src) or j < len(dst):
@@ -45,7 +46,7 @@ def reshape_groups(op: tn.ReshapeOp) -> list[tuple[list[int], list[int]]]:
         elif i >= len(src) or j >= len(dst):
             raise Unsupported("reshape: element counts differ")
         elif DYN in (src[i], dst[j]):
-            if src[i] != dst[j] or len(dyn_src) > 1 and not _same_size(op, i, j):
+            if src[i] != dst[j] or len(dyn_src) > 1 and (op is None or not _same_size(op, i, j)):
                 raise Unsupported("dynamic reshape needs a semi-affine map")
             groups.append(([i], [j]))
             i, j = i + 1, j + 1
@@ -72,31 +73,48 @@ def _same_size(op: tn.ReshapeOp, i: int, j: int) -> bool:
     return isinstance(size, tn.DimOp) and size.input == op.input and size.dim.value.data == i
 
 
+def reshape_exprs(src, dst, groups) -> list[AffineExpr]:
+    """The source index of result point (d0, d1, ...) under a row-major reshape."""
+    out: list[AffineExpr] = [AffineExpr.constant(0)] * len(src)
+    for gs, gd in groups:
+        if not gs:
+            continue
+        if len(gs) == 1 and len(gd) == 1:
+            out[gs[0]] = AffineExpr.dimension(gd[0])
+            continue
+        flat, stride = AffineExpr.constant(0), 1
+        for k in reversed(gd):
+            flat = AffineExpr.dimension(k) * stride + flat if stride != 1 else AffineExpr.dimension(k) + flat
+            stride *= dst[k]
+        stride = 1
+        for pos, k in enumerate(reversed(gs)):
+            e = flat if stride == 1 else flat // stride
+            out[k] = e if pos == len(gs) - 1 else e % src[k]
+            stride *= src[k]
+    return out
+
+
+def is_reshape_map(src, dst, m) -> bool:
+    """Does the map (result dims -> source index) read the source in row-major order, as a reshape does?"""
+    from .affine_simplify import simplify_map
+
+    try:
+        want = reshape_exprs(src, dst, reshape_groups(None, src, dst))
+    except Unsupported:
+        return False
+    from xdsl.ir.affine import AffineMap
+
+    extents = [None if n == DYN else n for n in dst]
+    a = simplify_map(AffineMap(len(dst), m.num_symbols, tuple(m.results)), extents)
+    b = simplify_map(AffineMap(len(dst), m.num_symbols, tuple(want)), extents)
+    return a == b
+
+
 @lowers(tn.ReshapeOp)
 def lower_reshape(op: tn.ReshapeOp) -> list[Operation]:
     src, dst = shape(op.input), shape(op.result)
     groups = reshape_groups(op)
-
-    def exprs(b: NestBuilder):
-        out: list[AffineExpr] = [AffineExpr.constant(0)] * len(src)
-        for gs, gd in groups:
-            if not gs:
-                continue
-            if len(gs) == 1 and len(gd) == 1:
-                out[gs[0]] = b.dim(gd[0])
-                continue
-            flat, stride = AffineExpr.constant(0), 1
-            for k in reversed(gd):
-                flat = b.dim(k) * stride + flat if stride != 1 else b.dim(k) + flat
-                stride *= dst[k]
-            stride = 1
-            for pos, k in enumerate(reversed(gs)):
-                e = flat if stride == 1 else flat // stride
-                out[k] = e if pos == len(gs) - 1 else e % src[k]
-                stride *= src[k]
-        return out
-
-    return copy_nest(op, lambda b: result_space(b, op), exprs)
+    return copy_nest(op, lambda b: result_space(b, op), lambda b: reshape_exprs(src, dst, groups))
 
 
 @lowers(tn.ExpandOp)

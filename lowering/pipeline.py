@@ -36,7 +36,7 @@ class Lowered:
 
     kernels: int = 0  # loop.nest ops after fusion (each one kernel launch)
     externs: list[str] = field(default_factory=list)  # tn ops that run as torch kernels
-    views: int = 0  # loop.view ops (strided views handed to externs, no copy)
+    views: int = 0  # loop.view and tn.reshape ops (views handed to externs, no copy)
     refusals: list[str] = field(default_factory=list)  # fusion refusals still standing, with reasons
     arena_bytes: int = 0  # planned peak of the intermediates
     intermediate_bytes: int = 0  # the sum of every intermediate's size
@@ -64,7 +64,7 @@ def lower(module: ModuleOp, *, verify: bool = True, dump=None, timing: PassTimin
     for op in module.walk():
         if isinstance(op, loop.NestOp):
             out.kernels += 1
-        elif isinstance(op, loop.ViewOp):
+        elif isinstance(op, loop.ViewOp | tn.ReshapeOp):  # a reshape left at this stage aliases its contiguous source
             out.views += 1
         elif op.name.startswith("tn.") and not isinstance(op, tn.DimOp):
             out.externs.append(op.name)

@@ -25,6 +25,7 @@ from irc.ir import apply_rules, rule
 from irc.ir.types import DYN, is_float
 
 from .fusion.legality import copy_source
+from .lower_views import is_reshape_map
 
 _FOLD = {
     arith.AddfOp: operator.add, arith.SubfOp: operator.sub, arith.MulfOp: operator.mul,
@@ -168,6 +169,21 @@ def canon_symbols(nest: loop.NestOp) -> None:
     nest.properties["operandSegmentSizes"] = DenseArrayBase.from_list(i32, [len(uniq), len(nest.outs)])
 
 
+@rule(loop.NestOp)
+def canon_copy_to_reshape(nest: loop.NestOp):
+    """A row-major reshape copy read only by externs stays a tn.reshape: at the mem stage it aliases a contiguous buffer."""
+    ld = copy_source(nest) if nest.res and len(nest.res) == 1 else None
+    if ld is None or not isinstance(ld.source.owner, Operation) or ld.source.type.get_element_type() != nest.res[0].type.get_element_type():
+        return None
+    users = [u.operation for u in nest.res[0].uses]
+    src, dst = ld.source.type.get_shape(), nest.res[0].type.get_shape()
+    if not users or not all(_is_extern(u) for u in users) or DYN in src or DYN in dst or src == dst:
+        return None
+    if not is_reshape_map(src, dst, ld.map.data):
+        return None
+    return tn.ReshapeOp(ld.source, nest.res[0].type)
+
+
 def _uses_symbols(m: AffineMap) -> bool:
     return any(isinstance(x, AffineSymExpr) for e in m.results for x in e.dfs())
 
@@ -207,7 +223,8 @@ def drop_dead_outputs(nest: loop.NestOp) -> loop.NestOp | None:
     return new
 
 
-RULES = (*FOLD_RULES, fold_trunc_of_ext, fold_load_of_view, fold_view_of_view, canon_copy_to_view, fold_dim_of_result)
+RULES = (*FOLD_RULES, fold_trunc_of_ext, fold_load_of_view, fold_view_of_view, canon_copy_to_view, canon_copy_to_reshape,
+         fold_dim_of_result)
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,16 @@ def _const(e: AffineExpr, v: int) -> bool:
 
 
 def users_outside(value: SSAValue, nest: loop.NestOp) -> list[Operation]:
-    return [u.operation for u in value.uses if not nest.is_ancestor(u.operation)]
+    """The ops of the nest's block (not the nest) that use the value, directly or inside their regions."""
+    block = nest.parent_block()
+    out: dict[Operation, None] = {}
+    for u in value.uses:
+        op = u.operation
+        while op is not None and op.parent_block() is not block:
+            op = op.parent_op()
+        if op is not None and op is not nest:
+            out.setdefault(op, None)
+    return list(out)
 
 
 def captured(op: Operation) -> list[SSAValue]:

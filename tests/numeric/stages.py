@@ -102,3 +102,14 @@ def non_contiguous(t: torch.Tensor) -> torch.Tensor:
     view.copy_(t)
     assert not view.is_contiguous() or t.numel() <= 1
     return view
+
+
+def as_function(model: torch.nn.Module):
+    """(fn, state) with fn(*state, *inputs) == model(*inputs): parameters and buffers become graph inputs, as AOT autograd makes them."""
+    state = dict(model.named_parameters(remove_duplicate=False)) | dict(model.named_buffers(remove_duplicate=False))
+    names = list(state)
+
+    def fn(*args):
+        return torch.func.functional_call(model, dict(zip(names, args[: len(names)])), args[len(names):])
+
+    return fn, [t.detach() for t in state.values()]
