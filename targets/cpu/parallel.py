@@ -37,13 +37,18 @@ def plan(start: int, end: int, threads: int, *, work_per_item: int = 1, min_work
     n = end - start
     if n <= 0:
         return []
-    if threads <= 1 or n * max(work_per_item, 1) < min_work or n < 2:
-        return [(start, end)]
-    align = align if n >= align * threads else 1  # an outer loop of few rows: split by rows
+    parts, align = _split(n, threads, work_per_item, min_work, align)
     units = -(-n // align)  # whole aligned units
-    parts = min(threads, units)
     bounds = [start + min(n, (units * i // parts) * align) for i in range(parts + 1)]
     return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+def _split(n: int, threads: int, work_per_item: int, min_work: int, align: int) -> tuple[int, int]:
+    """(number of chunks, alignment of their bounds) for n > 0 items; nativepool splits the same way."""
+    if threads <= 1 or n * max(work_per_item, 1) < min_work or n < 2:
+        return 1, 1
+    align = align if n >= align * threads else 1  # an outer loop of few rows: split by rows
+    return min(threads, -(-n // align)), align
 
 
 @dataclass
@@ -124,9 +129,43 @@ def parallel_for(fn, start: int, end: int, *args, threads: int | None = None, wo
     `args` should already be ctypes values (c_void_p(ptr), c_int64(n)) or plain ints the
     function's argtypes convert; converting once outside a hot loop saves ~0.3 us per argument."""
     threads = threads or num_threads()
-    chunks = plan(start, end, threads, work_per_item=work_per_item, min_work=min_work, align=align)
-    if len(chunks) <= 1:
-        if chunks:
-            fn(start, end, *args)
+    n = end - start
+    if n <= 0:
         return
-    pool(threads).run(fn, chunks, args)
+    parts, align = _split(n, threads, work_per_item, min_work, align)
+    if parts == 1:
+        fn(start, end, *args)
+        return
+    native = native_pool(threads)
+    if native is not None and native.run_range(fn, start, end, parts, align, args):
+        return
+    pool(threads).run(fn, plan(start, end, threads, work_per_item=work_per_item, min_work=min_work, align=align), args)
+
+
+_native: dict[int, object] = {}
+USE_NATIVE = os.environ.get("IRC_NATIVE_POOL", "1") not in ("0", "false", "off")
+
+
+def _forget_pools() -> None:
+    # a forked child has none of the parent's worker threads: waiting on them would hang forever
+    global _pools_lock
+    _pools.clear()
+    _native.clear()
+    _pools_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pools)
+
+
+def native_pool(size: int | None = None):
+    """The native-dispatch pool (nativepool.py) of `size` threads, or None where unsupported/disabled."""
+    from . import nativepool
+
+    if not USE_NATIVE or not nativepool.supported():
+        return None
+    size = size or num_threads()
+    p = _native.get(size)
+    if p is None:
+        with _pools_lock:
+            p = _native.get(size) or _native.setdefault(size, nativepool.NativePool(size))
+    return p

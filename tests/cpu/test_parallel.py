@@ -7,10 +7,19 @@ import pytest
 import torch
 from llvmlite import ir
 
-from irc.targets.cpu import jit, parallel
+from irc.targets.cpu import jit, nativepool, parallel
 from tests.cpu.kernels import square_plus
 
 SIG = (None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+
+
+@pytest.fixture(params=["native", "python"], autouse=True)
+def which_pool(request, monkeypatch):
+    """Every test runs on the native-dispatch pool and on the Python fallback pool."""
+    if request.param == "native" and not nativepool.supported():
+        pytest.skip("native pool: Linux x86-64 only")
+    monkeypatch.setattr(parallel, "USE_NATIVE", request.param == "native")
+    return request.param
 
 
 @pytest.fixture(scope="module")
@@ -74,3 +83,40 @@ def test_worker_errors_reach_the_caller(kernel):
 
 def test_default_thread_count_follows_torch():
     assert parallel.num_threads() == torch.get_num_threads()
+
+
+def test_float_arguments_fall_back_to_the_python_pool(kernel):
+    x = torch.randn(1 << 16)
+    want = x * x + 1
+    parallel.parallel_for(kernel, 0, x.numel(), ctypes.c_void_p(x.data_ptr()), threads=2, min_work=0)
+    assert torch.equal(x, want)
+    p = nativepool.NativePool(2) if nativepool.supported() else None
+    if p is not None:
+        assert p.run_range(kernel, 0, 10, 2, 1, (1.5,)) is False  # refused, nothing run
+        p.close()
+        assert not any(t.is_alive() for t in p._threads)
+
+
+def test_many_chunks_and_odd_splits(kernel):
+    for threads, n, align in [(4, 1001, 16), (3, 7, 16), (2, 33, 1)]:
+        x = torch.randn(n)
+        want = x * x + 1
+        parallel.parallel_for(kernel, 0, n, x.data_ptr(), threads=threads, min_work=0, align=align)
+        assert torch.equal(x, want), (threads, n, align)
+
+
+def test_a_forked_child_gets_fresh_pools(kernel):
+    import os
+
+    x = torch.randn(1 << 16)
+    parallel.parallel_for(kernel, 0, x.numel(), x.data_ptr(), threads=2, min_work=0)  # pools exist now
+    pid = os.fork()
+    if pid == 0:  # child: must not wait on the parent's workers
+        try:  # no torch ops here: libgomp is not fork-safe once its threads exist
+            y = (ctypes.c_float * 4096)(*([1.0] * 4096))
+            parallel.parallel_for(kernel, 0, 4096, ctypes.addressof(y), threads=2, min_work=0)
+            os._exit(0 if all(v == 2.0 for v in y) else 1)
+        finally:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
