@@ -12,6 +12,13 @@ EXTRA = [
     aten.clamp_min,
     aten.clamp_max,
     aten.repeat_interleave.Tensor,
+    aten.elu,
+    aten.hardtanh,
+    aten.leaky_relu,
+    aten.linalg_vector_norm,
+    aten.dist,
+    aten.ldexp,
+    aten.addmv,
 ]
 
 

@@ -398,6 +398,20 @@ class MinimumOp(Binary):
 
 
 @irdl_op_definition
+class FmaxOp(Binary):
+    """Elementwise max ignoring NaN (NaN only where both are).   %r = tn.fmax %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>"""
+
+    name = "tn.fmax"
+
+
+@irdl_op_definition
+class FminOp(Binary):
+    """Elementwise min ignoring NaN (NaN only where both are).   %r = tn.fmin %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>"""
+
+    name = "tn.fmin"
+
+
+@irdl_op_definition
 class Atan2Op(Binary):
     """atan(a / b) in the right quadrant.   %r = tn.atan2 %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>"""
 

@@ -98,7 +98,7 @@ for _name, _cls in {
             binary(getattr(getattr(aten, _name), _ov), _cls)
 
 for _name, _cls in {
-    "maximum": tn.MaximumOp, "minimum": tn.MinimumOp, "atan2": tn.Atan2Op, "hypot": tn.HypotOp, "nextafter": tn.NextafterOp,
+    "maximum": tn.MaximumOp, "minimum": tn.MinimumOp, "fmax": tn.FmaxOp, "fmin": tn.FminOp, "atan2": tn.Atan2Op, "hypot": tn.HypotOp, "nextafter": tn.NextafterOp,
 }.items():
     binary(getattr(aten, _name).default, _cls)
 
@@ -173,3 +173,16 @@ def import_identity(b, node, x, *, memory_format=None):
 @imports(aten.copy.default)
 def import_copy(b, node, dst, src, non_blocking=False):
     return b.expand(b.convert(src, out_dtype(node)), node.meta["val"].shape)
+
+
+@imports(aten.round.decimals)
+def import_round_decimals(b, node, x, *, decimals=0):
+    """eager's kernel: nearbyint(x * 10**d) / 10**d, or nearbyint(x / 10**-d) * 10**-d, in the tensor's dtype."""
+    if decimals == 0:
+        return b.add(tn.RoundOp(x))
+    if b.dtype(x) not in (torch.float32, torch.float64):
+        raise Unsupported(f"round with decimals on {b.dtype(x)} (eager computes it in float32)")
+    scale = b.constant(10.0 ** abs(decimals), b.dtype(x))
+    if decimals > 0:
+        return b.add(tn.DivOp(b.add(tn.RoundOp(b.add(tn.MulOp(x, scale)))), scale))
+    return b.add(tn.MulOp(b.add(tn.RoundOp(b.add(tn.DivOp(x, scale)))), scale))

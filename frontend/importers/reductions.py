@@ -87,6 +87,21 @@ def import_max_dim(b, node, x, dim, keepdim=False):
     return reduce(b, node, value_cls, x, [dim], keepdim), arg_reduce(b, node, index_cls, x, dim, keepdim)
 
 
+def _variance(b, x, dim, correction, keepdim, with_mean=False):
+    """tn.var (and tn.mean over the same dims) of a real tensor; None correction means 1."""
+    if b.dtype(x).is_complex:
+        raise Unsupported("variance of a complex tensor")
+    correction = 1 if correction is None else correction
+    dims = norm_dims(x, dim)
+    if not dims:
+        raise Unsupported("variance of a 0-d tensor")
+    outs = [b.add(tn.VarOp(x, dims, float(correction)))]
+    if with_mean:
+        outs.append(b.add(tn.MeanOp(x, dims)))
+    outs = [r if keepdim else b.add(tn.SqueezeOp(r, dims)) for r in outs]
+    return tuple(outs) if with_mean else outs[0]
+
+
 @imports(aten.var.correction, aten.var.dim)
 def import_var(b, node, x, dim=None, *args, correction=None, keepdim=False):
     if node.target == aten.var.dim:  # var.dim(x, dim, unbiased=True, keepdim=False)
@@ -95,12 +110,12 @@ def import_var(b, node, x, dim=None, *args, correction=None, keepdim=False):
         correction = 1 if unbiased else 0
     elif args:
         raise Unsupported("positional correction")
-    correction = 1 if correction is None else correction
-    dims = norm_dims(x, dim)
-    if not dims:
-        raise Unsupported("variance of a 0-d tensor")
-    r = b.add(tn.VarOp(x, dims, float(correction)))
-    return r if keepdim else b.add(tn.SqueezeOp(r, dims))
+    return _variance(b, x, dim, correction, keepdim)
+
+
+@imports(aten.var_mean.correction)
+def import_var_mean(b, node, x, dim=None, *, correction=None, keepdim=False):
+    return _variance(b, x, dim, correction, keepdim, with_mean=True)
 
 
 @imports(aten.cumsum.default, aten.cumprod.default)

@@ -158,3 +158,56 @@ def import_repeat(b, node, x, repeats):
     expanded = [v for r, n in zip(repeats, shape) for v in (r, n)]
     x = b.expand(x, expanded)
     return b.reshape(x, node.meta["val"].shape)
+
+
+def row_major_strides(shape) -> list[int]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return strides[::-1]
+
+
+def static_shape(node, what: str, i: int = 0) -> list[int]:
+    shape = [concrete(d) for d in in_shape(node, i)]
+    if any(d is None for d in shape):
+        raise Unsupported(f"{what} of a dynamic shape")
+    return shape
+
+
+@imports(aten.diagonal.default, aten.diagonal_copy.default)
+def import_diagonal(b, node, x, offset=0, dim1=0, dim2=1):
+    """A strided read of the row-major value: the diagonal steps by stride(dim1) + stride(dim2)."""
+    shape = static_shape(node, "diagonal")
+    r = len(shape)
+    d1, d2 = dim1 % r, dim2 % r
+    st = row_major_strides(shape)
+    out = node.meta["val"]
+    strides = [st[d] for d in range(r) if d not in (d1, d2)] + [st[d1] + st[d2]]
+    start = offset * st[d2] if offset >= 0 else -offset * st[d1]
+    if out.numel() == 0:
+        start = 0
+    return b.add(tn.AsStridedOp(x, b.result_type(node), strides, start))
+
+
+@imports(aten.unfold.default, aten.unfold_copy.default)
+def import_unfold(b, node, x, dimension, size, step):
+    """Windows of `size` every `step` along a dim, as a strided read of the row-major value."""
+    shape = static_shape(node, "unfold")
+    if not shape:
+        return b.reshape(x, node.meta["val"].shape)  # a 0-d tensor unfolds to [1]
+    d = dimension % len(shape)
+    st = row_major_strides(shape)
+    strides = st[:d] + [st[d] * step] + st[d + 1:] + [st[d]]
+    return b.add(tn.AsStridedOp(x, b.result_type(node), strides, 0))
+
+
+@imports(aten.narrow_copy.default)
+def import_narrow_copy(b, node, x, dim, start, length):
+    if not all(isinstance(v, int) for v in (start, length)):
+        raise Unsupported("narrow with symbolic bounds")
+    size = concrete(in_shape(node)[dim % rank(x)])
+    if size is None:
+        raise Unsupported("narrow of a dynamic dim")
+    start = start + size if start < 0 else start
+    return import_slice(b, node, x, dim, start, start + length, 1)

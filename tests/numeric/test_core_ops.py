@@ -138,3 +138,100 @@ def test_special_dynamic_dim():
     f = lambda t: torch.special.i0e(t) + torch.special.zeta(t + 2, t.abs() + 1)  # noqa: E731
     for n in (3, 17):
         check(f, torch.randn(n, 4), dynamic=True)
+
+
+# ---- var_mean, round(decimals) ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dim", [None, 1, (0, 2), -1])
+@pytest.mark.parametrize("correction", [0, 1, 2])
+def test_var_mean_and_std_mean(dim, correction):
+    x = torch.randn(3, 7, 5).transpose(0, 2)  # non-contiguous (5, 7, 3)
+    check(lambda t: torch.var_mean(t, dim, correction=correction), x)
+    check(lambda t: torch.std_mean(t, dim, correction=correction, keepdim=True), x)
+
+
+def test_var_mean_size_one_and_dynamic():
+    check(lambda t: torch.var_mean(t, 0), torch.randn(1, 4))  # correction 1 over one element: NaN
+    for n in (2, 11):
+        check(lambda t: torch.var_mean(t, -1), torch.randn(3, n), dynamic=True)
+
+
+@pytest.mark.parametrize("decimals", [0, 1, 3, -1, -2])
+def test_round_decimals(decimals):
+    x = torch.randn(7, 11) * 100
+    check(lambda t: torch.round(t, decimals=decimals), x)
+    check(lambda t: torch.round(t, decimals=decimals), x.double().t())
+
+
+def test_round_decimals_half_falls_back():
+    x = (torch.randn(13) * 10).half()
+    check(lambda t: torch.round(t, decimals=2), x, native=False)
+
+
+# ---- diagonal, unfold, narrow_copy (strided reads of the row-major value) ----------------------------
+
+
+@pytest.mark.parametrize("offset", [0, 1, -2, 5])
+@pytest.mark.parametrize("dims", [(0, 1), (1, 0), (-1, 0), (2, 1)])
+def test_diagonal(offset, dims):
+    x = strided(3, 4, 5)
+    check(lambda t: torch.diagonal(t, offset, *dims) * 2, x)
+
+
+def test_diag_and_trace():
+    check(lambda t: (torch.diag(t, 1), torch.trace(t)), torch.randn(5, 7).t())
+    check(lambda t: torch.diagonal(t), torch.randint(0, 9, (6, 6), dtype=torch.int32))
+
+
+@pytest.mark.parametrize("args", [(0, 2, 1), (1, 3, 2), (-1, 1, 1), (2, 5, 3)])
+def test_unfold(args):
+    check(lambda t: t.unfold(*args) + 1, strided(4, 6, 5))
+
+
+def test_unfold_of_0d():
+    check(lambda t: t.unfold(0, 1, 1), torch.tensor(2.0))
+
+
+@pytest.mark.parametrize("start,length", [(0, 2), (1, 3), (-3, 2)])
+def test_narrow_copy(start, length):
+    check(lambda t: torch.narrow_copy(t, 1, start, length), strided(3, 5))
+
+
+# ---- ops that become core ops through decompositions ------------------------------------------------
+
+
+@pytest.mark.parametrize("fn", [
+    lambda t: F.elu(t, alpha=0.7), F.selu, lambda t: F.hardtanh(t, -0.5, 0.25), F.relu6,
+    lambda t: F.leaky_relu(t, 0.2),
+], ids=["elu", "selu", "hardtanh", "relu6", "leaky_relu"])
+def test_activation_decompositions(fn):
+    check(fn, strided(4, 9) * 3)
+    check(fn, torch.randn(1))
+
+
+@pytest.mark.parametrize("ord", [2, 1, 3.5, float("inf"), -float("inf"), 0])
+def test_vector_norm(ord):
+    x = torch.randn(64, 129)  # large enough that accumulation order matters
+    check(lambda t: torch.linalg.vector_norm(t, ord), x)
+    check(lambda t: torch.linalg.vector_norm(t, ord, dim=1, keepdim=True), x.t())
+
+
+def test_norm_based_functionals():
+    a, b = torch.randn(8, 33), torch.randn(8, 33)
+    check(lambda x, y: (torch.dist(x, y), torch.dist(x, y, 3)), a, b)
+    check(lambda x, y: F.cosine_similarity(x, y), a, b)
+    check(lambda x: F.normalize(x, dim=0), a)
+
+
+def test_ldexp_and_addmv():
+    check(lambda x, e: torch.ldexp(x, e), torch.randn(5, 3), torch.randint(-4, 4, (3,)))
+    check(lambda v, m, x: torch.addmv(v, m, x, beta=0.5, alpha=2), torch.randn(4), torch.randn(4, 7), torch.randn(7))
+
+
+def test_fmax_fmin_ignore_nan():
+    a = torch.tensor([1.0, float("nan"), 3.0, float("nan"), -0.0])
+    b = torch.tensor([2.0, 1.0, float("nan"), float("nan"), 0.0])
+    check(lambda x, y: (torch.fmax(x, y), torch.fmin(x, y)), a, b)
+    check(lambda x, y: torch.fmax(x, y), strided(3, 4), torch.randn(4))
+    check(lambda x, y: torch.fmin(x, y), torch.randint(0, 5, (6,)), torch.randint(0, 5, (1,)))
