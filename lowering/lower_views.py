@@ -223,10 +223,10 @@ def in_range(b: NestBuilder, expr: AffineExpr, lo: AffineExpr | None, hi: Affine
     """lo <= expr < hi as an i1 (either bound may be absent)."""
     i = b.index(expr)
     conds = []
-    if lo is not None:
-        conds.append(b.cmp_index("sge", i, b.index(lo)))
-    if hi is not None:
-        conds.append(b.cmp_index("slt", i, b.index(hi)))
+    for bound, pred in ((lo, "sge"), (hi, "slt")):
+        if bound is not None:
+            value = b.index_const(bound.value) if isinstance(bound, AffineConstantExpr) else b.index(bound)
+            conds.append(b.cmp_index(pred, i, value))
     return b.all_of(conds)
 
 

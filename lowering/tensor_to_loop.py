@@ -356,6 +356,9 @@ class LowerTensorOp(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if (out := lower_op(op)) is not None:
+            for new in out[0]:
+                if isinstance(new, tn.DimOp) and not new.result.name_hint:
+                    new.result.name_hint = "dim"  # else xDSL names it after the replaced op's result
             rewriter.replace(op, out[0], out[1])
 
 

@@ -1,0 +1,196 @@
+// RUN: irc-opt --split-input-file %s -p tensor-to-loop,fuse-loops | filecheck %s
+// Fusion rules: vertical (pointwise chains, prologues into reductions, reduction epilogues), sibling, kept
+// producers, output reshapes; refusals are attached to the consumer as irc.unfused with their reasons.
+
+func.func @chain(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %two = tn.constant dense<2.0> : tensor<f32> -> tensor<f32>
+  %one = tn.constant dense<1.0> : tensor<f32> -> tensor<f32>
+  %a = tn.mul %x, %two : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %b = tn.add %a, %one : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %c = tn.relu %b : tensor<4x8xf32>
+  %d = tn.sigmoid %x : tensor<4x8xf32>
+  %e = tn.mul %c, %d : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %r = tn.tanh %e : tensor<4x8xf32>
+  func.return %r : tensor<4x8xf32>
+}
+// The issue's chain ((x * 2 + 1).relu() * x.sigmoid()).tanh() is one nest.
+// CHECK-LABEL: func.func @chain
+// CHECK:       %r = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "parallel"] : tensor<4x8xf32> {
+// CHECK:         arith.mulf
+// CHECK:         arith.addf
+// CHECK:         arith.maximumf
+// CHECK:         math.exp
+// CHECK:         arith.divf
+// CHECK:         arith.mulf
+// CHECK:         math.tanh
+// CHECK-NEXT:    loop.yield
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.return %r
+
+// -----
+func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = tn.amax %x dims = [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %d = tn.sub %x, %m : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %e = tn.exp %d : tensor<4x8xf32>
+  %s = tn.sum %e dims = [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %r = tn.div %e, %s : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  func.return %r : tensor<4x8xf32>
+}
+// Decomposed softmax (amax, sub, exp, sum, div): one nest, two reductions and the epilogue.
+// CHECK-LABEL: func.func @softmax
+// CHECK:       %r = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "reduction"] : tensor<4x8xf32> {
+// CHECK:         loop.reduce max
+// CHECK:         math.exp
+// CHECK:         loop.reduce sum
+// CHECK:         arith.divf
+// CHECK-NEXT:    loop.yield
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.return %r
+
+// -----
+func.func @log_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = tn.amax %x dims = [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %d = tn.sub %x, %m : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %e = tn.exp %d : tensor<4x8xf32>
+  %s = tn.sum %e dims = [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %l = tn.log %s : tensor<4x1xf32>
+  %r = tn.sub %d, %l : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  func.return %r : tensor<4x8xf32>
+}
+// CHECK-LABEL: func.func @log_softmax
+// CHECK:       %r = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "reduction"] : tensor<4x8xf32> {
+// CHECK:         loop.reduce max
+// CHECK:         loop.reduce sum
+// CHECK:         math.log
+// CHECK:         arith.subf
+// CHECK-NEXT:    loop.yield
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.return %r
+
+// -----
+func.func @layer_norm(%x: tensor<4x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %eps = tn.constant dense<1.0e-05> : tensor<f32> -> tensor<f32>
+  %mean = tn.mean %x dims = [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %d = tn.sub %x, %mean : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %var = tn.var %x dims = [1] correction = 0.0 : tensor<4x8xf32> -> tensor<4x1xf32>
+  %ve = tn.add %var, %eps : tensor<4x1xf32>, tensor<f32> -> tensor<4x1xf32>
+  %rstd = tn.rsqrt %ve : tensor<4x1xf32>
+  %n = tn.mul %d, %rstd : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %y = tn.mul %n, %w : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %r = tn.add %y, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  func.return %r : tensor<4x8xf32>
+}
+// Decomposed layer norm (mean, centring, variance, rsqrt, affine): one nest.
+// CHECK-LABEL: func.func @layer_norm
+// CHECK:       %r = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "reduction"] : tensor<4x8xf32> {
+// CHECK:         loop.reduce sum
+// CHECK:         math.rsqrt
+// CHECK:         loop.load %w
+// CHECK:         loop.load %b
+// CHECK:         loop.yield
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.return %r
+
+// -----
+func.func @linear_bias_relu(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %wt = tn.permute %w perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %mm = tn.mm %x, %wt : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %y = tn.add %mm, %b : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  %r = tn.relu %y : tensor<4x16xf32>
+  func.return %r : tensor<4x16xf32>
+}
+// Linear + bias + ReLU: the matmul stays an extern and its epilogue (bias, ReLU) is one nest after it.
+// (The transpose of the weight is a copy here; simplify-loop makes it a view, see simplify-loop.mlir.)
+// CHECK-LABEL: func.func @linear_bias_relu
+// CHECK:       %mm = tn.mm %x, %wt
+// CHECK-NEXT:  %r = loop.nest space = affine_map<() -> (4, 16)> iterators = ["parallel", "parallel"] attributes {irc.unfused = ["producer tn.mm@1: producer is an extern (tn.mm)"]} : tensor<4x16xf32> {
+// CHECK-NEXT:    loop.load %mm[affine_map<(d0, d1) -> (d0, d1)>]
+// CHECK-NEXT:    loop.load %b[affine_map<(d0, d1) -> (d1)>]
+// CHECK-NEXT:    arith.addf
+// CHECK-NEXT:    arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    arith.maximumf
+// CHECK-NEXT:    loop.yield
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.return %r
+
+// -----
+func.func @keep_producer(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %y = tn.exp %x : tensor<4x8xf32>
+  %z = tn.add %y, %x : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %y, %z : tensor<4x8xf32>, tensor<4x8xf32>
+}
+// A producer with another user (here the function's result) becomes an extra output of the fused nest.
+// CHECK-LABEL: func.func @keep_producer
+// CHECK:       %z, %y = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "parallel"] : tensor<4x8xf32>, tensor<4x8xf32> {
+// CHECK-NOT:   loop.nest
+// CHECK:       func.return %y, %z
+
+// -----
+func.func @siblings(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %s = tn.sin %x : tensor<4x8xf32>
+  %c = tn.cos %x : tensor<4x8xf32>
+  func.return %s, %c : tensor<4x8xf32>, tensor<4x8xf32>
+}
+// Two nests reading the same input over the same space: one nest with two outputs.
+// CHECK-LABEL: func.func @siblings
+// CHECK:       %s, %c = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "parallel"] : tensor<4x8xf32>, tensor<4x8xf32> {
+// CHECK:         math.sin
+// CHECK:         math.cos
+// CHECK-NOT:   loop.nest
+// CHECK:       func.return %s, %c
+
+// -----
+func.func @epilogue(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %s = tn.sum %x dims = [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %q = tn.squeeze %s dims = [1] : tensor<4x1xf32> -> tensor<4xf32>
+  %r = tn.sqrt %q : tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+// The squeeze is absorbed into the reduction's output shape, then sqrt runs over the reduced space inside it.
+// CHECK-LABEL: func.func @epilogue
+// CHECK:       %q, %r = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "reduction"] : tensor<4xf32>, tensor<4xf32> {
+// CHECK-NEXT:    %0 = loop.load %x[affine_map<(d0, d1) -> (d0, d1)>] : tensor<4x8xf32> -> f32
+// CHECK-NEXT:    %1 = loop.reduce sum %0 : f32 -> f32
+// CHECK-NEXT:    %2 = math.sqrt %1 : f32
+// CHECK-NEXT:    loop.yield %1, %2 : f32, f32
+// CHECK-NOT:   loop.nest
+
+// -----
+func.func @prologue(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  %e = tn.exp %x : tensor<4x8xf32>
+  %s = tn.sum %e dims = [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  func.return %s : tensor<4x1xf32>
+}
+// A pointwise producer runs inside the reduction that consumes it.
+// CHECK-LABEL: func.func @prologue
+// CHECK:       %s = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "reduction"] : tensor<4x1xf32> {
+// CHECK-NEXT:    %0 = loop.load %x
+// CHECK-NEXT:    %1 = math.exp %0 : f32
+// CHECK-NEXT:    %2 = loop.reduce sum %1 : f32 -> f32
+// CHECK-NOT:   loop.nest
+
+// -----
+func.func @refuse_recompute_reduction(%x: tensor<4x8xf32>, %w: tensor<1x8xf32>) -> tensor<4x8xf32> {
+  %s = tn.sum %x dims = [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %u = tn.mm %s, %w : tensor<4x1xf32>, tensor<1x8xf32> -> tensor<4x8xf32>
+  %d = tn.div %x, %s : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %r = tn.add %d, %u : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %r : tensor<4x8xf32>
+}
+// The sum feeds a matmul that the consumer also reads: keeping the sum as an output of the fused nest would
+// make a cycle, and recomputing a reduction is refused. The refusal is recorded on the consumer.
+// CHECK-LABEL: func.func @refuse_recompute_reduction
+// CHECK:       %d, %s = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "reduction"]
+// CHECK:       %u = tn.mm %s, %w
+// CHECK:       %r = loop.nest {{.*}} attributes {irc.unfused = ["producer loop.nest@0: would recompute a reduction 1 more time(s)", "producer tn.mm@1: producer is an extern (tn.mm)"]}
+
+// -----
+func.func @refuse_sibling_reductions(%x: tensor<4x8xf32>) -> (tensor<1x8xf32>, tensor<4x1xf32>) {
+  %a = tn.sum %x dims = [0] : tensor<4x8xf32> -> tensor<1x8xf32>
+  %b = tn.sum %x dims = [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  func.return %a, %b : tensor<1x8xf32>, tensor<4x1xf32>
+}
+// Siblings reducing different dims cannot share one nest.
+// CHECK-LABEL: func.func @refuse_sibling_reductions
+// CHECK:       %a = loop.nest space = affine_map<() -> (4, 8)> iterators = ["reduction", "parallel"]
+// CHECK:       %b = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "reduction"] attributes {irc.unfused = ["sibling loop.nest@0: different reduction dims"]}

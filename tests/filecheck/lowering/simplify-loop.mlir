@@ -1,0 +1,87 @@
+// RUN: irc-opt --split-input-file %s -p simplify-loop | filecheck %s
+// Loop-stage cleanups: views for externs, dead outputs, folded constants and sizes.
+
+func.func @copy_to_view(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  %wt = loop.nest space = affine_map<() -> (8, 16)> iterators = ["parallel", "parallel"] : tensor<8x16xf32> {
+    %0 = loop.load %w[affine_map<(d0, d1) -> (d1, d0)>] : tensor<16x8xf32> -> f32
+    loop.yield %0 : f32
+  }
+  %r = tn.mm %x, %wt : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  func.return %r : tensor<4x16xf32>
+}
+// A copy read only by an extern, through a linear map, is a strided view: no kernel.
+// CHECK-LABEL: func.func @copy_to_view
+// CHECK-NEXT:  %wt = loop.view %w[affine_map<(d0, d1) -> (d1, d0)>] : tensor<16x8xf32> -> tensor<8x16xf32>
+// CHECK-NEXT:  %r = tn.mm %x, %wt
+// CHECK-NOT:   loop.nest
+
+// -----
+func.func @copy_to_reshape(%a: tensor<2x4x8xf32>, %w: tensor<8x3xf32>) -> tensor<8x3xf32> {
+  %e = loop.nest space = affine_map<() -> (2, 4, 8)> iterators = ["parallel", "parallel", "parallel"] : tensor<2x4x8xf32> {
+    %0 = loop.load %a[affine_map<(d0, d1, d2) -> (d0, d1, d2)>] : tensor<2x4x8xf32> -> f32
+    %1 = math.exp %0 : f32
+    loop.yield %1 : f32
+  }
+  %f = loop.nest space = affine_map<() -> (8, 8)> iterators = ["parallel", "parallel"] : tensor<8x8xf32> {
+    %2 = loop.load %e[affine_map<(d0, d1) -> (d0 floordiv 4, d0 mod 4, d1)>] : tensor<2x4x8xf32> -> f32
+    loop.yield %2 : f32
+  }
+  %r = tn.mm %f, %w : tensor<8x8xf32>, tensor<8x3xf32> -> tensor<8x3xf32>
+  func.return %r : tensor<8x3xf32>
+}
+// A row-major reshape copy read only by an extern stays a reshape (it aliases a contiguous buffer at the mem stage).
+// CHECK-LABEL: func.func @copy_to_reshape
+// CHECK:       %f = tn.reshape %e : tensor<2x4x8xf32> -> tensor<8x8xf32>
+// CHECK-NEXT:  %r = tn.mm %f, %w
+
+// -----
+func.func @dead_output_and_constants(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a, %b = loop.nest space = affine_map<() -> (4)> iterators = ["parallel"] : tensor<4xf32>, tensor<4xf32> {
+    %0 = loop.load %x[affine_map<(d0) -> (d0)>] : tensor<4xf32> -> f32
+    %1 = loop.load %x[affine_map<(d0) -> (d0)>] : tensor<4xf32> -> f32
+    %c8 = arith.constant 8.0 : f32
+    %c1 = arith.constant 1.0 : f32
+    %c0 = arith.constant 0.0 : f32
+    %2 = arith.subf %c8, %c1 : f32
+    %3 = arith.maximumf %2, %c0 : f32
+    %4 = arith.divf %1, %3 : f32
+    %5 = math.exp %0 : f32
+    loop.yield %5, %4 : f32, f32
+  }
+  func.return %b : tensor<4xf32>
+}
+// Outputs nobody reads go, loads are CSE'd, constants fold.
+// CHECK-LABEL: func.func @dead_output_and_constants
+// CHECK-NEXT:  %b = loop.nest space = affine_map<() -> (4)> iterators = ["parallel"] : tensor<4xf32> {
+// CHECK-NEXT:    %0 = loop.load %x[affine_map<(d0) -> (d0)>] : tensor<4xf32> -> f32
+// CHECK-NEXT:    %1 = arith.constant 7.000000e+00 : f32
+// CHECK-NEXT:    %2 = arith.divf %0, %1 : f32
+// CHECK-NEXT:    loop.yield %2 : f32
+
+// -----
+func.func @dim_of_result(%x: tensor<?x8xf32>, %n: index) -> index {
+  %y = loop.nest space = affine_map<()[s0] -> (s0, 8)> symbols(%n) iterators = ["parallel", "parallel"] : tensor<?x8xf32> {
+    %0 = loop.load %x[affine_map<(d0, d1)[s0] -> (d0, d1)>] : tensor<?x8xf32> -> f32
+    loop.yield %0 : f32
+  }
+  %d = tn.dim %y dim = 0 : tensor<?x8xf32>
+  func.return %d : index
+}
+// The size of a nest's result is the symbol of its extent (and the nest, now unused, goes).
+// CHECK-LABEL: func.func @dim_of_result
+// CHECK-NEXT:  func.return %n : index
+
+// -----
+func.func @load_through_view(%w: tensor<16x8xf32>) -> tensor<8x16xf32> {
+  %v = loop.view %w[affine_map<(d0, d1) -> (d1, d0)>] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %r = loop.nest space = affine_map<() -> (8, 16)> iterators = ["parallel", "parallel"] : tensor<8x16xf32> {
+    %0 = loop.load %v[affine_map<(d0, d1) -> (d0, d1)>] : tensor<8x16xf32> -> f32
+    %1 = math.exp %0 : f32
+    loop.yield %1 : f32
+  }
+  func.return %r : tensor<8x16xf32>
+}
+// A nest reads through a view by composing the maps.
+// CHECK-LABEL: func.func @load_through_view
+// CHECK-NEXT:  %r = loop.nest
+// CHECK-NEXT:    loop.load %w[affine_map<(d0, d1) -> (d1, d0)>] : tensor<16x8xf32> -> f32

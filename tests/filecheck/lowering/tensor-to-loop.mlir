@@ -1,0 +1,162 @@
+// RUN: irc-opt --split-input-file %s -p tensor-to-loop | filecheck %s
+// Each tn op becomes one loop.nest; externs (matmul, convolution, ops with no scalar form) stay tn ops.
+
+func.func @add_broadcast(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %r = tn.add %a, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  func.return %r : tensor<4x8xf32>
+}
+// CHECK-LABEL: func.func @add_broadcast
+// CHECK:       %r = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "parallel"] : tensor<4x8xf32> {
+// CHECK-NEXT:    %0 = loop.load %a[affine_map<(d0, d1) -> (d0, d1)>] : tensor<4x8xf32> -> f32
+// CHECK-NEXT:    %1 = loop.load %b[affine_map<(d0, d1) -> (d1)>] : tensor<8xf32> -> f32
+// CHECK-NEXT:    %2 = arith.addf %0, %1 : f32
+// CHECK-NEXT:    loop.yield %2 : f32
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.return %r : tensor<4x8xf32>
+
+// -----
+func.func @mean(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  %r = tn.mean %x dims = [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  func.return %r : tensor<4x1xf32>
+}
+// CHECK-LABEL: func.func @mean
+// CHECK:       %r = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "reduction"] : tensor<4x1xf32> {
+// CHECK-NEXT:    %0 = loop.load %x[affine_map<(d0, d1) -> (d0, d1)>] : tensor<4x8xf32> -> f32
+// CHECK-NEXT:    %1 = loop.reduce sum %0 : f32 -> f32
+// CHECK-NEXT:    %2 = arith.constant 8.000000e+00 : f32
+// CHECK-NEXT:    %3 = arith.divf %1, %2 : f32
+// CHECK-NEXT:    loop.yield %3 : f32
+
+// -----
+func.func @var(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  %r = tn.var %x dims = [1] correction = 1.0 : tensor<4x8xf32> -> tensor<4x1xf32>
+  func.return %r : tensor<4x1xf32>
+}
+// Two passes over each row in one nest: the mean, then the sum of squared deviations.
+// CHECK-LABEL: func.func @var
+// CHECK:       loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "reduction"] : tensor<4x1xf32>
+// CHECK:         %[[X:.*]] = loop.load %x
+// CHECK:         %[[S:.*]] = loop.reduce sum %[[X]] : f32 -> f32
+// CHECK:         %[[MEAN:.*]] = arith.divf %[[S]], %{{.*}} : f32
+// CHECK:         %[[D:.*]] = arith.subf %[[X]], %[[MEAN]] : f32
+// CHECK:         %[[SQ:.*]] = arith.mulf %[[D]], %[[D]] : f32
+// CHECK:         %[[SS:.*]] = loop.reduce sum %[[SQ]] : f32 -> f32
+// CHECK:         %[[V:.*]] = arith.divf %[[SS]], %{{.*}} : f32
+// CHECK-NEXT:    loop.yield %[[V]] : f32
+
+// -----
+func.func @argmax(%x: tensor<4x8xf32>) -> tensor<4x1xi64> {
+  %r = tn.argmax %x dims = [1] : tensor<4x8xf32> -> tensor<4x1xi64>
+  func.return %r : tensor<4x1xi64>
+}
+// CHECK-LABEL: func.func @argmax
+// CHECK:         %1 = loop.reduce argmax %0 : f32 -> i64
+// CHECK-NEXT:    loop.yield %1 : i64
+
+// -----
+func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = tn.softmax %x dim = 1 : tensor<4x8xf32>
+  func.return %r : tensor<4x8xf32>
+}
+// tn.softmax is one nest: max, exp-sum and divide over the rows it reduces.
+// CHECK-LABEL: func.func @softmax
+// CHECK:       %r = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "reduction"] : tensor<4x8xf32> {
+// CHECK-NEXT:    %0 = loop.load %x[affine_map<(d0, d1) -> (d0, d1)>] : tensor<4x8xf32> -> f32
+// CHECK-NEXT:    %1 = loop.reduce max %0 : f32 -> f32
+// CHECK-NEXT:    %2 = arith.subf %0, %1 : f32
+// CHECK-NEXT:    %3 = math.exp %2 : f32
+// CHECK-NEXT:    %4 = loop.reduce sum %3 : f32 -> f32
+// CHECK-NEXT:    %5 = arith.divf %3, %4 : f32
+// CHECK-NEXT:    loop.yield %5 : f32
+// CHECK-NOT:   loop.nest
+
+// -----
+func.func @layer_norm(%x: tensor<4x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>) {
+  %r, %m, %s = tn.layer_norm %x weight %w bias %b axis = 1 eps = 1.0e-05 : tensor<4x8xf32> weight tensor<8xf32> bias tensor<8xf32> -> tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>
+  func.return %r, %m, %s : tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>
+}
+// One nest with three outputs: the normalised rows, and mean and rstd (reduced: size 1 along the reduction dim).
+// CHECK-LABEL: func.func @layer_norm
+// CHECK:       %r, %m, %s = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "reduction"] : tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32> {
+// CHECK:         math.rsqrt
+// CHECK:         loop.load %w[affine_map<(d0, d1) -> (d1)>] : tensor<8xf32> -> f32
+// CHECK:         loop.load %b[affine_map<(d0, d1) -> (d1)>] : tensor<8xf32> -> f32
+// CHECK:         loop.yield %15, %3, %10 : f32, f32, f32
+
+// -----
+func.func @reshape(%x: tensor<4x8xf32>) -> tensor<2x16xf32> {
+  %r = tn.reshape %x : tensor<4x8xf32> -> tensor<2x16xf32>
+  func.return %r : tensor<2x16xf32>
+}
+// A reshape is an index map (floordiv/mod within the group of dims it splits); no copy survives fusion.
+// CHECK-LABEL: func.func @reshape
+// CHECK:       loop.load %x[affine_map<(d0, d1) -> ((((d0 * 16) + d1) floordiv 8), (((d0 * 16) + d1) mod 8))>] : tensor<4x8xf32> -> f32
+
+// -----
+func.func @permute(%x: tensor<4x8x3xf32>) -> tensor<3x4x8xf32> {
+  %r = tn.permute %x perm = [2, 0, 1] : tensor<4x8x3xf32> -> tensor<3x4x8xf32>
+  func.return %r : tensor<3x4x8xf32>
+}
+// CHECK-LABEL: func.func @permute
+// CHECK:       loop.nest space = affine_map<() -> (3, 4, 8)>
+// CHECK-NEXT:    loop.load %x[affine_map<(d0, d1, d2) -> (d1, d2, d0)>] : tensor<4x8x3xf32> -> f32
+
+// -----
+func.func @cat(%a: tensor<2x8xf32>, %b: tensor<3x8xf32>) -> tensor<5x8xf32> {
+  %r = tn.cat %a, %b dim = 0 : tensor<2x8xf32>, tensor<3x8xf32> -> tensor<5x8xf32>
+  func.return %r : tensor<5x8xf32>
+}
+// cat selects between loads under an index condition (the discarded load may be out of range: never a fault).
+// CHECK-LABEL: func.func @cat
+// CHECK:         %0 = loop.load %b[affine_map<(d0, d1) -> ((d0 + -2), d1)>] : tensor<3x8xf32> -> f32
+// CHECK-NEXT:    %1 = loop.load %a[affine_map<(d0, d1) -> (d0, d1)>] : tensor<2x8xf32> -> f32
+// CHECK-NEXT:    %2 = loop.index affine_map<(d0, d1) -> (d0)>
+// CHECK-NEXT:    %3 = arith.constant 2 : index
+// CHECK-NEXT:    %4 = arith.cmpi slt, %2, %3 : index
+// CHECK-NEXT:    %5 = arith.select %4, %1, %0 : f32
+
+// -----
+func.func @embedding(%w: tensor<100x16xf32>, %i: tensor<2x5xi64>) -> tensor<2x5x16xf32> {
+  %r = tn.embedding %w[%i] : tensor<100x16xf32>, tensor<2x5xi64> -> tensor<2x5x16xf32>
+  func.return %r : tensor<2x5x16xf32>
+}
+// A gather loads through a data-dependent index: the map's extra dim d3 is the index operand.
+// CHECK-LABEL: func.func @embedding
+// CHECK:         %0 = loop.load %i[affine_map<(d0, d1, d2) -> (d0, d1)>] : tensor<2x5xi64> -> i64
+// CHECK-NEXT:    %1 = arith.index_cast %0 : i64 to index
+// CHECK-NEXT:    %2 = loop.load %w[affine_map<(d0, d1, d2, d3) -> (d3, d2)>] (%1) : tensor<100x16xf32> -> f32
+
+// -----
+func.func @dynamic(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %r = tn.exp %x : tensor<?x8xf32>
+  func.return %r : tensor<?x8xf32>
+}
+// A `?` extent is a symbol bound to an index value (here the input's size).
+// CHECK-LABEL: func.func @dynamic
+// CHECK:       %dim = tn.dim %x dim = 0 : tensor<?x8xf32>
+// CHECK-NEXT:  %r = loop.nest space = affine_map<()[s0] -> (s0, 8)> symbols(%dim) iterators = ["parallel", "parallel"] : tensor<?x8xf32> {
+// CHECK-NEXT:    loop.load %x[affine_map<(d0, d1)[s0] -> (d0, d1)>] : tensor<?x8xf32> -> f32
+
+// -----
+func.func @half(%x: tensor<4xf16>) -> tensor<4xf16> {
+  %r = tn.tanh %x : tensor<4xf16>
+  func.return %r : tensor<4xf16>
+}
+// f16 computes in f32: loads widen, the yield narrows.
+// CHECK-LABEL: func.func @half
+// CHECK:         %1 = arith.extf %0 : f16 to f32
+// CHECK-NEXT:    %2 = math.tanh %1 : f32
+// CHECK-NEXT:    %3 = arith.truncf %2 : f32 to f16
+// CHECK-NEXT:    loop.yield %3 : f16
+
+// -----
+func.func @externs(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) -> (tensor<4x2xf32>, tensor<4x8xf32>) {
+  %r = tn.mm %a, %b : tensor<4x8xf32>, tensor<8x2xf32> -> tensor<4x2xf32>
+  %g = tn.lgamma %a : tensor<4x8xf32>
+  func.return %r, %g : tensor<4x2xf32>, tensor<4x8xf32>
+}
+// Matmul stays a call of torch's kernel; an op with no arith/math form stays a tn op too.
+// CHECK-LABEL: func.func @externs
+// CHECK-NEXT:  %r = tn.mm %a, %b
+// CHECK-NEXT:  %g = tn.lgamma %a
+// CHECK-NOT:   loop.nest
