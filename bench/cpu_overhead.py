@@ -56,6 +56,14 @@ def median_us(fn, reps: int) -> float:
     return statistics.median(ts) / 1e3
 
 
+def _python_pool(fn, p):
+    parallel.USE_NATIVE = False
+    try:
+        parallel.parallel_for(fn, 0, 1 << 20, p, min_work=0)
+    finally:
+        parallel.USE_NATIVE = True
+
+
 def main():
     lib, null, axpy = _kernels()
     threads = parallel.num_threads()
@@ -64,10 +72,11 @@ def main():
     rows = [
         ("ctypes call, no runtime", lambda: null(0, 1024, p)),
         ("parallel_for, single-thread path", lambda: parallel.parallel_for(null, 0, 1024, p)),
-        ("parallel_for, parallel path", lambda: parallel.parallel_for(null, 0, 1 << 20, p, min_work=0)),
+        ("parallel_for, parallel path (native)", lambda: parallel.parallel_for(null, 0, 1 << 20, p, min_work=0)),
+        ("parallel_for, parallel path (Python)", lambda: _python_pool(null, p)),
     ]
     for name, fn in rows:
-        print(f"  {name:36s} {median_us(fn, 20000):7.2f} us")
+        print(f"  {name:40s} {median_us(fn, 20000):7.2f} us")
     for n in (1 << 12, 1 << 15, 1 << 18, 1 << 22):
         x, y = torch.randn(n), torch.randn(n)
         px, py = ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(y.data_ptr())

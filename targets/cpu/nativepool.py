@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import platform
+import struct
 import sys
 import threading
 
@@ -28,6 +29,7 @@ MAIN_SPINS = 400  # the launching thread spins less: on a loaded machine its cor
 GEN, SLEEPERS, DONE, STOP, WAITER = 0, 16, 32, 48, 56  # i32 slots; the busy ones a cache line apart
 _SYS_FUTEX, _WAIT, _WAKE = 202, 128, 129  # FUTEX_*_PRIVATE
 _TASK = ("tramp", "fn", "argv", "start", "end", "parts", "align")
+_CINTS = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32, ctypes.c_uint64, ctypes.c_size_t)
 
 
 def supported() -> bool:
@@ -120,18 +122,16 @@ def _module() -> ir.Module:
     b.position_at_end(stop)
     b.ret_void()
 
-    # launch(ctl, task, tramp, fn, argv, start, end, parts, align): run [start, end) on `parts` chunks
-    la = ir.Function(m, ir.FunctionType(ir.VoidType(), [p32, p64] + [I64] * 7), "launch")
-    ctl, task, *vals = la.args
+    # launch(ctl, task): run the task Python wrote into `task` (fields _TASK, then the arguments)
+    la = ir.Function(m, ir.FunctionType(ir.VoidType(), [p32, p64]), "launch")
+    ctl, task = la.args
     b = ir.IRBuilder(la.append_basic_block("entry"))
-    for name, v in zip(_TASK, vals):
-        b.store(v, field(b, task, name))
     b.store_atomic(c32(0), slot(b, ctl, DONE), "seq_cst", 4)
     b.atomic_rmw("add", slot(b, ctl, GEN), c32(1), "seq_cst")
     with b.if_then(b.icmp_unsigned("!=", b.load_atomic(slot(b, ctl, SLEEPERS), "seq_cst", 4), c32(0))):
         b.call(syscall, [c64(_SYS_FUTEX), slot(b, ctl, GEN), c64(_WAKE), c64(2**31 - 1)])
     run_chunk(b, task, c64(0))
-    want = b.trunc(b.sub(vals[_TASK.index("parts")], c64(1)), I32)
+    want = b.trunc(b.sub(b.load(field(b, task, "parts")), c64(1)), I32)
     loop, body, done = (la.append_basic_block(x) for x in ("loop", "body", "done"))
     pre = b.block
     b.branch(loop)
@@ -167,9 +167,12 @@ class NativePool:
         self.size = size
         self._lib = lib
         self._ctl = (ctypes.c_int32 * 64)()
-        self._task = (ctypes.c_int64 * len(_TASK))()
+        self._task = (ctypes.c_int64 * (8 + MAX_ARGS))()  # _TASK fields, a pad word, then the arguments
+        self._task_mv = memoryview(self._task).cast("B")
+        self._argv = ctypes.addressof(self._task) + 64
         self._tramps = [lib.address(f"tramp_{n}") for n in range(MAX_ARGS + 1)]
-        self._launch = lib.function("launch", None, ctypes.c_void_p, ctypes.c_void_p, *[ctypes.c_int64] * 7)
+        self._fmts = [struct.Struct(f"<7q8x{n}q") for n in range(MAX_ARGS + 1)]
+        self._launch = lib.function("launch", None, ctypes.c_void_p, ctypes.c_void_p)
         worker = lib.function("worker", None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32)
         self._busy = threading.Lock()
         ctl, task = ctypes.addressof(self._ctl), ctypes.addressof(self._task)
@@ -189,15 +192,19 @@ class NativePool:
 
     def run_range(self, fn, start: int, end: int, parts: int, align: int, args: tuple) -> bool:
         """Run fn over [start, end) in `parts` chunks; False (nothing run) when busy or not expressible."""
-        if len(args) > MAX_ARGS or parts > self.size or not self._busy.acquire(blocking=False):
+        n = len(args)
+        if n > MAX_ARGS or parts > self.size or not self._busy.acquire(blocking=False):
             return False
         try:
-            vals = [a.value if isinstance(a, (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32)) else a for a in args]
-            if not all(isinstance(v, int) or v is None for v in vals):
-                return False  # floats and objects: the Python pool (and ctypes) handle them
-            argv = (ctypes.c_int64 * max(1, len(vals)))(*[v or 0 for v in vals])
-            self._launch(*self._ptrs, self._tramps[len(vals)], self._addr(fn), ctypes.addressof(argv),
-                         start, end, parts, align)  # fmt: skip
+            head = (self._tramps[n], self._addr(fn), self._argv, start, end, parts, align)
+            try:  # the common case: plain ints (addresses); one pack writes the whole task
+                self._fmts[n].pack_into(self._task_mv, 0, *head, *args)
+            except struct.error:
+                vals = [a.value if isinstance(a, _CINTS) else a for a in args]
+                if not all(isinstance(v, int) or v is None for v in vals):
+                    return False  # floats and objects: the Python pool (and ctypes) handle them
+                self._fmts[n].pack_into(self._task_mv, 0, *head, *[v or 0 for v in vals])
+            self._launch(*self._ptrs)
             return True
         finally:
             self._busy.release()
@@ -210,4 +217,5 @@ class NativePool:
 
     def _launch_noop(self) -> None:
         # bump GEN (and wake sleepers) with a zero-length task so workers see STOP promptly
-        self._launch(*self._ptrs, self._tramps[0], self._lib.address("noop"), 0, 0, 0, 1, 1)
+        self._fmts[0].pack_into(self._task_mv, 0, self._tramps[0], self._lib.address("noop"), self._argv, 0, 0, 1, 1)
+        self._launch(*self._ptrs)

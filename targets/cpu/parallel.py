@@ -3,9 +3,12 @@
     parallel_for(fn, 0, n, out_ptr, in_ptr)                # fn: a ctypes function from jit.py
     parallel_for(fn, 0, rows, *ptrs, work_per_item=cols)   # an outer loop over rows of `cols` items
 
-ctypes releases the GIL for the whole foreign call, so the chunks really run at once. The pool is
+ctypes releases the GIL for the whole foreign call, so the chunks really run at once. Pools are
 persistent (starting threads costs ~50 us each) with torch.get_num_threads() workers, the calling
 thread being one of them: it runs the first chunk itself while the others run theirs, then waits.
+On Linux x86-64 the dispatch itself is native (nativepool.py: spin, then futex; one ctypes call per
+launch); elsewhere, for float arguments, or with IRC_NATIVE_POOL=0, a Python pool of semaphores
+does the same at the price of two GIL hand-offs per launch.
 Work below `min_work` items (default 32768 elements: about the point where ~10 us of wake-up
 latency stops paying for itself on this class of machine) stays on the calling thread as a single
 plain call. Chunks are contiguous and their bounds multiples of `align` items, so the vector body
@@ -21,13 +24,15 @@ import os
 import threading
 from dataclasses import dataclass
 
+import torch
+
+from . import nativepool
+
 MIN_WORK = int(os.environ.get("IRC_PARALLEL_MIN_WORK", 32768))
 
 
 def num_threads() -> int:
     """The parallelism the runtime uses: torch's intra-op thread count (torch.set_num_threads)."""
-    import torch
-
     return max(1, torch.get_num_threads())
 
 
@@ -159,8 +164,6 @@ os.register_at_fork(after_in_child=_forget_pools)
 
 def native_pool(size: int | None = None):
     """The native-dispatch pool (nativepool.py) of `size` threads, or None where unsupported/disabled."""
-    from . import nativepool
-
     if not USE_NATIVE or not nativepool.supported():
         return None
     size = size or num_threads()
