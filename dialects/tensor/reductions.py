@@ -187,3 +187,46 @@ class CumprodOp(Scan):
     """Running product.   %r = tn.cumprod %x dim = 1 : tensor<4x8xf32>"""
 
     name = "tn.cumprod"
+
+
+@irdl_op_definition
+class LogcumsumexpOp(Scan):
+    """Running log(sum(exp(x))).   %r = tn.logcumsumexp %x dim = 1 : tensor<4x8xf32>"""
+
+    name = "tn.logcumsumexp"
+
+
+class IndexedScan(IRDLOperation):
+    """Running extreme along one dim, with the index (i64) where it was reached; NaN counts as extreme."""
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    dim = prop_def(IntegerAttr[i64])
+    values = result_def(T)
+    indices = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input `dim` `=` $dim attr-dict `:` type($input) `->` type($indices)"
+
+    def __init__(self, input: SSAValue, dim: int):
+        indices = TensorType(i64, shape(input))
+        super().__init__(operands=[input], result_types=[input.type, indices], properties={"dim": IntegerAttr(dim, i64)})
+
+    def verify_(self):
+        check_dims(self.name, [self.dim.value.data], len(shape(self.input)))
+        if element(self.indices) != i64:
+            raise VerifyException(f"{self.name}: indices must have i64 elements")
+        check_shape(self.name, "indices", shape(self.indices), shape(self.input))
+
+
+@irdl_op_definition
+class CummaxOp(IndexedScan):
+    """Running maximum and its index.   %v, %i = tn.cummax %x dim = 1 : tensor<4x8xf32> -> tensor<4x8xi64>"""
+
+    name = "tn.cummax"
+
+
+@irdl_op_definition
+class CumminOp(IndexedScan):
+    """Running minimum and its index.   %v, %i = tn.cummin %x dim = 0 : tensor<4x8xf32> -> tensor<4x8xi64>"""
+
+    name = "tn.cummin"

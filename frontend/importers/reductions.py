@@ -125,3 +125,20 @@ def import_scan(b, node, x, dim, *, dtype=None):
     if rank(x) == 0:
         return x
     return b.add(op_cls(x, dim % rank(x)))
+
+
+@imports(aten.logcumsumexp.default)
+def import_logcumsumexp(b, node, x, dim):
+    x = b.convert(x, node.meta["val"].dtype)
+    if b.dtype(x).is_complex:
+        raise Unsupported("logcumsumexp of a complex tensor")
+    return x if rank(x) == 0 else b.add(tn.LogcumsumexpOp(x, dim % rank(x)))
+
+
+@imports(aten.cummax.default, aten.cummin.default)
+def import_cummax(b, node, x, dim):
+    if rank(x) == 0:
+        return x, b.constant(0, torch.int64)
+    op_cls = tn.CummaxOp if node.target._opname == "cummax" else tn.CumminOp
+    op = b.insert(op_cls(x, dim % rank(x)))
+    return op.values, op.indices

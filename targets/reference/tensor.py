@@ -110,7 +110,10 @@ SEMANTICS = {
     tn.AllOp: lambda op, x: torch.all(x, dim=_ints(op.dims), keepdim=True) if _ints(op.dims) else x.bool(),
     tn.ArgmaxOp: _argreduce(torch.argmax), tn.ArgminOp: _argreduce(torch.argmin),
     tn.VarOp: _var,
-    tn.CumsumOp: lambda op, x: torch.cumsum(x, _int(op.dim)), tn.CumprodOp: lambda op, x: torch.cumprod(x, _int(op.dim)),
+    tn.CumsumOp: lambda op, x: torch.cumsum(x, _int(op.dim)),
+    tn.LogcumsumexpOp: lambda op, x: torch.logcumsumexp(x, _int(op.dim)),
+    tn.CummaxOp: lambda op, x: tuple(torch.cummax(x, _int(op.dim))),
+    tn.CumminOp: lambda op, x: tuple(torch.cummin(x, _int(op.dim))), tn.CumprodOp: lambda op, x: torch.cumprod(x, _int(op.dim)),
     # shapes
     tn.ReshapeOp: lambda op, x, *s: x.reshape(_result_shape(op, s)),
     tn.ExpandOp: lambda op, x, *s: x.expand(_result_shape(op, s)),

@@ -235,3 +235,22 @@ def test_fmax_fmin_ignore_nan():
     check(lambda x, y: (torch.fmax(x, y), torch.fmin(x, y)), a, b)
     check(lambda x, y: torch.fmax(x, y), strided(3, 4), torch.randn(4))
     check(lambda x, y: torch.fmin(x, y), torch.randint(0, 5, (6,)), torch.randint(0, 5, (1,)))
+
+
+# ---- scans --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cummax_cummin_logcumsumexp(dim):
+    x = strided(5, 7)
+    x[1, 2] = float("nan")
+    x[3, :] = 1.0  # ties: the index of the last equal element
+    check(lambda t: (torch.cummax(t, dim), torch.cummin(t, dim)), x)
+    check(lambda t: torch.logcumsumexp(t, dim), strided(4, 6) * 30)
+
+
+def test_scans_on_ints_0d_and_dynamic():
+    check(lambda t: torch.cummax(t, 0), torch.randint(-5, 5, (13,), dtype=torch.int32))
+    check(lambda t: (torch.cummin(t, 0), torch.logcumsumexp(t, 0)), torch.tensor(1.5))
+    for n in (1, 9):
+        check(lambda t: torch.cummax(t, -1).values + torch.logcumsumexp(t, -1), torch.randn(2, n), dynamic=True)
