@@ -98,6 +98,14 @@ def bench_externs(shapes=((32, 1024, 1024), (1024, 1024, 1024)), epilogues=(None
                 gf = {p: 2 * m * k * n / t / 1e9 for p, t in times.items()}
                 cells = "  ".join(f"{p} {g:6.1f}" for p, g in gf.items())
                 print(f"  threads={threads} {m}x{k}x{n} +bias{'+' + ep if ep else ''}: GFLOP/s {cells}")
+        x = torch.randn(8, 64, 56, 56)
+        for layout in ("nchw", "channels_last"):
+            xi = x.contiguous(memory_format=torch.channels_last) if layout == "channels_last" else x
+            conv = externs.ConvKernel(torch.randn(64, 64, 3, 3), torch.randn(64), 1, 1, epilogue="relu")
+            times = externs.measure({p: (lambda p=p: conv.run(xi, p)) for p in conv.paths()}, reps=9, budget_s=3)
+            flops = 2 * 8 * 64 * 56 * 56 * 64 * 9
+            cells = "  ".join(f"{p} {flops / t / 1e9:6.1f}" for p, t in times.items())
+            print(f"  threads={threads} conv3x3 8x64x56x56 {layout}+bias+relu: GFLOP/s {cells}")
     torch.set_num_threads(parallel.num_threads())
 
 

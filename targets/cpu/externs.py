@@ -114,6 +114,7 @@ class LinearKernel:
         self.weight, self.bias, self.epilogue, self.constant = weight, bias, epilogue, constant
         self.fixed_path = path
         self._packed: torch.Tensor | None = None
+        self._chosen: dict[tuple, str] = {}  # (M, dtype) -> path: no hashing on the hot path
 
     def paths(self) -> tuple[str, ...]:
         if not onednn_available(self.weight.dtype) or _needs_grad(self.weight):
@@ -142,8 +143,11 @@ class LinearKernel:
         if len(paths) == 1:
             return paths[0]
         m = x.numel() // x.shape[-1]
-        problem = (m, *self.weight.shape[::-1], str(x.dtype), self.bias is not None, self.epilogue, self.constant)
-        return _choose("linear", problem, lambda: {p: (lambda p=p: self.run(x, p)) for p in paths})
+        if (path := self._chosen.get((m, x.dtype))) is None:
+            problem = (m, *self.weight.shape[::-1], str(x.dtype), self.bias is not None, self.epilogue, self.constant)
+            path = _choose("linear", problem, lambda: {p: (lambda p=p: self.run(x, p)) for p in paths})
+            self._chosen[(m, x.dtype)] = path
+        return path
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         return self.run(x, self.choose(x))
@@ -194,6 +198,7 @@ class ConvKernel:
         self.constant, self.fixed_path = constant, path
         self._packed: dict[tuple, torch.Tensor] = {}
         self._w_cl: torch.Tensor | None = None
+        self._chosen: dict[tuple, str] = {}
 
     def paths(self) -> tuple[str, ...]:
         p = ("aten", "aten_cl")
@@ -224,9 +229,12 @@ class ConvKernel:
         if self.fixed_path:
             return self.fixed_path
         layout = "cl" if x.is_contiguous(memory_format=torch.channels_last) and x.shape[1] > 1 else "nchw"
-        problem = (tuple(x.shape), layout, tuple(self.weight.shape), str(x.dtype), self.bias is not None,
-                   tuple(self.stride), tuple(self.padding), tuple(self.dilation), self.groups, self.epilogue)
-        return _choose("conv2d", problem, lambda: {p: (lambda p=p: self.run(x, p)) for p in self.paths()})
+        if (path := self._chosen.get((tuple(x.shape), layout, x.dtype))) is None:
+            problem = (tuple(x.shape), layout, tuple(self.weight.shape), str(x.dtype), self.bias is not None,
+                       tuple(self.stride), tuple(self.padding), tuple(self.dilation), self.groups, self.epilogue)
+            path = _choose("conv2d", problem, lambda: {p: (lambda p=p: self.run(x, p)) for p in self.paths()})
+            self._chosen[(tuple(x.shape), layout, x.dtype)] = path
+        return path
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         return self.run(x, self.choose(x))

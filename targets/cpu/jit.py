@@ -74,6 +74,7 @@ def host() -> HostInfo:
     return HostInfo(llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten())
 
 
+@functools.cache
 def versions() -> str:
     try:
         from importlib.metadata import version
