@@ -79,7 +79,8 @@ def measure(candidates: dict[str, Callable[[], object]], *, reps: int = 7, budge
 
 def _choose(kind: str, problem: tuple, candidates: Callable[[], dict[str, Callable]]) -> str:
     """The recorded (memory, then disk) or freshly measured best path for `problem`."""
-    if forced := os.environ.get("IRC_EXTERN_PATH"):
+    forced = os.environ.get("IRC_EXTERN_PATH")
+    if forced and forced in candidates():
         return forced
     from .jit import host, versions
 
