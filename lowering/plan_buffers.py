@@ -152,10 +152,16 @@ def _viewed(v: SSAValue) -> bool:
 
 
 def plan_module(module: ModuleOp) -> Plan:
+    """Plan every function that allocates intermediates (the graph's; kernels allocate nothing)."""
     total = Plan()
     for f in list(module.body.block.ops):
-        if isinstance(f, func.FuncOp) and f.sym_name.data == "main":
-            total = plan_function(f)
+        if isinstance(f, func.FuncOp) and f.body.blocks and any(INTERMEDIATE in op.attributes for op in f.body.block.ops):
+            p = plan_function(f)
+            total.arena_bytes += p.arena_bytes
+            total.intermediate_bytes += p.intermediate_bytes
+            total.buffers += p.buffers
+            total.in_place += p.in_place
+            total.dynamic += p.dynamic
     return total
 
 

@@ -1,0 +1,60 @@
+// RUN: irc-opt --split-input-file %s --stage loop -p bufferize | filecheck %s
+// Tensors become buffers: graph outputs are allocated once and written by the op computing them,
+// intermediates are placeholders (irc.intermediate) for plan-buffers, nests become kernels and launches.
+
+func.func @mlp_layer(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>, %w2: tensor<3x16xf32>) -> tensor<4x3xf32> {
+  %wt = tn.permute %w perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %mm = tn.mm %x, %wt : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %y = tn.add %mm, %b : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  %h = tn.relu %y : tensor<4x16xf32>
+  %w2t = tn.permute %w2 perm = [1, 0] : tensor<3x16xf32> -> tensor<16x3xf32>
+  %r = tn.mm %h, %w2t : tensor<4x16xf32>, tensor<16x3xf32> -> tensor<4x3xf32>
+  func.return %r : tensor<4x3xf32>
+}
+// Inputs are buffers of any strides; the transposed weight is a strided view; the matmul is an extern whose
+// region says what it computes; its epilogue is a launched kernel; only the graph output is a real allocation.
+// CHECK-LABEL: func.func @mlp_layer(%x: memref<4x8xf32, strided<[?, ?], offset: ?>>, %w: memref<16x8xf32, strided<[?, ?], offset: ?>>, %b: memref<16xf32, strided<[?], offset: ?>>, %w2: memref<3x16xf32, strided<[?, ?], offset: ?>>) -> memref<4x3xf32> {
+// CHECK-NEXT:  %[[WT:.*]] = mem.view %w[affine_map<(d0, d1) -> (d1, d0)>] : memref<16x8xf32, strided<[?, ?], offset: ?>> -> memref<8x16xf32, strided<[?, ?], offset: ?>>
+// CHECK-NEXT:  %[[MM:.*]] = mem.alloc {irc.intermediate} : memref<4x16xf32>
+// CHECK-NEXT:  mem.extern ins(%x, %[[WT]] : {{.*}}) outs(%[[MM]] : memref<4x16xf32>) {
+// CHECK-NEXT:  ^bb0(%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8x16xf32>):
+// CHECK-NEXT:    %mm = tn.mm %[[A]], %[[B]] : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:    mem.yield %mm : tensor<4x16xf32>
+// CHECK-NEXT:  }
+// CHECK-NEXT:  %[[H:.*]] = mem.alloc {irc.intermediate} : memref<4x16xf32>
+// CHECK-NEXT:  mem.launch @kernel0 ins(%[[MM]], %b : memref<4x16xf32>, memref<16xf32, strided<[?], offset: ?>>) outs(%[[H]] : memref<4x16xf32>)
+// CHECK:       %[[OUT:.*]] = mem.alloc : memref<4x3xf32>
+// CHECK-NEXT:  mem.extern ins(%[[H]], %{{.*}} : {{.*}}) outs(%[[OUT]] : memref<4x3xf32>)
+// CHECK:       func.return %[[OUT]] : memref<4x3xf32>
+// CHECK:       func.func @kernel0(%0: memref<4x16xf32>, %1: memref<16xf32, strided<[?], offset: ?>>, %2: memref<4x16xf32>) {
+// CHECK-NEXT:    loop.nest space = affine_map<() -> (4, 16)> iterators = ["parallel", "parallel"] outs(%2 : memref<4x16xf32>) {
+// CHECK-NEXT:      loop.load %0[affine_map<(d0, d1) -> (d0, d1)>] : memref<4x16xf32> -> f32
+// CHECK-NEXT:      loop.load %1[affine_map<(d0, d1) -> (d1)>] : memref<16xf32, strided<[?], offset: ?>> -> f32
+
+// -----
+func.func @outputs(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %e = tn.exp %x : tensor<4x8xf32>
+  func.return %e, %x, %e : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+// An output that is an input, or returned twice, gets its own copy.
+// CHECK-LABEL: func.func @outputs
+// CHECK-NEXT:  %[[E:.*]] = mem.alloc : memref<4x8xf32>
+// CHECK-NEXT:  mem.launch @kernel0 ins(%x : {{.*}}) outs(%[[E]] : memref<4x8xf32>)
+// CHECK-NEXT:  %[[X:.*]] = mem.alloc : memref<4x8xf32>
+// CHECK-NEXT:  mem.launch @kernel1 ins(%x : {{.*}}) outs(%[[X]] : memref<4x8xf32>)
+// CHECK-NEXT:  %[[E2:.*]] = mem.alloc : memref<4x8xf32>
+// CHECK-NEXT:  mem.launch @kernel2 ins(%[[E]] : memref<4x8xf32>) outs(%[[E2]] : memref<4x8xf32>)
+// CHECK-NEXT:  func.return %[[E]], %[[X]], %[[E2]]
+
+// -----
+func.func @dynamic(%x: tensor<?x8xf32>) -> tensor<?x1xf32> {
+  %s = tn.sum %x dims = [1] : tensor<?x8xf32> -> tensor<?x1xf32>
+  func.return %s : tensor<?x1xf32>
+}
+// A symbolic size is computed in the graph function and passed to the kernel as a symbol.
+// CHECK-LABEL: func.func @dynamic
+// CHECK-NEXT:  %[[N:.*]] = mem.dim %x dim = 0
+// CHECK-NEXT:  %[[O:.*]] = mem.alloc[%[[N]]] : memref<?x1xf32>
+// CHECK-NEXT:  mem.launch @kernel0 ins(%x : {{.*}}) outs(%[[O]] : memref<?x1xf32>) symbols(%[[N]])
+// CHECK:       func.func @kernel0(%0: memref<?x8xf32, strided<[?, ?], offset: ?>>, %1: memref<?x1xf32>, %2: index) {
+// CHECK-NEXT:    loop.nest space = affine_map<()[s0] -> (s0, 8)> symbols(%2) iterators = ["parallel", "reduction"] outs(%1 : memref<?x1xf32>) {

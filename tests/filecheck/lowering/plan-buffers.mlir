@@ -1,0 +1,41 @@
+// RUN: irc-opt --split-input-file %s --stage mem | filecheck %s
+// Intermediates get slots of one arena by liveness (reuse, in-place writes); @main states the plan.
+
+func.func @mlp(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>, %w2: tensor<3x16xf32>) -> tensor<4x3xf32> {
+  %wt = tn.permute %w perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %mm = tn.mm %x, %wt : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %y = tn.add %mm, %b : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  %h = tn.relu %y : tensor<4x16xf32>
+  %w2t = tn.permute %w2 perm = [1, 0] : tensor<3x16xf32> -> tensor<16x3xf32>
+  %r = tn.mm %h, %w2t : tensor<4x16xf32>, tensor<16x3xf32> -> tensor<4x3xf32>
+  func.return %r : tensor<4x3xf32>
+}
+// The bias + ReLU kernel reads the matmul's result only at the point it writes, and that result dies there:
+// it writes in place (same slot), so two 256-byte intermediates need one 256-byte arena.
+// CHECK-LABEL: func.func @mlp
+// CHECK-SAME:  attributes {irc.plan = "arena 256 bytes for 2 intermediates of 512 bytes, 1 in place"}
+// CHECK-NEXT:  %[[ARENA:.*]] = mem.arena : memref<256xi8>
+// CHECK:       %[[MM:.*]] = mem.slot %[[ARENA]] offset = 0 : memref<256xi8> -> memref<4x16xf32>
+// CHECK:       %[[H:.*]] = mem.slot %[[ARENA]] offset = 0 : memref<256xi8> -> memref<4x16xf32>
+// CHECK-NEXT:  mem.launch @kernel0 ins(%[[MM]], %b : {{.*}}) outs(%[[H]] : memref<4x16xf32>)
+
+// -----
+func.func @reuse(%x: tensor<64xf32>, %w: tensor<64x64xf32>) -> tensor<64xf32> {
+  %a = tn.exp %x : tensor<64xf32>
+  %ar = tn.reshape %a : tensor<64xf32> -> tensor<1x64xf32>
+  %b = tn.mm %ar, %w : tensor<1x64xf32>, tensor<64x64xf32> -> tensor<1x64xf32>
+  %c = tn.mm %b, %w : tensor<1x64xf32>, tensor<64x64xf32> -> tensor<1x64xf32>
+  %d = tn.mm %c, %w : tensor<1x64xf32>, tensor<64x64xf32> -> tensor<1x64xf32>
+  %e = tn.reshape %d : tensor<1x64xf32> -> tensor<64xf32>
+  func.return %e : tensor<64xf32>
+}
+// A chain of matmuls (externs, never in place) ping-pongs between two slots.
+// CHECK-LABEL: func.func @reuse
+// CHECK-SAME:  attributes {irc.plan = "arena 512 bytes for 4 intermediates of 1024 bytes, 0 in place"}
+// CHECK-NEXT:  %[[ARENA:.*]] = mem.arena : memref<512xi8>
+// CHECK-NEXT:  mem.slot %[[ARENA]] offset = 0 : memref<512xi8> -> memref<64xf32>
+// CHECK:       mem.slot %[[ARENA]] offset = 256 : memref<512xi8> -> memref<1x64xf32>
+// CHECK:       mem.slot %[[ARENA]] offset = 0 : memref<512xi8> -> memref<1x64xf32>
+// CHECK:       mem.slot %[[ARENA]] offset = 256 : memref<512xi8> -> memref<1x64xf32>
+// CHECK:       %[[OUT:.*]] = mem.alloc : memref<64xf32>
+// CHECK:       func.return %[[OUT]]
