@@ -13,6 +13,7 @@ class Options:
     target: str = "reference"  # where compiled graphs run; "reference" is the torch-backed tn executor
     dump_dir: str | None = None  # write every stage's IR of every graph here
     strict: bool = False  # raise irc's own compile errors instead of running that graph eagerly
+    verify: bool = False  # run each graph before and after every pass on random inputs; a pass that changes the result is reported
 
     @classmethod
     def resolve(cls, mode: str | None = None, options: dict[str, Any] | None = None) -> "Options":
@@ -25,7 +26,7 @@ class Options:
             raise ValueError(f"irc: unknown option(s) {', '.join(map(repr, unknown))}; valid options: {', '.join(valid)}")
         if options.get("target", "reference") not in TARGETS:
             raise ValueError(f"irc: unknown target {options['target']!r}; valid targets: {', '.join(TARGETS)}")
-        for name in ("strict",):
+        for name in ("strict", "verify"):
             if name in options and not isinstance(options[name], bool):
                 raise ValueError(f"irc: option {name!r} must be a bool")
         if options.get("dump_dir") is not None and not isinstance(options["dump_dir"], str):

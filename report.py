@@ -15,6 +15,7 @@ class GraphReport:
     eager_graph: str | None = None  # why the whole graph runs eagerly, if it does
     stage_seconds: dict[str, float] = field(default_factory=dict)
     dump_dir: str | None = None
+    verify_failure: str | None = None  # with options={"verify": True}: the first pass that changed the result
 
     @property
     def native(self) -> bool:
@@ -29,6 +30,8 @@ class GraphReport:
         lines = [head]
         if self.eager_graph:
             lines.append(f"  runs eagerly: {self.eager_graph}")
+        if self.verify_failure:
+            lines.append(f"  verify: {self.verify_failure}")
         ops = sum(self.imported.values())
         lines.append(f"  imported {ops} aten calls ({len(self.imported)} distinct ops), {len(self.fallbacks)} eager fallbacks")
         for target, reason in sorted(set(self.fallbacks)):

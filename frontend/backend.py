@@ -11,6 +11,7 @@ from torch._functorch.aot_autograd import make_boxed_func
 
 from irc import report
 from irc.ir import PassTiming, make_context, print_module, run_passes
+from irc.ir.check import ResultMismatch
 from irc.lowering.pipeline import TENSOR_OPT
 from irc.options import Options
 from irc.targets.reference import make_interpreter
@@ -75,7 +76,12 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
     dump("tensor", print_module(module))
 
     timing = PassTiming()
-    run_passes(make_context(ALL_DIALECTS), module, TENSOR_OPT, timing=timing)
+    checks = [_result_check(gm, result.constants)] if opts.verify else []
+    try:
+        run_passes(make_context(ALL_DIALECTS), module, TENSOR_OPT, timing=timing, instruments=checks)
+    except ResultMismatch as e:  # an irc bug: the graph runs eagerly (or strict raises), the report names the pass
+        rep.verify_failure = str(e)
+        raise
     rep.stage_seconds["tensor-opt"] = sum(timing.seconds.values())
     dump("tensor-opt", print_module(module))
 
@@ -87,6 +93,14 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
     compiled = CompiledGraph(lambda args: interpreter.call_op("main", tuple(args)), specs, result.constants)
     rep.stage_seconds["runtime"] = time.perf_counter() - t0
     return compiled
+
+
+def _result_check(gm, constants):
+    """options={"verify": True}: random values for the graph's arguments (fake at compile time), its constants as they are."""
+    from irc.targets.reference.check import reference_check
+
+    n = sum(1 for node in gm.graph.nodes if node.op == "placeholder")
+    return reference_check(seed=0, given=[None] * n + list(constants))
 
 
 def _dumper(opts: Options, rep: report.GraphReport):

@@ -1,4 +1,10 @@
-"""The pass runner: apply ModulePasses in order, verify after each, time each, and hand each stage to a dump hook."""
+"""The pass runner: apply ModulePasses in order, verify after each, time each, and let instruments watch.
+
+An Instrument (MLIR's PassInstrumentation) sees the module before and after every pass, and when
+a pass raises or leaves invalid IR; `before` hooks run in list order, `after` and `failed` hooks
+in reverse, so the last instrument in the list sits closest to the pass. irc-opt's IR printing,
+dumps, timing, statistics and --verify-each are instruments; so is the backend's `verify` option.
+"""
 
 import time
 from collections.abc import Callable, Sequence
@@ -9,6 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 Dump = Callable[[str, ModuleOp], None]
+Verify = Callable[[ModuleOp], None]
 
 
 @dataclass
@@ -19,22 +26,55 @@ class PassTiming:
         self.seconds[name] = self.seconds.get(name, 0.0) + dt
 
 
+class Instrument:
+    """Hooks around each pass; override the ones you need."""
+
+    def before(self, p: ModulePass, module: ModuleOp) -> None:
+        pass
+
+    def after(self, p: ModulePass, module: ModuleOp) -> None:
+        pass
+
+    def failed(self, p: ModulePass, module: ModuleOp, error: Exception) -> None:
+        """The pass raised, or the verifier rejected what it left (`error`); the exception propagates after the hooks."""
+
+
+def pass_label(p: ModulePass) -> str:
+    """The pass as it is written in a pipeline, options included: `fuse-loops{max-body-ops=8}`."""
+    return str(p.spec()) if hasattr(p, "spec") else p.name
+
+
 def run_passes(
     ctx: Context,
     module: ModuleOp,
     passes: Sequence[ModulePass],
     *,
-    verify: bool = True,
+    verify: bool | Verify = True,
     dump: Dump | None = None,
     timing: PassTiming | None = None,
+    instruments: Sequence[Instrument] = (),
 ) -> ModuleOp:
+    """Apply `passes` to `module` in place. `verify`: True (module.verify), False, or a function that raises."""
+    check = (lambda m: m.verify()) if verify is True else (verify or None)
     for p in passes:
+        for i in instruments:
+            i.before(p, module)
         t0 = time.perf_counter()
-        p.apply(ctx, module)
-        if verify:
-            module.verify()
+        try:
+            p.apply(ctx, module)
+            t1 = time.perf_counter()
+            if check is not None:
+                check(module)
+        except Exception as e:
+            for i in reversed(instruments):
+                i.failed(p, module, e)
+            raise
         if timing is not None:
-            timing.add(p.name, time.perf_counter() - t0)
+            timing.add(p.name, t1 - t0)
+            if check is not None:
+                timing.add("(verifier)", time.perf_counter() - t1)
+        for i in reversed(instruments):
+            i.after(p, module)
         if dump is not None:
             dump(p.name, module)
     return module

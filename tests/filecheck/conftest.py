@@ -5,9 +5,10 @@ A RUN line is a pipeline of commands joined by `|`, run in-process (no lit, no s
     irc-opt ARGS         irc.tools.opt.main(ARGS), its stdin the previous command's stdout
     not irc-opt ARGS     the same, but the command must fail (exit code != 0)
     ... 2>&1             append the command's stderr to its stdout (to check diagnostics)
+    cat FILE...          the files' text (to check what a command wrote)
     filecheck %s ARGS    match the text so far against the file's CHECK lines (the `filecheck` package)
 
-`%s` is the .mlir file itself. A RUN line ending in `\\` continues on the next `// RUN:` line.
+`%s` is the .mlir file itself, `%t` a fresh temporary directory shared by the file's RUN lines. A RUN line ending in `\\` continues on the next `// RUN:` line.
 Cases in one file are separated by `// -----` (run them with `irc-opt --split-input-file`).
 
     // RUN: irc-opt --stage tensor-opt %s | filecheck %s
@@ -50,6 +51,14 @@ def run_lines(text: str) -> list[tuple[int, str]]:
 
 
 class MlirFile(pytest.File):
+    _tmp: Path | None = None
+
+    def tmp(self) -> Path:
+        """`%t`: one fresh directory per .mlir file, shared by its RUN lines (which run in order)."""
+        if self._tmp is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix=f"filecheck-{self.path.stem}-"))
+        return self._tmp
+
     def collect(self):
         lines = run_lines(self.path.read_text())
         if not lines:
@@ -68,7 +77,7 @@ class RunItem(pytest.Item):
         self.command, self.lineno = command, lineno
 
     def runtest(self):
-        run_pipeline(self.command, self.path)
+        run_pipeline(self.command, self.path, self.parent.tmp() if "%t" in self.command else None)
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, RunError):
@@ -79,8 +88,8 @@ class RunItem(pytest.Item):
         return self.path, self.lineno - 1, f"{self.path.name}:{self.lineno} RUN: {self.command}"
 
 
-def run_pipeline(command: str, path: Path) -> None:
-    tokens = [t.replace("%s", str(path)) for t in shlex.split(command)]
+def run_pipeline(command: str, path: Path, tmp: Path | None = None) -> None:
+    tokens = [t.replace("%s", str(path)).replace("%t", str(tmp)) for t in shlex.split(command)]
     stages: list[list[str]] = [[]]
     for t in tokens:
         if t == "|":
@@ -103,8 +112,10 @@ def run_pipeline(command: str, path: Path) -> None:
             text = out + err if merge_stderr else out
         elif argv[:1] == ["filecheck"]:
             run_filecheck(argv[1:], text)
+        elif argv[:1] == ["cat"]:
+            text = "".join(Path(f).read_text() for f in argv[1:])
         else:
-            raise RunError(f"unknown command {argv[:1]} (known: irc-opt, not, filecheck)")
+            raise RunError(f"unknown command {argv[:1]} (known: irc-opt, not, cat, filecheck)")
 
 
 def run_irc_opt(argv: list[str], stdin_text: str) -> tuple[int, str, str]:

@@ -138,10 +138,16 @@ def test_error_in_a_later_split_chunk_has_its_file_line(capsys, tmp_path):
     assert code == 1 and location(err) == (path, len(GOOD.splitlines()) + 3, 3)
 
 
-def test_verify_diagnostics_prints_and_exits_zero(capsys, tmp_path):
-    path = write(tmp_path, BAD_VERIFY)
-    code, out, _ = run(capsys, "--verify-diagnostics", path)
-    assert code == 0 and location(out) == (path, 2, 3)
+def test_verify_diagnostics_checks_expected_errors(capsys, tmp_path):
+    unexpected = write(tmp_path, BAD_VERIFY)
+    code, out, err = run(capsys, "--verify-diagnostics", unexpected)
+    assert code == 1 and not out and location(err) == (unexpected, 2, 3) and "unexpected error: tn.add: result element type" in err
+    expected = write(tmp_path, "// expected-error @+2 {{result element type i32 is wrong}}\n" + BAD_VERIFY, "expected.mlir")
+    assert run(capsys, "--verify-diagnostics", expected)[:2] == (0, "")
+    missing = write(tmp_path, "// expected-error @+1 {{no such error}}\n" + GOOD, "missing.mlir")
+    code, out, err = run(capsys, "--verify-diagnostics", missing)
+    assert code == 1 and location(err) == (missing, 1, 4) and 'expected error "no such error" was not produced' in err
+    assert "func.func @f" in out  # a case without errors still prints its IR
 
 
 @pytest.mark.parametrize(
@@ -149,7 +155,6 @@ def test_verify_diagnostics_prints_and_exits_zero(capsys, tmp_path):
     [
         (["--stage", "bogus"], ["--stage", "invalid choice", "'bogus'"]),
         (["--bogus-flag"], ["unrecognized arguments", "--bogus-flag"]),
-        (["-p", "no-such-pass"], ["no-such-pass"]),
         (["--stage", "fx"], ["--stage fx needs --model"]),
         (["--inputs", "4xf32"], ["need --model"]),
         (["--stage", "tensor", "--from-stage", "tensor-opt"], ["comes before"]),

@@ -1,0 +1,34 @@
+"""`irc-opt -t/--emit TARGET`: the hook through which targets print their code for a mem-stage module.
+
+EMITTERS maps a target name to a function from the mem-stage module to the target's source text
+(LLVM IR, Triton Python), or to None while the target does not exist. A target registers by
+putting its function here (tools may import targets; targets never import tools):
+
+    EMITTERS["llvm"] = lambda module: irc.targets.cpu.emit.llvm_ir(module)
+
+`mlir`, the default, prints the IR itself and is not listed here.
+"""
+
+from collections.abc import Callable
+
+from xdsl.dialects.builtin import ModuleOp
+
+Emitter = Callable[[ModuleOp], str]
+
+EMITTERS: dict[str, Emitter | None] = {
+    "llvm": None,  # targets/cpu: llvmlite IR per kernel
+    "triton": None,  # targets/triton: Triton source per kernel
+}
+
+EMIT_STAGE = "mem"  # the stage every target's code is generated from
+
+
+class TargetUnavailable(Exception):
+    pass
+
+
+def emitter(name: str) -> Emitter:
+    fn = EMITTERS.get(name)
+    if fn is None:
+        raise TargetUnavailable(f"target '{name}' is not available yet (irc-opt can print: mlir)")
+    return fn
