@@ -1,5 +1,7 @@
 """Elementwise aten ops: casts and type promotion are made explicit; broadcasting stays implicit in tn."""
 
+import math
+
 import torch
 
 from irc.dialects import tensor as tn
@@ -186,3 +188,15 @@ def import_round_decimals(b, node, x, *, decimals=0):
     if decimals > 0:
         return b.add(tn.DivOp(b.add(tn.RoundOp(b.add(tn.MulOp(x, scale)))), scale))
     return b.add(tn.MulOp(b.add(tn.RoundOp(b.add(tn.DivOp(x, scale)))), scale))
+
+
+@imports(aten.angle.default)
+def import_angle(b, node, x):
+    """Real angle as eager computes it: NaN stays NaN, negatives give pi, the rest 0."""
+    dt = out_dtype(node)
+    if dt.is_complex or b.dtype(x).is_complex:
+        raise Unsupported("angle of a complex tensor")
+    x = b.tensor(x, dt)
+    negative = b.add(tn.LtOp(x, b.constant(0, dt)))
+    r = b.add(tn.WhereOp(negative, b.constant(math.pi, dt), b.constant(0, dt)))
+    return b.add(tn.WhereOp(b.add(tn.IsNanOp(x)), x, r))

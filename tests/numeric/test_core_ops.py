@@ -254,3 +254,11 @@ def test_scans_on_ints_0d_and_dynamic():
     check(lambda t: (torch.cummin(t, 0), torch.logcumsumexp(t, 0)), torch.tensor(1.5))
     for n in (1, 9):
         check(lambda t: torch.cummax(t, -1).values + torch.logcumsumexp(t, -1), torch.randn(2, n), dynamic=True)
+
+
+def test_angle_of_real_tensors():
+    x = torch.tensor([-2.0, -0.0, 0.0, 3.0, float("nan"), -float("inf")])
+    check(torch.angle, x)
+    check(torch.angle, strided(3, 5))
+    check(torch.angle, torch.randint(-3, 3, (7,)))
+    check(torch.angle, torch.tensor([True, False]))
