@@ -96,11 +96,23 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
 
 
 def _result_check(gm, constants):
-    """options={"verify": True}: random values for the graph's arguments (fake at compile time), its constants as they are."""
+    """options={"verify": True}: random values of the graph's example sizes (SymInt hints), its constants as they are."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    from irc.ir.check import random_tensor
     from irc.targets.reference.check import reference_check
 
-    n = sum(1 for node in gm.graph.nodes if node.op == "placeholder")
-    return reference_check(seed=0, given=[None] * n + list(constants))
+    def hint(s):
+        return s if isinstance(s, int) else s.node.hint if isinstance(s, torch.SymInt) else None
+
+    vals = [node.meta.get("val") for node in gm.graph.nodes if node.op == "placeholder"]
+    shapes = [[hint(s) for s in v.shape] if isinstance(v, torch.Tensor) else hint(v) for v in vals]
+    given = [None] * len(vals)
+    if all(s is not None and (isinstance(s, int) or None not in s) for s in shapes):  # else random, one size for all `?`
+        gen = torch.Generator().manual_seed(0)
+        with unset_fake_temporarily():
+            given = [random_tensor(s, v.dtype, gen) if isinstance(v, torch.Tensor) else s for v, s in zip(vals, shapes)]
+    return reference_check(seed=0, given=[*given, *constants])
 
 
 def _dumper(opts: Options, rep: report.GraphReport):

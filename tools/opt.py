@@ -223,8 +223,18 @@ class IrcOptMain(xDSLOptMain):
         except ResultMismatch as m:
             self.verify_each_failed(m, module)
         finally:
-            for note in check.notes if check else ():
-                print(f"irc-opt: note: --verify-each: {note}", file=sys.stderr)
+            if check is not None:
+                self.report_unchecked(check.unchecked)
+
+    @staticmethod
+    def report_unchecked(unchecked: list[tuple[str, str, str]]) -> None:
+        """One note per function and reason: which passes --verify-each could not check."""
+        groups: dict[tuple[str, str], list[str]] = {}
+        for name, entry, why in unchecked:
+            groups.setdefault((entry, why), []).append(name)
+        for (entry, why), names in groups.items():
+            print(f"irc-opt: note: --verify-each did not check @{entry} around {', '.join(names)}: "
+                  f"it does not run on random inputs ({why})", file=sys.stderr)
 
     def verify_each_failed(self, m: ResultMismatch, module: ModuleOp) -> NoReturn:
         a = self.args
