@@ -440,6 +440,20 @@ class NextafterOp(Binary):
 
 
 @irdl_op_definition
+class GcdOp(Binary):
+    """Greatest common divisor of integers (non-negative).   %r = tn.gcd %a, %b : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>"""
+
+    name = "tn.gcd"
+
+
+@irdl_op_definition
+class LcmOp(Binary):
+    """Least common multiple of integers (non-negative).   %r = tn.lcm %a, %b : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>"""
+
+    name = "tn.lcm"
+
+
+@irdl_op_definition
 class BitwiseAndOp(Binary):
     """Bitwise and (logical and on i1).   %r = tn.bitwise_and %a, %b : tensor<4xi1>, tensor<4xi1> -> tensor<4xi1>"""
 

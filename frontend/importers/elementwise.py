@@ -100,7 +100,7 @@ for _name, _cls in {
             binary(getattr(getattr(aten, _name), _ov), _cls)
 
 for _name, _cls in {
-    "maximum": tn.MaximumOp, "minimum": tn.MinimumOp, "fmax": tn.FmaxOp, "fmin": tn.FminOp, "atan2": tn.Atan2Op, "hypot": tn.HypotOp, "nextafter": tn.NextafterOp,
+    "maximum": tn.MaximumOp, "minimum": tn.MinimumOp, "fmax": tn.FmaxOp, "fmin": tn.FminOp, "gcd": tn.GcdOp, "lcm": tn.LcmOp, "atan2": tn.Atan2Op, "hypot": tn.HypotOp, "nextafter": tn.NextafterOp,
 }.items():
     binary(getattr(aten, _name).default, _cls)
 

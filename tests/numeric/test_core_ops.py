@@ -262,3 +262,11 @@ def test_angle_of_real_tensors():
     check(torch.angle, strided(3, 5))
     check(torch.angle, torch.randint(-3, 3, (7,)))
     check(torch.angle, torch.tensor([True, False]))
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8])
+def test_gcd_lcm(dtype):
+    a = torch.randint(0, 60, (5, 7), dtype=dtype)
+    b = torch.randint(0, 60, (7,), dtype=dtype)
+    check(lambda x, y: (torch.gcd(x, y), torch.lcm(x, y)), a, b)
+    check(lambda x, y: torch.gcd(x, y), a.t(), torch.tensor(12, dtype=dtype))

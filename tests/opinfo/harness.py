@@ -1,5 +1,8 @@
 """Run one OpInfo entry's float32 CPU samples through torch.compile(backend=irc.backend) and classify it.
 
+An entry without float32 support (integer and bitwise ops) runs its samples of the first dtype of
+OTHER_DTYPES it supports instead, and its reason names that dtype.
+
 Statuses, worst last:
   untestable  no sample can judge irc (no float32 CPU samples, random or uninitialised output, eager
               raises on every sample, or torch.compile itself fails or differs with a torch backend)
@@ -35,6 +38,9 @@ RANDOM = {
     "nn.functional.feature_alpha_dropout.with_train", "nn.functional.fractional_max_pool2d",
     "nn.functional.fractional_max_pool3d", "nn.functional.rrelu", "svd_lowrank", "pca_lowrank",
 }
+
+# For entries that do not support float32, in order of preference.
+OTHER_DTYPES = (torch.int64, torch.int32, torch.bool, torch.uint8, torch.float64, torch.complex64)
 
 SAMPLE_TIMEOUT_S = 120  # a single sample past this is a hang, reported as an error
 
@@ -186,17 +192,19 @@ def run_entry(op, max_samples: int = 3, budget_s: float = 10.0) -> Outcome:
     """Classify one OpInfo entry from at most `max_samples` samples, starting no new sample after `budget_s`."""
     t0 = time.perf_counter()
     key = entry_key(op)
-    if torch.float32 not in op.supported_dtypes("cpu"):
-        return Outcome("untestable", "no float32 CPU support")
+    supported = op.supported_dtypes("cpu")
+    dtype = next((d for d in (torch.float32, *OTHER_DTYPES) if d in supported), None)
+    if dtype is None:
+        return Outcome("untestable", f"no CPU support for float32 or {', '.join(str(d)[6:] for d in OTHER_DTYPES)}")
     if op.has_nondeterministic_output or key in RANDOM:
         return Outcome("untestable", "random or uninitialised output")
     torch.manual_seed(0)
     try:
-        samples = list(islice(op.sample_inputs("cpu", torch.float32, requires_grad=False), max_samples))
+        samples = list(islice(op.sample_inputs("cpu", dtype, requires_grad=False), max_samples))
     except Exception as e:  # noqa: BLE001
         return Outcome("untestable", f"sample generation fails: {_short(e)}")
     if not samples:
-        return Outcome("untestable", "no float32 CPU samples")
+        return Outcome("untestable", f"no {str(dtype)[6:]} CPU samples")
 
     worst, used, skipped = Outcome("untestable", "no sample judged irc"), 0, []
     for sample in samples:
@@ -221,5 +229,7 @@ def run_entry(op, max_samples: int = 3, budget_s: float = 10.0) -> Outcome:
             worst = Outcome(status, reason)
     if worst.status == "untestable" and skipped and not used and worst.reason == "no sample judged irc":
         worst.reason = skipped[0]
+    if dtype != torch.float32:
+        worst.reason = f"{str(dtype)[6:]} samples" + (f": {worst.reason}" if worst.reason else "")
     worst.samples, worst.seconds = used, time.perf_counter() - t0
     return worst
