@@ -8,6 +8,8 @@
 expectation. An error matches an expectation on its line whose text it contains. Every expected
 error must be reported and every reported error expected; each miss is printed with its location,
 and irc-opt exits with code 1. (irc-opt stops a case at its first error, so one per case is the rule.)
+An input with no expected-error comment at all keeps xdsl-opt's meaning of the flag: each case's
+error is printed on stdout and the exit code is 0, for tests that FileCheck the printed errors.
 """
 
 import re

@@ -62,6 +62,7 @@ def register(parser: argparse.ArgumentParser, stages: tuple[str, ...], passes: l
                         help=f"stop after this stage and print it: {', '.join(stages)} (default: the input's stage)")
     parser.add_argument("--from-stage", choices=tn_stages, default=None, metavar="NAME",
                         help="the stage the .mlir input is at (default: detected from its ops)")
+    _add(parser, "--shrink", action="store_true", help=argparse.SUPPRESS)  # xDSL's shrinkray hook: irc-opt raises no ShrinkException
     parser.add_argument("--list-passes", action="store_true", help="list the stages, the passes and their options, and exit")
 
     g = parser.add_argument_group("printing around passes (on stderr)")
@@ -87,7 +88,8 @@ def register(parser: argparse.ArgumentParser, stages: tuple[str, ...], passes: l
                    help="where --verify-each writes its reproducer (default: DUMP_DIR/reproducer.mlir or ./irc-opt-reproducer.mlir)")
     g.add_argument("--run-reproducer", metavar="FILE", help="replay a --verify-each reproducer; exit code 1 when it still fails")
     _add(g, "--verify-diagnostics", dest="verify_diagnostics", action="store_true",
-         help="check the errors against `// expected-error {{...}}` comments (@+N, @-N, @above, @below); exit 1 on a mismatch")
+         help="check the errors against `// expected-error {{...}}` comments (@+N, @-N, @above, @below); exit 1 on a "
+         "mismatch (an input without such comments: print each case's error, exit 0, as xdsl-opt does)")
 
     g = parser.add_argument_group("torch models")
     g.add_argument("--model", metavar="MODULE:FACTORY",

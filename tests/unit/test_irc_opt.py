@@ -139,15 +139,21 @@ def test_error_in_a_later_split_chunk_has_its_file_line(capsys, tmp_path):
 
 
 def test_verify_diagnostics_checks_expected_errors(capsys, tmp_path):
-    unexpected = write(tmp_path, BAD_VERIFY)
-    code, out, err = run(capsys, "--verify-diagnostics", unexpected)
-    assert code == 1 and not out and location(err) == (unexpected, 2, 3) and "unexpected error: tn.add: result element type" in err
+    unexpected = write(tmp_path, BAD_VERIFY + "// -----\n// expected-error @+1 {{is not registered}}\n%x = tn.frobnicate\n")
+    code, out, err = run(capsys, "--split-input-file", "--verify-diagnostics", unexpected)
+    assert code == 1 and location(err) == (unexpected, 2, 3) and "unexpected error: tn.add: result element type" in err
     expected = write(tmp_path, "// expected-error @+2 {{result element type i32 is wrong}}\n" + BAD_VERIFY, "expected.mlir")
     assert run(capsys, "--verify-diagnostics", expected)[:2] == (0, "")
     missing = write(tmp_path, "// expected-error @+1 {{no such error}}\n" + GOOD, "missing.mlir")
     code, out, err = run(capsys, "--verify-diagnostics", missing)
     assert code == 1 and location(err) == (missing, 1, 4) and 'expected error "no such error" was not produced' in err
     assert "func.func @f" in out  # a case without errors still prints its IR
+
+
+def test_verify_diagnostics_without_expectations_prints_errors_as_xdsl_does(capsys, tmp_path):
+    path = write(tmp_path, BAD_VERIFY)
+    code, out, _ = run(capsys, "--verify-diagnostics", path)
+    assert code == 0 and location(out) == (path, 2, 3)
 
 
 @pytest.mark.parametrize(
