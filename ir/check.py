@@ -211,7 +211,7 @@ class ResultCheck(Instrument):
     def __init__(self, run: Runner, *, seed: int = 0, given: Sequence = (), keep: Callable[[Operation], bool] = lambda op: False):
         self.run, self.seed, self.given, self.keep = run, seed, list(given), keep
         self.unchecked: list[tuple[str, str, str]] = []  # (pass, entry, why) for what could not be checked
-        self.checked: list[str] = []  # the passes checked
+        self.checked: list[str] = []  # the passes checked on every entry function
         self._before: ModuleOp | None = None
 
     def before(self, p: ModulePass, module: ModuleOp) -> None:
@@ -224,11 +224,13 @@ class ResultCheck(Instrument):
         before, self._before = self._before, None
         if before is None:
             return
+        unchecked = len(self.unchecked)
         for entry in entry_points(before):
             reason = self.check(before, module, entry, p.name)
             if reason is not None:
                 raise ResultMismatch(p, entry, reason, print_module(before), self.seed)
-        self.checked.append(p.name)
+        if len(self.unchecked) == unchecked:
+            self.checked.append(p.name)
 
     def check(self, before: ModuleOp, after: ModuleOp, entry: str, name: str) -> str | None:
         if _function(after, entry) is None:
@@ -236,16 +238,16 @@ class ResultCheck(Instrument):
         wide = (widen_f32(before, self.keep), widen_f32(after, self.keep))
         if None not in wide:
             try:
-                return self._compare(*wide, entry, name, " (run in f64)")
+                return self._compare(*wide, entry, " (run in f64)")
             except _CannotRun:
                 pass  # the widened program does not run (an op insists on its dtype): run it as it is
         try:
-            return self._compare(before, after, entry, name, "")
+            return self._compare(before, after, entry, "")
         except _CannotRun as e:
             self.unchecked.append((name, entry, str(e)))
             return None
 
-    def _compare(self, before: ModuleOp, after: ModuleOp, entry: str, name: str, how: str) -> str | None:
+    def _compare(self, before: ModuleOp, after: ModuleOp, entry: str, how: str) -> str | None:
         from torch._subclasses.fake_tensor import unset_fake_temporarily
 
         with unset_fake_temporarily():  # a backend compiles under FakeTensorMode; the check needs real tensors
