@@ -8,7 +8,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from irc.dialects import ALL_DIALECTS
 from irc.dialects import tensor as tn
 from irc.ir import apply_rules, make_context, parse_module, rule, run_passes
-from irc.ir.check import ResultCheck, compare, dynamic_size, entry_points, random_args, widen_f32
+from irc.ir.check import compare, dynamic_size, entry_points, random_args, widen_f32
 from irc.ir.passes import Instrument
 from irc.ir.rules import count_matches
 from irc.lowering import LOOP, PASSES
