@@ -125,6 +125,8 @@ class NestBuilder:
 
     def finish(self, yields: Sequence[SSAValue], result_types: Sequence[Attribute]) -> list[Operation]:
         """The ops replacing a tn op: `pre`, then the nest (its results are the last op's results)."""
+        for t in result_types:
+            check_element(t.get_element_type())
         yields = [self.cast(v, t.get_element_type()) for v, t in zip(yields, result_types)]
         nsyms = len(self.syms)
         for op in self.body:
