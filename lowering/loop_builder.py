@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineMap
 
 from irc.dialects import loop
 from irc.dialects import tensor as tn
@@ -237,6 +237,17 @@ class NestBuilder:
         for c in conds:
             out = c if out is None else self.emit(arith.AndIOp(out, c))
         return out
+
+
+def in_range(b: NestBuilder, expr: AffineExpr, lo: AffineExpr | None, hi: AffineExpr | None):
+    """lo <= expr < hi as an i1 (either bound may be absent)."""
+    i = b.index(expr)
+    conds = []
+    for bound, pred in ((lo, "sge"), (hi, "slt")):
+        if bound is not None:
+            value = b.index_const(bound.value) if isinstance(bound, AffineConstantExpr) else b.index(bound)
+            conds.append(b.cmp_index(pred, i, value))
+    return b.all_of(conds)
 
 
 def broadcast_exprs(src_shape: Sequence[int], out_shape: Sequence[int], dims: Sequence[AffineExpr]) -> list[AffineExpr]:

@@ -11,7 +11,7 @@ from xdsl.ir.affine import AffineConstantExpr, AffineExpr
 from irc.dialects import tensor as tn
 from irc.ir.types import DYN
 
-from .loop_builder import NestBuilder, Unsupported, broadcast_exprs, shape
+from .loop_builder import NestBuilder, Unsupported, broadcast_exprs, in_range, shape
 from .tensor_to_loop import lowers
 
 BIG = 1 << 62
@@ -217,17 +217,6 @@ def lower_as_strided(op: tn.AsStridedOp) -> list[Operation]:
         return list(reversed(out))
 
     return copy_nest(op, lambda b: [AffineExpr.constant(n) for n in shape(op.result)], exprs)
-
-
-def in_range(b: NestBuilder, expr: AffineExpr, lo: AffineExpr | None, hi: AffineExpr | None):
-    """lo <= expr < hi as an i1 (either bound may be absent)."""
-    i = b.index(expr)
-    conds = []
-    for bound, pred in ((lo, "sge"), (hi, "slt")):
-        if bound is not None:
-            value = b.index_const(bound.value) if isinstance(bound, AffineConstantExpr) else b.index(bound)
-            conds.append(b.cmp_index(pred, i, value))
-    return b.all_of(conds)
 
 
 @lowers(tn.PadOp)

@@ -128,6 +128,13 @@ NN = {
     "index": (lambda x, i: x[i], f(*S), ints(4, lo=-5, hi=5)), "index2": (lambda x, i, j: x[i, :, j], f(5, 3, 7), ints(4, lo=0, hi=5), ints(4, lo=0, hi=7)),
     "select_scatter": (lambda x, s: torch.select_scatter(x, s, 0, 2), f(*S), f(7)),
     "slice_scatter": (lambda x, s: torch.slice_scatter(x, s, 1, 1, 7, 2), f(*S), f(5, 3)),
+    "max_pool": (lambda x: F.max_pool2d(x, 3, 2, 1, return_indices=True), f(2, 3, 7, 9)),
+    "max_pool_dilated": (lambda x: F.max_pool2d(x, 2, 1, 0, dilation=2, ceil_mode=True), f(3, 7, 5)),
+    "avg_pool": (lambda x: F.avg_pool2d(x, 3, 2, 1), f(2, 3, 7, 9)),
+    "avg_pool_no_pad": (lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False), f(2, 3, 7, 9)),
+    "avg_pool_divisor": (lambda x: F.avg_pool2d(x, 2, divisor_override=3), f(1, 2, 6, 5)),
+    "adaptive_avg_pool": (lambda x: F.adaptive_avg_pool2d(x, (3, 2)), f(2, 3, 7, 5)),
+    "global_avg_pool": (lambda x: F.adaptive_avg_pool2d(x, 1), f(2, 3, 7, 5)),
 }
 CASES = {**UNARY_FLOAT, **UNARY_INT, **BINARY, **CONVERT, **REDUCE, **VIEWS, **CREATE, **NN}
 
