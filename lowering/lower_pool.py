@@ -34,11 +34,14 @@ def _ints(attr) -> list[int]:
     return list(attr.get_values())
 
 
-def _load_window(b: NestBuilder, op, lead: int, h: AffineExpr, w: AffineExpr, fill: float):
-    x = shape(op.input)
+def _load_window(b: NestBuilder, op, lead: int, h: AffineExpr, w: AffineExpr, fill: float, k, s, p, d=(1, 1)):
+    """The input at (h, w), or `fill` in the padding (no mask when every window lies inside the input)."""
+    x, out = shape(op.input), shape(op.results[0])
     v = b.load(op.input, [*b.dims()[:lead], h, w])
     if not is_float(v.type):
         raise Unsupported("pooling of a non-float tensor")
+    if not any(p) and all((o - 1) * st + (kk - 1) * dd < n for o, st, kk, dd, n in zip(out[-2:], s, k, d, x[-2:])):
+        return v
     valid = b.all_of([in_range(b, h, AffineExpr.constant(0), AffineExpr.constant(x[-2])),
                       in_range(b, w, AffineExpr.constant(0), AffineExpr.constant(x[-1]))])
     return b.select(valid, v, b.like(fill, v))
@@ -50,7 +53,7 @@ def lower_max_pool(op: tn.MaxPool2dOp):
     b, lead, kh, kw = _window(op, k)
     oh, ow = b.dim(lead), b.dim(lead + 1)
     h, w = oh * s[0] - p[0] + kh * d[0], ow * s[1] - p[1] + kw * d[1]
-    v = _load_window(b, op, lead, h, w, float("-inf"))
+    v = _load_window(b, op, lead, h, w, float("-inf"), k, s, p, d)
     m = b.reduce("max", v)
     r = b.reduce("argmax", v)
     row = b.emit(arith.FloorDivSIOp(r, b.const(k[1], i64)))
@@ -80,7 +83,7 @@ def lower_avg_pool(op: tn.AvgPool2dOp):
     x = shape(op.input)
     b, lead, kh, kw = _window(op, k)
     oh, ow = b.dim(lead), b.dim(lead + 1)
-    v = _load_window(b, op, lead, oh * s[0] - p[0] + kh, ow * s[1] - p[1] + kw, 0.0)
+    v = _load_window(b, op, lead, oh * s[0] - p[0] + kh, ow * s[1] - p[1] + kw, 0.0, k, s, p)
     total = b.reduce("sum", v)
     if op.divisor is not None:
         return b.finish([b.div(total, b.like(op.divisor.value.data, total))], [op.result.type])

@@ -187,6 +187,8 @@ BODY: dict[type[Operation], Callable] = {
     tn.EqOp: _compare("eq"), tn.NeOp: _compare("ne"), tn.LtOp: _compare("lt"), tn.LeOp: _compare("le"),
     tn.GtOp: _compare("gt"), tn.GeOp: _compare("ge"),
     tn.WhereOp: lambda b, c, x, y: b.select(b.cast(c, i1), x, y),
+    tn.FmaxOp: lambda b, x, y: b.binary(arith.MaxnumfOp, arith.MaxSIOp, x, y, arith.OrIOp),
+    tn.FminOp: lambda b, x, y: b.binary(arith.MinnumfOp, arith.MinSIOp, x, y, arith.AndIOp),
 }
 for _tn, _math in {
     tn.ExpOp: math.ExpOp, tn.Exp2Op: math.Exp2Op, tn.Expm1Op: math.ExpM1Op, tn.LogOp: math.LogOp, tn.Log2Op: math.Log2Op,

@@ -78,7 +78,8 @@ BINARY = {
     "shr_i": (torch.bitwise_right_shift, ints(*S), ints(*S, lo=0, hi=5)), "max_i": (torch.maximum, ints(*S), ints(*S)),
     "pow_i": (torch.pow, ints(*S, lo=0, hi=4), ints(*S, lo=0, hi=4)), "and_b": (torch.logical_and, bools(*S), bools(*S)),
     "or_b": (torch.logical_or, bools(*S), bools(*S)), "xor_b": (torch.logical_xor, bools(*S), bools(*S)),
-    "lt_i": (torch.lt, ints(*S), ints(*S)), "promote": (lambda a, b: a + b, ints(*S), f(*S)),
+    "lt_i": (torch.lt, ints(*S), ints(*S)), "fmax": (lambda a, b: torch.fmax(a.log(), b), f(*S), f(*S)),
+    "fmin": (lambda a, b: torch.fmin(a, b.log()), f(*S), f(*S)), "promote": (lambda a, b: a + b, ints(*S), f(*S)),
 }
 CONVERT = {
     "to_int": (lambda x: (x * 4).to(torch.int64), f(*S)), "to_float": (lambda x: x.to(torch.float32), ints(*S)),
