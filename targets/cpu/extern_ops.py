@@ -1,0 +1,110 @@
+"""mem.extern on the CPU: a table keyed by the tn op class an extern's region holds, each entry preparing
+a callable `run(ins, outs) -> fresh results` that calls the fastest library path (externs.py: MKL or
+oneDNN, chosen by measurement once per problem and remembered by the step). Epilogues (bias,
+activation, residual) are the fused nests launched after the extern. A region that is not a single
+tabled op runs through the reference semantics (targets/reference), whatever it holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from irc.dialects import memory
+from irc.dialects import tensor as tn
+
+from . import externs
+
+
+def _mm(op) -> Callable:
+    chosen: dict = {}
+
+    def run(ins, outs):
+        a, b = ins
+        key = (tuple(a.shape), tuple(b.shape), a.dtype)
+        path = chosen.get(key)
+        if path is None:
+            path = chosen[key] = externs.LinearKernel(b.t(), constant=False).choose(a)
+        if path == "aten":
+            torch.mm(a, b, out=outs[0])
+        else:
+            outs[0].copy_(externs.LinearKernel(b.t(), constant=False).run(a, path))
+        return []
+
+    return run
+
+
+def _bmm(op) -> Callable:
+    def run(ins, outs):
+        externs.bmm(ins[0], ins[1], out=outs[0])
+        return []
+
+    return run
+
+
+def _convolution(op) -> Callable | None:
+    if op.transposed is not None or len(op.stride.get_values()) != 2:
+        return None
+    stride, padding, dilation = (list(a.get_values()) for a in (op.stride, op.padding, op.dilation))
+    groups = op.groups.value.data
+    chosen: dict = {}
+
+    def run(ins, outs):
+        x, w, b = ins[0], ins[1], ins[2] if len(ins) > 2 else None
+        k = externs.ConvKernel(w, b, stride, padding, dilation, groups, constant=False)
+        key = (tuple(x.shape), tuple(x.stride()), tuple(w.shape), x.dtype)
+        path = chosen.get(key)
+        if path is None:
+            path = chosen[key] = k.choose(x)
+        outs[0].copy_(k.run(x, path))
+        return []
+
+    return run
+
+
+EXTERNS: dict[type, Callable] = {
+    tn.MmOp: _mm,
+    tn.BmmOp: _bmm,
+    tn.ConvolutionOp: _convolution,
+}
+"""tn op class -> prepare(op) -> run(ins, outs) (or None: this instance goes to the reference)."""
+
+
+def _single_op(ext: memory.ExternOp):
+    """The op of a region that is exactly `%r = op(block args in order); mem.yield %r`, else None."""
+    ops = list(ext.body.block.ops)
+    if len(ops) != 2 or not isinstance(ops[1], memory.YieldOp) or len(ops[0].results) != 1:
+        return None
+    inner = ops[0]
+    if list(inner.operands) != list(ext.body.block.args) or list(ops[1].values) != [inner.results[0]]:
+        return None
+    if ext.res or len(ext.outs) != 1:
+        return None
+    return inner
+
+
+def prepare(ext: memory.ExternOp, interpreter: Callable) -> tuple[Callable, str]:
+    """(run(ins, outs) -> fresh results, "library" | "reference") for one extern; `interpreter()` gives the
+    mem-stage reference interpreter (targets/reference/memory.py) of the module."""
+    inner = _single_op(ext)
+    if inner is not None and type(inner) in EXTERNS:
+        run = EXTERNS[type(inner)](inner)
+        if run is not None:
+            return run, "library"
+    return _reference(ext, interpreter()), "reference"
+
+
+def _reference(ext: memory.ExternOp, interpreter) -> Callable:
+    n_out = len(ext.outs)
+
+    def run(ins, outs):
+        values = interpreter.run_ssacfg_region(ext.body, tuple(ins), "mem.extern")
+        for buf, v in zip(outs, values):
+            buf.copy_(v)
+        return [v.contiguous() for v in values[n_out:]]
+
+    return run
+
+
+__all__ = ["EXTERNS", "prepare"]

@@ -1,0 +1,289 @@
+"""The CPU target's view of a mem-stage @main: roots, cells and the step sequence, before any code exists.
+
+Every buffer is a *root* (a graph input, the arena, a mem.alloc, an extern's fresh result) seen through
+sizes, strides and an offset (`Buf`, in elements). Every runtime integer lives in a numbered *cell* of one
+per-call frame (an int64 array): root addresses first, then the symbolic sizes, strides and index values
+the graph needs, each cell filled once per call from where it first appears (an input's shape, a SymInt
+argument, an extern's result). Static quantities never get a cell: kernels see them as constants.
+Quantities are `affine.Lin` forms over cells; what is not linear (products of runtime sizes) becomes a
+derived cell computed in order. `ArgSpec` says what the compiled code assumes about each argument
+(dtype, sizes, strides, each an int or a symbolic key); the runtime checks it on entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp
+
+from irc.dialects import loop, memory
+from irc.ir.types import torch_dtype
+
+from .affine import Lin, row_major
+from .types import Unsupported
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One @main argument as compiled: a tensor (dtype, sizes, strides: ints or symbolic keys), an index
+    value (an int or a key), or anything else (passed through)."""
+
+    name: str
+    kind: str  # "tensor" | "index" | "other"
+    dtype: torch.dtype | None = None
+    sizes: tuple = ()
+    strides: tuple = ()
+    value: int | str | None = None
+
+    @staticmethod
+    def of(value, name: str = "arg") -> ArgSpec:
+        """From a real or fake tensor, a SymInt or an int (symbolic sizes become their expression's text)."""
+        if isinstance(value, torch.Tensor):
+            return ArgSpec(name, "tensor", value.dtype, tuple(map(_key, value.shape)), tuple(map(_key, value.stride())))
+        if isinstance(value, int | torch.SymInt):
+            return ArgSpec(name, "index", value=_key(value))
+        return ArgSpec(name, "other")
+
+
+def _key(x):
+    if isinstance(x, torch.SymInt):
+        expr = x.node.expr
+        return int(expr) if expr.is_Integer else str(expr)
+    return int(x)
+
+
+@dataclass(frozen=True)
+class Buf:
+    root: int
+    elem: object
+    sizes: tuple[Lin, ...]
+    strides: tuple[Lin, ...]
+    offset: Lin
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return torch_dtype(self.elem)
+
+
+@dataclass
+class Root:
+    kind: str  # "input" | "arena" | "alloc" | "extern"
+    cell: int  # the cell holding its address
+    arg: int | None = None  # input: the argument index
+    nbytes: int = 0  # arena
+    buf: Buf | None = None  # alloc: the whole buffer
+
+
+@dataclass
+class Step:
+    kind: str  # "launch" | "extern" | "alloc" | "derive"
+    op: object = None
+    ins: list = field(default_factory=list)  # Bufs, Lins (extern index operands)
+    outs: list = field(default_factory=list)  # Bufs
+    syms: list = field(default_factory=list)  # Lins
+    root: int | None = None  # alloc: the root it creates
+    results: list = field(default_factory=list)  # extern: (root, rank, size cells) per fresh result
+    cell: int | None = None  # derive: the cell computed
+    fn: object = None  # derive: vals -> int
+
+
+@dataclass
+class Graph:
+    args: list[ArgSpec]
+    roots: list[Root] = field(default_factory=list)
+    ncells: int = 0
+    sources: dict = field(default_factory=dict)  # cell -> ("size"|"stride", arg, dim) | ("index", arg)
+    checks: list = field(default_factory=list)  # (cell, ("size"|"stride", arg, dim) | ("index", arg)): must equal
+    steps: list[Step] = field(default_factory=list)
+    returns: list = field(default_factory=list)  # Buf | Lin per func.return operand
+    kernels: dict[str, loop.NestOp] = field(default_factory=dict)
+
+    def new_cell(self) -> int:
+        self.ncells += 1
+        return self.ncells - 1
+
+
+class Planner:
+    def __init__(self, module: ModuleOp, args: list[ArgSpec], entry: str = "main"):
+        funcs = {op.sym_name.data: op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.body.blocks}
+        self.main = funcs[entry]
+        self.g = Graph(list(args))
+        for name, f in funcs.items():
+            nests = [o for o in f.body.block.ops if isinstance(o, loop.NestOp) and o.outs]
+            if nests:
+                self.g.kernels[name] = nests[0]
+        self.val: dict = {}
+        self.keys: dict[str, int] = {}
+
+    # -- quantities ---------------------------------------------------------------------------------
+    def quantity(self, x, where) -> Lin:
+        """An ArgSpec size/stride/value (int or symbolic key) as a Lin; the first sight of a key gives it a cell."""
+        if isinstance(x, int):
+            return Lin(x)
+        if x in self.keys:
+            self.g.checks.append((self.keys[x], where))
+            return Lin.cell(self.keys[x])
+        c = self.keys[x] = self.g.new_cell()
+        self.g.sources[c] = where
+        return Lin.cell(c)
+
+    def derive(self, fn) -> Lin:
+        c = self.g.new_cell()
+        self.g.steps.append(Step("derive", cell=c, fn=fn))
+        return Lin.cell(c)
+
+    def product(self, a: Lin, b: Lin) -> Lin:
+        if a.static or b.static:
+            return a * b
+        return self.derive(lambda v, a=a, b=b: a.eval(v) * b.eval(v))
+
+    def strides_of(self, sizes) -> tuple[Lin, ...]:
+        out, step = [], Lin(1)
+        for n in reversed(sizes):
+            out.append(step)
+            step = self.product(step, n)
+        return tuple(out[::-1])
+
+    def shape(self, t: MemRefType, operands) -> tuple[Lin, ...]:
+        it = iter(operands)
+        return tuple(self.val[next(it)] if d == loop.DYN else Lin(d) for d in t.get_shape())
+
+    # -- the walk ---------------------------------------------------------------------------------
+    def run(self) -> Graph:
+        g = self.g
+        block = self.main.body.block
+        if len(block.args) != len(g.args):
+            raise Unsupported(f"@main takes {len(block.args)} arguments, {len(g.args)} specs given")
+        for i, (a, spec) in enumerate(zip(block.args, g.args)):
+            if isinstance(a.type, MemRefType):
+                if spec.kind != "tensor" or len(spec.sizes) != len(a.type.get_shape()):
+                    raise Unsupported(f"argument {i} ({spec.name}) is a rank-{len(a.type.get_shape())} buffer, spec {spec}")
+                g.roots.append(Root("input", g.new_cell(), arg=i))
+        for i, (a, spec) in enumerate(zip(block.args, g.args)):
+            if isinstance(a.type, MemRefType):
+                r = next(k for k, root in enumerate(g.roots) if root.arg == i)
+                sizes = tuple(self.quantity(s, ("size", i, d)) for d, s in enumerate(spec.sizes))
+                strides = tuple(self.quantity(s, ("stride", i, d)) for d, s in enumerate(spec.strides))
+                self.val[a] = Buf(r, a.type.get_element_type(), sizes, strides, Lin(0))
+            elif isinstance(a.type, IndexType):
+                self.val[a] = self.quantity(spec.value, ("index", i)) if spec.value is not None else None
+        for op in block.ops:
+            self.visit(op)
+        return g
+
+    def visit(self, op) -> None:
+        g = self.g
+        if isinstance(op, memory.ArenaOp):
+            g.roots.append(Root("arena", g.new_cell(), nbytes=op.result.type.get_shape()[0]))
+            self.val[op.result] = len(g.roots) - 1
+        elif isinstance(op, memory.SlotOp):
+            t = op.result.type
+            size = torch_dtype(t.get_element_type()).itemsize
+            off = op.offset.value.data
+            if off % size:
+                raise Unsupported("slot offset not a multiple of its element size")
+            sizes = tuple(Lin(d) for d in t.get_shape())
+            self.val[op.result] = Buf(self.val[op.arena], t.get_element_type(), sizes, tuple(row_major(sizes)), Lin(off // size))
+        elif isinstance(op, memory.AllocOp):
+            t = op.result.type
+            sizes = self.shape(t, op.sizes)
+            r = len(g.roots)
+            buf = Buf(r, t.get_element_type(), sizes, self.strides_of(sizes), Lin(0))
+            g.roots.append(Root("alloc", g.new_cell(), buf=buf))
+            g.steps.append(Step("alloc", root=r))
+            self.val[op.result] = buf
+        elif isinstance(op, memory.DimOp):
+            self.val[op.result] = self.val[op.source].sizes[op.dim.value.data]
+        elif isinstance(op, memory.ViewOp):
+            self.val[op.result] = self.view(op)
+        elif isinstance(op, memory.ReshapeOp):
+            src = self.val[op.source]
+            sizes = self.shape(op.result.type, op.sizes)
+            self.val[op.result] = Buf(src.root, src.elem, sizes, self.strides_of(sizes), src.offset)
+        elif isinstance(op, memory.LaunchOp):
+            name = op.callee.root_reference.data
+            if name not in g.kernels:
+                raise Unsupported(f"launch of {name}, which holds no loop.nest")
+            g.steps.append(Step("launch", op, [self.val[v] for v in op.ins], [self.val[v] for v in op.outs],
+                                [self.val[v] for v in op.symbols]))  # fmt: skip
+        elif isinstance(op, memory.ExternOp):
+            self.extern(op)
+        elif isinstance(op, arith.ConstantOp) and isinstance(op.result.type, IndexType):
+            self.val[op.result] = Lin(op.value.value.data)
+        elif type(op) in _INDEX_OPS:
+            a, b = (self.val[o] for o in op.operands)
+            self.val[op.result] = _INDEX_OPS[type(op)](self, a, b)
+        elif isinstance(op, func.ReturnOp):
+            g.returns = [self.val[v] for v in op.operands]
+        else:
+            raise Unsupported(f"{op.name} in @main")
+
+    def view(self, op: memory.ViewOp) -> Buf:
+        src = self.val[op.source]
+        coeffs = loop.linear_coefficients(op.map.data)
+        rank = op.map.data.num_dims
+        strides = []
+        for d in range(rank):
+            s = Lin(0)
+            for (c, _), st in zip(coeffs, src.strides):
+                s = s + st * c[d] if c[d] else s
+            strides.append(s)
+        offset = src.offset
+        for (_, k), st in zip(coeffs, src.strides):
+            offset = offset + st * k if k else offset
+        return Buf(src.root, src.elem, self.shape(op.result.type, op.sizes), tuple(strides), offset)
+
+    def extern(self, op: memory.ExternOp) -> None:
+        g = self.g
+        ins = [self.val[v] for v in op.ins]
+        step = Step("extern", op, ins, [self.val[v] for v in op.outs])
+        for r in op.res:
+            t = r.type
+            cells = [g.new_cell() if d == loop.DYN else None for d in t.get_shape()]
+            sizes = tuple(Lin.cell(c) if c is not None else Lin(d) for c, d in zip(cells, t.get_shape()))
+            root = len(g.roots)
+            g.roots.append(Root("extern", g.new_cell()))
+            step.results.append((root, cells))
+            self.val[r] = (root, sizes)
+        g.steps.append(step)
+        for r in op.res:  # strides after the step: products of the sizes the extern produced
+            root, sizes = self.val[r]
+            buf = Buf(root, r.type.get_element_type(), sizes, self.strides_of(sizes), Lin(0))
+            g.roots[root].buf = buf
+            self.val[r] = buf
+
+
+def _nonlinear(fn):
+    def make(p: Planner, a: Lin, b: Lin) -> Lin:
+        if a.static and b.static:
+            return Lin(fn(a.const, b.const))
+        return p.derive(lambda v, a=a, b=b: fn(a.eval(v), b.eval(v)))
+
+    return make
+
+
+def _floordiv(x, y):
+    return x // y if y else 0
+
+
+_INDEX_OPS = {
+    arith.AddiOp: lambda p, a, b: a + b,
+    arith.SubiOp: lambda p, a, b: a - b,
+    arith.MuliOp: lambda p, a, b: p.product(a, b),
+    arith.FloorDivSIOp: _nonlinear(_floordiv),
+    arith.DivSIOp: _nonlinear(lambda x, y: int(x / y) if y else 0),
+    arith.CeilDivSIOp: _nonlinear(lambda x, y: -(-x // y) if y else 0),
+    arith.RemSIOp: _nonlinear(lambda x, y: x - y * int(x / y) if y else 0),
+    arith.MaxSIOp: _nonlinear(max),
+    arith.MinSIOp: _nonlinear(min),
+}
+
+
+def plan_graph(module: ModuleOp, args: list[ArgSpec], entry: str = "main") -> Graph:
+    """Raises Unsupported when @main holds something the CPU runtime does not run."""
+    return Planner(module, args, entry).run()
+
+
+__all__ = ["ArgSpec", "Buf", "Graph", "Root", "Step", "plan_graph"]

@@ -1,0 +1,340 @@
+"""The CPU runtime: a graph prepared once, so that a call is a short, flat run of prepared callables.
+
+At compile time every launch is specialised (affine-free ints where the graph is static, cells where
+not), emitted into one LLVM module per graph (identical specialisations share one function) and
+JITed; each kernel that cannot be emitted runs through the reference evaluator instead, and
+`Program.fallbacks` says which and why. A *context* holds what one call mutates: the frame (the
+int64 cells kernels read through their argv), the arena (allocated once, reused by every call),
+the roots and the list of steps bound to them. A call then only checks and binds the arguments
+(one struct.pack_into for the input addresses), runs the steps, and returns the outputs. Contexts
+are pooled, so concurrent calls (threads) each get their own.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import time
+from functools import partial
+
+import torch
+from llvmlite import ir
+
+from . import extern_ops, jit, parallel
+from .affine import Lin, eval_affine
+from .emit import CHUNK, BufSpec, emit_kernel
+from .graph import Buf, plan_graph
+from .types import Unsupported
+
+_SIG = (None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+
+
+class InputMismatch(ValueError):
+    """An argument differs from what the graph was compiled for (the message names it)."""
+
+
+class _Launch:
+    def __init__(self, step, fname, plan, cells, reason):
+        self.step, self.fname, self.plan, self.cells, self.reason = step, fname, plan, cells, reason
+        self.fn = None
+
+
+class Program:
+    """`Program(module, argspecs)(args) -> results` for a mem-stage module (see graph.ArgSpec)."""
+
+    def __init__(self, module, args, *, cache: bool = True, entry: str = "main", lanes: int | None = None):
+        t0 = time.perf_counter()
+        self.module, self.g = module, plan_graph(module, args, entry)
+        self.lanes = lanes or jit.host().lanes(32)
+        self.fallbacks: list[tuple[str, str]] = []
+        self.fixed: dict[tuple[int, int], int] = {}  # (arena root, byte offset) -> cell set once per context
+        self.ncells = self.g.ncells
+        self.launches = [self._specialize(i, st) for i, st in enumerate(self.g.steps) if st.kind == "launch"]
+        self.cache_hit, self.kernels = self._compile(cache)
+        self._interp = None
+        self.externs = {id(st): self._extern(st) for st in self.g.steps if st.kind == "extern"}
+        self._tensor_args = [(r.arg, r.cell) for r in self.g.roots if r.kind == "input"]
+        self._pack = struct.Struct(f"<{len(self._tensor_args)}q")
+        self._static = not self.g.sources and not self.g.checks
+        self._free: list = []
+        self._free.append(self._context())
+        self.seconds = time.perf_counter() - t0
+
+    # -- compile time ------------------------------------------------------------------------------
+    def _specialize(self, index, st) -> _Launch:
+        g, name = self.g, st.op.callee.root_reference.data
+        local: dict[int, int] = {}
+
+        def loc(lin: Lin) -> Lin:
+            return lin.renumber({c: local.setdefault(c, len(local)) for c in sorted(lin.cells())})
+
+        params = []
+        for buf in st.ins + st.outs:
+            root = g.roots[buf.root]
+            if root.kind == "arena" and buf.offset.static:
+                key = (buf.root, buf.offset.const * buf.dtype.itemsize)
+                cell, offset = self.fixed.setdefault(key, self.ncells + len(self.fixed)), Lin(0)
+            else:
+                cell, offset = root.cell, buf.offset
+            ptr = local.setdefault(cell, len(local))
+            params.append(BufSpec(buf.elem, tuple(map(loc, buf.sizes)), tuple(map(loc, buf.strides)), loc(offset), ptr))
+        params += [loc(s) for s in st.syms]
+        cells = sorted(local, key=local.get)
+        return _Launch(st, (name, repr(params)), params, cells, None)
+
+    def _compile(self, cache: bool):
+        mod, names = ir.Module("irc_graph"), {}
+        for ln in self.launches:
+            if ln.fname in names:
+                ln.fname, ln.plan = names[ln.fname]
+                continue
+            key, fname = ln.fname, f"k{len(names)}"
+            try:
+                plan = emit_kernel(mod, fname, self.g.kernels[key[0]], ln.plan, self.lanes)
+            except Exception as e:  # noqa: BLE001 - any emitter failure: that kernel runs on the reference
+                mod.globals.pop(fname, None)
+                fname, plan = None, _reason(e)
+            names[key] = (fname, plan)
+            ln.fname, ln.plan = fname, plan
+        for ln in self.launches:
+            if ln.fname is None:
+                ln.reason, ln.plan = ln.plan, None
+                self.fallbacks.append((f"kernel {ln.step.op.callee.root_reference.data}", ln.reason))
+        if not any(ln.fname for ln in self.launches):
+            return False, 0
+        lib = jit.compile_module(mod, use_cache=cache)
+        for ln in self.launches:
+            if ln.fname:
+                ln.fn = lib.function(ln.fname, *_SIG)
+        self._lib = lib
+        return lib.cache_hit, len({ln.fname for ln in self.launches if ln.fname})
+
+    def _extern(self, st):
+        def interpreter():
+            if self._interp is None:
+                from irc.targets.reference.memory import make_mem_interpreter
+
+                self._interp = make_mem_interpreter(self.module)
+            return self._interp
+
+        run, how = extern_ops.prepare(st.op, interpreter)
+        if how == "reference":
+            inner = [o.name for o in st.op.body.block.ops][:-1]
+            self.fallbacks.append((f"extern {', '.join(inner)}", "runs through the reference semantics"))
+        return run
+
+    # -- contexts: what one call mutates -----------------------------------------------------------
+    def _context(self):
+        g = self.g
+        cx = _Ctx(self.ncells + len(self.fixed), len(g.roots))
+        for r, root in enumerate(g.roots):
+            if root.kind == "arena":
+                t = torch.empty(max(root.nbytes, 8), dtype=torch.uint8)
+                cx.roots[r] = t
+                cx.set(root.cell, t.data_ptr())
+        for (r, off), c in self.fixed.items():
+            cx.set(c, cx.vals[g.roots[r].cell] + off)
+        base = ctypes.addressof(cx.frame)
+        steps = iter(self.launches)
+        for st in g.steps:
+            cx.steps.append(self._bind_step(cx, st, next(steps) if st.kind == "launch" else None, base))
+        cx.steps = [s for s in cx.steps if s is not None]
+        cx.per_call = [r for r, root in enumerate(g.roots) if root.kind != "arena"]
+        return cx
+
+    def _bind_step(self, cx, st, ln, base):
+        vals, g = cx.vals, self.g
+        if st.kind == "derive":
+            return partial(_derive, cx, st.cell, st.fn)
+        if st.kind == "alloc":
+            buf = g.roots[st.root].buf
+            return partial(_alloc, cx, st.root, g.roots[st.root].cell, buf.sizes, buf.dtype)
+        if st.kind == "extern":
+            return partial(_extern, cx, self, st, self.externs[id(st)])
+        if ln.fn is None:
+            return partial(_reference_launch, cx, self, st)
+        argv = (ctypes.c_void_p * max(1, len(ln.cells)))(*[base + 8 * c for c in ln.cells])
+        cx.keep.append(argv)
+        addr = ctypes.addressof(argv)
+        count = _counter(ln.plan, st.syms)
+        if isinstance(count, tuple):
+            items, work = count
+            if items <= 0:
+                return None
+            if items * work < parallel.MIN_WORK:
+                return partial(ln.fn, 0, items, addr)
+            return partial(parallel.parallel_for, ln.fn, 0, items, addr, work_per_item=work, align=1)
+        return partial(_dynamic_launch, vals, ln.fn, addr, count)
+
+    # -- a call ------------------------------------------------------------------------------------
+    def __call__(self, args) -> list:
+        try:
+            cx = self._free.pop()
+        except IndexError:
+            cx = self._context()
+        try:
+            self._bind(cx, args)
+            for step in cx.steps:
+                step()
+            return [self._result(cx, r) for r in self.g.returns]
+        finally:
+            for r in cx.per_call:
+                cx.roots[r] = None
+            self._free.append(cx)
+
+    def _bind(self, cx, args) -> None:
+        specs = self.g.args
+        if len(args) != len(specs):
+            raise InputMismatch(f"irc: the graph takes {len(specs)} arguments, got {len(args)}")
+        roots, ptrs = cx.roots, []
+        for r, (i, _) in enumerate(self._tensor_args):
+            t, s = args[i], specs[i]
+            if not (isinstance(t, torch.Tensor) and t.dtype == s.dtype and t.shape == s.sizes and t.stride() == s.strides
+                    and t.device.type == "cpu") or not self._static:  # fmt: skip
+                _check(t, s, i)
+            roots[r] = t
+            ptrs.append(t.data_ptr())
+        self._pack.pack_into(cx.frame, 0, *ptrs)
+        if not self._static:
+            self._bind_symbols(cx, args)
+
+    def _bind_symbols(self, cx, args) -> None:
+        g, vals = self.g, cx.vals
+        for r, (_, c) in enumerate(self._tensor_args):
+            vals[c] = cx.frame[c]
+        for c, where in g.sources.items():
+            cx.set(c, _where(args, where))
+        for c, where in g.checks:
+            if _where(args, where) != vals[c]:
+                kind, i = where[0], where[1]
+                what = f"{kind} of dim {where[2]}" if kind != "index" else "value"
+                raise InputMismatch(f"irc: argument {i} ({g.args[i].name}): {what} is {_where(args, where)}, "
+                                    f"but the same symbol was bound to {vals[c]} by an earlier argument")  # fmt: skip
+
+    def _result(self, cx, r):
+        if isinstance(r, Lin):
+            return r.eval(cx.vals)
+        root = self.g.roots[r.root]
+        if root.buf is r:
+            return cx.roots[r.root]
+        return tensor_of(cx, r)
+
+
+class _Ctx:
+    def __init__(self, ncells: int, nroots: int):
+        self.frame = (ctypes.c_int64 * max(1, ncells))()
+        self.vals = [0] * max(1, ncells)
+        self.roots: list = [None] * nroots
+        self.steps: list = []
+        self.keep: list = []
+        self.per_call: list = []
+
+    def set(self, c: int, v: int) -> None:
+        self.vals[c] = v
+        self.frame[c] = v
+
+
+def tensor_of(cx: _Ctx, buf: Buf) -> torch.Tensor:
+    r = cx.roots[buf.root]
+    if r.dtype != buf.dtype:
+        r = r.view(buf.dtype)
+    v = cx.vals
+    return r.as_strided([s.eval(v) for s in buf.sizes], [s.eval(v) for s in buf.strides], r.storage_offset() + buf.offset.eval(v))
+
+
+def _derive(cx, c, fn):
+    cx.set(c, fn(cx.vals))
+
+
+def _alloc(cx, r, c, sizes, dtype):
+    t = torch.empty([s.eval(cx.vals) for s in sizes], dtype=dtype)
+    cx.roots[r] = t
+    cx.set(c, t.data_ptr())
+
+
+def _operand(cx, x):
+    return x.eval(cx.vals) if isinstance(x, Lin) else tensor_of(cx, x)
+
+
+def _extern(cx, prog, st, run):
+    fresh = run([_operand(cx, x) for x in st.ins], [tensor_of(cx, b) for b in st.outs])
+    for (root, cells), t in zip(st.results, fresh):
+        cx.roots[root] = t
+        cx.set(prog.g.roots[root].cell, t.data_ptr())
+        for c, n in zip(cells, t.shape):
+            if c is not None:
+                cx.set(c, n)
+
+
+def _reference_launch(cx, prog, st):
+    from irc.targets.reference.loop import run_nest
+
+    nest = prog.g.kernels[st.op.callee.root_reference.data]
+    params = list(nest.parent_block().args)
+    views = [tensor_of(cx, b) for b in st.ins + st.outs]
+    env = dict(zip(params, views))
+    run_nest(nest, env.__getitem__, [s.eval(cx.vals) for s in st.syms], views[len(st.ins):])
+
+
+def _counter(plan, syms):
+    """(items, work per item) when static, else a function of the cell values giving them."""
+
+    def count(symvals):
+        items = 1
+        for e in plan["outer"]:
+            items *= eval_affine(e, symvals)
+        work = 1
+        for e in plan["inner"]:
+            work *= eval_affine(e, symvals)
+        if plan["chunk"] is not None:
+            n = eval_affine(plan["chunk"], symvals)
+            items *= -(-n // CHUNK)
+            work *= min(n, CHUNK)
+        return items, max(work, 1)
+
+    if all(s.static for s in syms):
+        return count([s.const for s in syms])
+    return lambda vals: count([s.eval(vals) for s in syms])
+
+
+def _dynamic_launch(vals, fn, addr, count):
+    items, work = count(vals)
+    if items > 0:
+        parallel.parallel_for(fn, 0, items, addr, work_per_item=work, align=1)
+
+
+def _where(args, where):
+    kind, i = where[0], where[1]
+    if kind == "index":
+        return int(args[i])
+    t = args[i]
+    return t.shape[where[2]] if kind == "size" else t.stride(where[2])
+
+
+def _check(t, s, i: int) -> None:
+    """The slow path of the entry check: raise InputMismatch naming argument i, or accept (size-1 dims
+    may have any stride; symbolic sizes and strides are bound by _bind_symbols)."""
+    who = f"irc: argument {i} ({s.name})"
+    if not isinstance(t, torch.Tensor):
+        raise InputMismatch(f"{who} must be a tensor, got {type(t).__name__}")
+    if t.device.type != "cpu":
+        raise InputMismatch(f"{who} is on {t.device}; the graph was compiled for the CPU")
+    if t.dtype != s.dtype:
+        raise InputMismatch(f"{who} has dtype {t.dtype}; the graph was compiled for {s.dtype}")
+    if t.dim() != len(s.sizes):
+        raise InputMismatch(f"{who} has {t.dim()} dims; the graph was compiled for {len(s.sizes)}")
+    for d, (n, want) in enumerate(zip(t.shape, s.sizes)):
+        if isinstance(want, int) and n != want:
+            raise InputMismatch(f"{who} has size {tuple(t.shape)}; the graph was compiled for {tuple(s.sizes)}")
+    if t.numel() == 0:
+        return
+    for d, (n, st, want) in enumerate(zip(t.shape, t.stride(), s.strides)):
+        if n != 1 and isinstance(want, int) and st != want:
+            raise InputMismatch(f"{who} has strides {t.stride()}; the graph was compiled for {tuple(s.strides)}")
+
+
+def _reason(e: Exception) -> str:
+    return str(e) if isinstance(e, Unsupported) else f"emitter error: {type(e).__name__}: {e}"
+
+
+__all__ = ["Program", "InputMismatch", "tensor_of"]

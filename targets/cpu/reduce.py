@@ -1,0 +1,109 @@
+"""loop.reduce on the CPU: identities, the lane-wise combine, and the horizontal combine of a vector
+accumulator. Keyed by reduction kind like ops.EMIT is keyed by op class; argmax/argmin carry a
+(value, position) pair and keep the first position on ties, a NaN counting as the extreme."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from .types import compute_type, is_float, is_unsigned, splat
+from .vec import I1, I32, intrinsic, mangle
+
+
+def identity(kind: str, t):
+    """The start value of an accumulator (a Python number for compute type of `t`)."""
+    if kind in ("sum", "any"):
+        return 0.0 if is_float(t) else 0
+    if kind in ("prod", "all"):
+        return 1.0 if is_float(t) else 1
+    big = kind in ("min", "argmin")
+    if is_float(t):
+        return float("inf") if big else float("-inf")
+    w = compute_type(t).width
+    if w == 1:
+        return 1 if big else 0
+    if is_unsigned(t):
+        return (1 << w) - 1 if big else 0
+    return (1 << (w - 1)) - 1 if big else -(1 << (w - 1))
+
+
+def const(ty, value, t):
+    s = ty.element if isinstance(ty, ir.VectorType) else ty
+    k = ir.Constant(s, float(value) if is_float(t) else int(value))
+    return ir.Constant(ty, [k] * ty.count) if isinstance(ty, ir.VectorType) else k
+
+
+def _call(b, name, x, y):
+    fn = intrinsic(b.module, f"{name}.{mangle(x.type)}", x.type, [x.type, y.type])
+    return b.call(fn, [x, y])
+
+
+def combine(b: ir.IRBuilder, kind: str, t, acc, x):
+    """acc (+) x lane-wise for sum/prod/max/min/any/all."""
+    flt, bool_ = is_float(t), (not is_float(t) and compute_type(t).width == 1)
+    if kind == "sum":
+        return b.fadd(acc, x) if flt else (b.or_(acc, x) if bool_ else b.add(acc, x))
+    if kind == "prod":
+        return b.fmul(acc, x) if flt else (b.and_(acc, x) if bool_ else b.mul(acc, x))
+    if kind in ("any", "all") or bool_:
+        return b.or_(acc, x) if kind in ("any", "max") else b.and_(acc, x)
+    if flt:
+        return _call(b, "llvm.maximum" if kind == "max" else "llvm.minimum", acc, x)
+    name = ("llvm.umax" if kind == "max" else "llvm.umin") if is_unsigned(t) else ("llvm.smax" if kind == "max" else "llvm.smin")
+    return _call(b, name, acc, x)
+
+
+def better(b: ir.IRBuilder, kind: str, t, new, best, new_pos, best_pos, ties_to_lower: bool):
+    """For argmax/argmin: whether (new, new_pos) replaces (best, best_pos). With ties_to_lower an equal
+    value (or both NaN) at a lower position also wins (used when merging lanes, whose order is unknown)."""
+    rel = ">" if kind == "argmax" else "<"
+    if is_float(t):
+        strictly = b.fcmp_ordered(rel, new, best)
+        nan_new, nan_best = b.fcmp_unordered("uno", new, new), b.fcmp_unordered("uno", best, best)
+        take = b.or_(strictly, b.and_(nan_new, b.not_(nan_best)))
+        same = b.or_(b.fcmp_ordered("==", new, best), b.and_(nan_new, nan_best))
+    else:
+        cmp = b.icmp_unsigned if is_unsigned(t) else b.icmp_signed
+        take, same = cmp(rel, new, best), b.icmp_signed("==", new, best)
+    if ties_to_lower:
+        take = b.or_(take, b.and_(same, b.icmp_signed("<", new_pos, best_pos)))
+    return take
+
+
+def _halves(b, x):
+    n = x.type.count // 2
+    lo = b.shuffle_vector(x, x, ir.Constant(ir.VectorType(I32, n), list(range(n))))
+    hi = b.shuffle_vector(x, x, ir.Constant(ir.VectorType(I32, n), list(range(n, 2 * n))))
+    return lo, hi
+
+
+def _to_scalar(b, x):
+    return b.extract_element(x, ir.Constant(I32, 0))
+
+
+def horizontal(b: ir.IRBuilder, kind: str, t, acc, pos=None):
+    """A vector accumulator combined across its lanes (a tree of halves); (value, position) for arg kinds."""
+    while acc.type.count > 1:
+        lo, hi = _halves(b, acc)
+        if pos is None:
+            acc = combine(b, kind, t, lo, hi)
+            continue
+        plo, phi = _halves(b, pos)
+        take = better(b, kind, t, hi, lo, phi, plo, True)
+        acc, pos = b.select(take, hi, lo), b.select(take, phi, plo)
+    return (_to_scalar(b, acc), None if pos is None else _to_scalar(b, pos))
+
+
+def merge(b, kind: str, t, acc, x, pos=None, xpos=None):
+    """Merge two partial results (vector part, then tail): the tail holds later positions."""
+    if pos is None:
+        return combine(b, kind, t, acc, x), None
+    take = better(b, kind, t, x, acc, xpos, pos, True)
+    return b.select(take, x, acc), b.select(take, xpos, pos)
+
+
+def bool_type(ty):
+    return ir.VectorType(I1, ty.count) if isinstance(ty, ir.VectorType) else I1
+
+
+__all__ = ["identity", "const", "combine", "better", "horizontal", "merge", "splat"]
