@@ -5,7 +5,7 @@ Each has torch.special's meaning on float tensors (the importer casts operands t
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import IntegerAttr, TensorType, i32, i64
 from xdsl.ir import SSAValue
 from xdsl.irdl import IRDLOperation, VarConstraint, base, irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.traits import Pure
@@ -167,6 +167,26 @@ class PolygammaOp(IRDLOperation):
     def verify_(self):
         if self.n.value.data < 0:
             raise VerifyException(f"{self.name}: n must be non-negative")
+
+
+@irdl_op_definition
+class FrexpOp(IRDLOperation):
+    """Mantissa in [0.5, 1) and i32 exponent with x = m * 2**e.   %m, %e = tn.frexp %x : tensor<4xf32> -> tensor<4xi32>"""
+
+    name = "tn.frexp"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    mantissa = result_def(T)
+    exponent = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($exponent)"
+
+    def __init__(self, input: SSAValue):
+        super().__init__(operands=[input], result_types=[input.type, TensorType(i32, input.type.get_shape())])
+
+    def verify_(self):
+        if self.exponent.type != TensorType(i32, self.input.type.get_shape()):
+            raise VerifyException(f"{self.name}: the exponent must be i32 of the operand's shape")
 
 
 # ---- binary, broadcasting ------------------------------------------------------------------------

@@ -47,3 +47,11 @@ def import_polygamma(b, node, n, x):
     if not isinstance(n, int) or n < 0:
         raise Unsupported(f"polygamma of order {n!r}")
     return b.add(tn.PolygammaOp(b.tensor(x, out_dtype(node)), n))
+
+
+@imports(aten.frexp.Tensor)
+def import_frexp(b, node, x):
+    if not b.dtype(x).is_floating_point:
+        raise Unsupported(f"frexp of {b.dtype(x)}")
+    op = b.insert(tn.FrexpOp(x))
+    return op.mantissa, op.exponent

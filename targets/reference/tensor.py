@@ -191,6 +191,7 @@ _SPECIAL_ATEN = {
 }
 for _cls, _name in _SPECIAL_ATEN.items():
     SEMANTICS[_cls] = (lambda f: lambda op, *xs: f(*xs))(getattr(torch.ops.aten, _name).default)
+SEMANTICS[tn.FrexpOp] = lambda op, x: tuple(torch.frexp(x))
 SEMANTICS[tn.PolygammaOp] = lambda op, x: torch.polygamma(_int(op.n), x)
 
 

@@ -270,3 +270,10 @@ def test_gcd_lcm(dtype):
     b = torch.randint(0, 60, (7,), dtype=dtype)
     check(lambda x, y: (torch.gcd(x, y), torch.lcm(x, y)), a, b)
     check(lambda x, y: torch.gcd(x, y), a.t(), torch.tensor(12, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_frexp(dtype):
+    x = torch.tensor([0.0, -0.0, 1.0, -3.5, 1e-30, float("inf"), float("nan"), 6.0e4]).to(dtype)
+    check(lambda t: torch.frexp(t), x)
+    check(lambda t: torch.frexp(t * 3), strided(3, 4).to(dtype))
