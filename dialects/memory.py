@@ -42,9 +42,9 @@ def nbytes_of(t: MemRefType) -> int | None:
         if d == DYN:
             return None
         n *= d
-    el = t.get_element_type()
-    width = getattr(el, "bitwidth", None) or el.width.data
-    return n * max(1, (width + 7) // 8)
+    from irc.ir.types import torch_dtype
+
+    return n * torch_dtype(t.get_element_type()).itemsize
 
 
 @irdl_op_definition
