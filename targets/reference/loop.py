@@ -168,6 +168,9 @@ _REDUCE = {
 }
 
 
+_EMPTY = {"max": float("-inf"), "min": float("inf"), "any": False, "all": True}
+
+
 def _prod(x, dims):
     for d in dims:
         x = torch.prod(x, d, keepdim=True, dtype=x.dtype)
@@ -200,7 +203,11 @@ def eval_nest(nest: loop.NestOp, lookup: Callable[[SSAValue], torch.Tensor], sym
             if x.dim() < rank:
                 x = x.reshape((1,) * (rank - x.dim()) + tuple(x.shape))
             x = x.expand([sizes[d] if d in red else x.shape[d] for d in range(rank)])
-            out = _REDUCE[op.kind.data.value](x, red)
+            kind = op.kind.data.value
+            if x.numel() == 0 and kind in _EMPTY:  # over nothing: the identity (an empty row has max -inf)
+                out = torch.full([1 if d in red else n for d, n in enumerate(x.shape)], _EMPTY[kind], dtype=x.dtype)
+            else:
+                out = _REDUCE[kind](x, red)
         else:
             fn = SCALAR.get(type(op))
             if fn is None:
