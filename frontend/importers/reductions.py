@@ -29,12 +29,16 @@ def reduce(b, node, op_cls, x, dims, keepdim, dtype=None):
     x = b.convert(x, dtype or node.meta["val"].dtype) if dtype or op_cls in (tn.SumOp, tn.ProdOp, tn.MeanOp) else x
     dims = norm_dims(x, dims)
     r = b.add(op_cls(x, dims))
+    if op_cls in (tn.AnyOp, tn.AllOp):  # tn gives i1; eager keeps uint8 for a uint8 operand
+        r = b.convert(r, node.meta["val"].dtype)
     return r if keepdim or not dims else b.add(tn.SqueezeOp(r, dims))
 
 
 def reduction(op_cls, *overloads):
     @imports(*overloads)
     def imp(b, node, x, dim=None, keepdim=False, *, dtype=None):
+        if op_cls in (tn.AnyOp, tn.AllOp) and isinstance(dim, (list, tuple)) and not dim:  # any/all over no dims: each element
+            return b.convert(b.convert(x, torch.bool), node.meta["val"].dtype)
         return reduce(b, node, op_cls, x, dim, keepdim, dtype)
 
     return imp

@@ -1,0 +1,29 @@
+"""tests/fuzz: the fuzzer's properties on a bounded, derandomized sample (profile irc-fuzz-ci), and its regressions.
+
+IRC_FUZZ_PROFILE=irc-fuzz-long runs more (and random) examples; `irc-fuzz --budget SECONDS` runs open-ended.
+"""
+
+import logging
+import warnings
+
+import pytest
+
+import irc.tools.fuzz.profiles  # noqa: F401  (registers the profiles)
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    """torch's and irc's warnings about generated programs (degrees of freedom, fallbacks) are expected noise."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        level = logging.getLogger("irc").level
+        logging.getLogger("irc").setLevel(logging.ERROR)
+        yield
+        logging.getLogger("irc").setLevel(level)
+
+
+def targets() -> list:
+    from irc.tools.fuzz.properties import targets as fuzz_targets
+
+    run, skipped = fuzz_targets()
+    return [*run, *(pytest.param("triton", marks=pytest.mark.skip(reason=s)) for s in skipped if s.startswith("triton"))]

@@ -1,0 +1,1 @@
+"""irc-fuzz: property-based fuzzing of the whole compiler with Hypothesis (see tools/fuzz/cli.py)."""

@@ -1,0 +1,104 @@
+"""Does irc compute what eager computes? Values within dtype tolerances, a float64 evaluation as the arbiter.
+
+An element passes when it is close to eager's, or close to the float64 evaluation of the same
+program (inputs widened to f64, the result cast back): where eager's own rounding flips a
+comparison or a floor, irc may land on either side. Shapes and dtypes must match exactly.
+"""
+
+from collections.abc import Callable
+
+import torch
+from torch.utils._pytree import tree_leaves
+
+TOLERANCES = {  # (rtol, atol); exact for the rest
+    torch.float64: (1e-7, 1e-7),
+    torch.float32: (1e-4, 1e-5),
+    torch.float16: (1e-2, 1e-3),
+    torch.bfloat16: (2e-2, 1e-2),
+}
+
+
+def _leaves(x) -> list:
+    return [t.detach() if isinstance(t, torch.Tensor) else t for t in tree_leaves(x)]
+
+
+def widen(inputs: list) -> list:
+    """The inputs with every floating tensor as float64 (same values, same requires_grad)."""
+    out = []
+    for t in inputs:
+        if isinstance(t, torch.Tensor) and t.is_floating_point():
+            w = t.detach().to(torch.float64)
+            out.append(w.requires_grad_() if t.requires_grad else w)
+        else:
+            out.append(t)
+    return out
+
+
+def close(got, want, want64=None, what: str = "output") -> str | None:
+    """None when `got` matches `want` (or `want64` where `want` disagrees), else how it differs."""
+    got, want = _leaves(got), _leaves(want)
+    want64 = _leaves(want64) if want64 is not None else [None] * len(want)
+    if len(got) != len(want):
+        return f"{len(got)} {what}s instead of {len(want)}"
+    for i, (g, w, w64) in enumerate(zip(got, want, want64)):
+        if not isinstance(w, torch.Tensor) or not isinstance(g, torch.Tensor):
+            if g != w:
+                return f"{what} {i} is {g!r}, eager gives {w!r}"
+            continue
+        if g.shape != w.shape or g.dtype != w.dtype:
+            return f"{what} {i} is {g.dtype} {list(g.shape)}, eager gives {w.dtype} {list(w.shape)}"
+        ok = _close(g, w)
+        if w64 is not None and isinstance(w64, torch.Tensor) and w64.shape == w.shape:
+            ok |= _close(g, w64.to(w.dtype))
+        if not bool(ok.all()):
+            idx = tuple(int(j) for j in (~ok).nonzero()[0])
+            ref = f", float64 gives {w64[idx].item()}" if isinstance(w64, torch.Tensor) and w64.shape == w.shape else ""
+            return (f"{what} {i}{list(idx) if idx else ''} is {g[idx].item()}, eager gives {w[idx].item()}{ref} "
+                    f"({int((~ok).sum())} of {ok.numel()} elements differ)")
+    return None
+
+
+def _close(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    if a.is_floating_point() or a.is_complex():
+        rtol, atol = TOLERANCES.get(a.dtype, (0.0, 0.0))
+        return torch.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+    return a == b
+
+
+def compare(fn: Callable, compiled: Callable, make_inputs: Callable) -> str | None:
+    """None when compiled(*inputs) matches fn(*inputs), else the first difference."""
+    with torch.no_grad():
+        want = fn(*make_inputs())
+        got = compiled(*make_inputs())
+        return close(got, want, _run64(fn, make_inputs))
+
+
+def _run64(fn, make_inputs):
+    try:
+        return fn(*widen(make_inputs()))
+    except Exception:  # an op without a float64 kernel: eager alone decides
+        return None
+
+
+def gradients(fn: Callable, inputs: list) -> tuple[list, list]:
+    """The outputs of fn and the gradients of the inputs that require grad, for fixed output weights."""
+    outs = fn(*inputs)
+    leaves = [o for o in tree_leaves(outs) if isinstance(o, torch.Tensor) and o.requires_grad]
+    wrt = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad]
+    if not leaves or not wrt:
+        return _leaves(outs), []
+    g = torch.Generator().manual_seed(1)
+    weights = [torch.randint(-8, 9, o.shape, generator=g).div(8).to(o.dtype) for o in leaves]
+    grads = torch.autograd.grad(leaves, wrt, weights, allow_unused=True)
+    return _leaves(outs), [torch.zeros_like(t) if d is None else d.detach() for t, d in zip(wrt, grads)]
+
+
+def compare_training(fn: Callable, compiled: Callable, make_inputs: Callable) -> str | None:
+    """compare() for the outputs, then the same for the gradients of every input with requires_grad."""
+    want, want_grads = gradients(fn, make_inputs())
+    got, got_grads = gradients(compiled, make_inputs())
+    try:
+        want64, want64_grads = gradients(fn, widen(make_inputs()))
+    except Exception:
+        want64, want64_grads = None, None
+    return close(got, want, want64) or close(got_grads, want_grads, want64_grads, what="gradient")

@@ -1,0 +1,191 @@
+"""The fuzzer's properties, each raising FuzzFailure (a runnable snippet plus the .mlir of the first failing stage).
+
+    check_targets(p)   irc on every target Options accepts equals eager (oracle.py decides "equals")
+    check_passes(p)    every pass preserves the result of every graph irc imported (ir/check.py's
+                       ResultCheck on the reference executors, as `irc-opt --verify-each`), and
+                       printing then parsing each stage gives the same text, in both syntaxes
+    check_program(p)   both, sharing one compile per target
+
+A program torch itself cannot compile (the aot_eager backend fails too) raises Inconclusive.
+"""
+
+import os
+import signal
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+
+from .oracle import compare, compare_training
+from .programs import Program, describe, load, source
+
+TRITON_SKIP = "triton: no such target in irc.options.TARGETS yet"
+
+
+class FuzzFailure(AssertionError):
+    """A property failed: `kind` says which, `stage`/`mlir` hold the IR of the first failing stage."""
+
+    def __init__(self, kind: str, message: str, program: Program, stage: str | None = None, mlir: str | None = None,
+                 target: str | None = None):
+        self.kind, self.message, self.program, self.stage, self.mlir, self.target = kind, message, program, stage, mlir, target
+        super().__init__(self.report())
+
+    def report(self) -> str:
+        opts = {"target": self.target} if self.target else {}
+        parts = [f"irc-fuzz: {self.kind}: {self.message}", f"program: {describe(self.program)}",
+                 "# ---- runnable reproducer (python repro.py) ----", source(self.program, options=opts)]
+        if self.mlir:
+            parts += [f"// ---- first failing stage: {self.stage} ----", self.mlir.rstrip()]
+        return "\n".join(parts)
+
+
+class Inconclusive(Exception):
+    """torch cannot run or compile the program without irc either: not an irc bug."""
+
+
+def targets() -> tuple[list[str], list[str]]:
+    """(targets to fuzz, notes on the ones skipped): every target irc.options accepts, read at run time."""
+    from irc import options
+
+    run = [t for t in options.TARGETS if t != "triton"]
+    skipped = [] if "triton" in options.TARGETS and _triton_interpreter() else [TRITON_SKIP if "triton" not in options.TARGETS else "triton: not importable"]
+    if "triton" in options.TARGETS and not skipped:
+        run.append("triton")
+    return run, skipped
+
+
+def _triton_interpreter() -> bool:
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+    try:
+        import triton  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+class Hang(BaseException):
+    """No result in time. A BaseException, so that no `except Exception` in irc (irc-opt's main) swallows it."""
+
+
+@contextmanager
+def time_limit(seconds: float | None):
+    """Raise Hang after `seconds` (main thread only; elsewhere no limit)."""
+    import threading
+
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def alarm(signum, frame):
+        raise Hang(f"no result after {seconds:g} s")
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@dataclass
+class Graph:
+    """One graph irc compiled: its name (graph000-forward) and stage texts from the dump."""
+
+    name: str
+    stages: dict[str, str]
+
+
+def compile_on(p: Program, target: str, dump: Path) -> tuple[str | None, list[Graph]]:
+    """Run p compiled by irc on `target` against eager: (difference or None, the graphs irc compiled)."""
+    import irc
+
+    loaded = load(p)
+    torch._dynamo.reset()
+    compiled = torch.compile(loaded.fn, backend=irc.backend, options={"target": target, "strict": True, "dump_dir": str(dump)})
+    run = compare_training if p.training else compare
+    try:
+        diff = run(loaded.fn, compiled, loaded.make_inputs)
+    except Exception as e:
+        if not _torch_compiles(p):
+            raise Inconclusive(f"torch.compile with aot_eager fails too: {type(e).__name__}: {e}") from e
+        raise FuzzFailure("crash", f"irc on target {target!r} raised {_cause(e)}", p, *_first_stage(dump), target=target) from e
+    return diff, _graphs(dump)
+
+
+def _cause(e: BaseException) -> str:
+    inner = getattr(e, "inner_exception", None) or e.__cause__ or e
+    return f"{type(inner).__name__}: {str(inner).strip().splitlines()[0] if str(inner).strip() else ''}"
+
+
+def _torch_compiles(p: Program) -> bool:
+    loaded = load(p)
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(loaded.fn, backend="aot_eager")
+        (compare_training if p.training else compare)(loaded.fn, compiled, loaded.make_inputs)
+        return True
+    except Exception:
+        return False
+
+
+def _graphs(dump: Path) -> list[Graph]:
+    out = []
+    for folder in sorted(d for d in dump.iterdir() if d.is_dir()) if dump.exists() else []:
+        stages = {f.stem.split("-", 1)[-1]: f.read_text() for f in sorted(folder.iterdir()) if f.suffix == ".mlir"}
+        out.append(Graph(folder.name, stages))
+    return out
+
+
+def _first_stage(dump: Path) -> tuple[str | None, str | None]:
+    for g in _graphs(dump):
+        if "tensor" in g.stages:
+            return f"tensor ({g.name})", g.stages["tensor"]
+    return None, None
+
+
+def check_targets(p: Program, *, only: list[str] | None = None) -> list[Graph]:
+    """irc equals eager on every target; the graphs of the first target's compile (for check_passes)."""
+    graphs: list[Graph] | None = None
+    for target in only or targets()[0]:
+        with tempfile.TemporaryDirectory(prefix="irc-fuzz-") as tmp:
+            diff, gs = compile_on(p, target, Path(tmp))
+            if diff is not None:
+                stage, mlir = _first_stage(Path(tmp))
+                raise FuzzFailure("mismatch", f"irc on target {target!r}: {diff}", p, stage, mlir, target=target)
+        graphs = gs if graphs is None else graphs
+    return graphs or []
+
+
+def check_passes(p: Program, graphs: list[Graph] | None = None) -> int:
+    """Every pass keeps every graph's result and prints/parses stably; returns the number of passes checked."""
+    from . import stages
+
+    if graphs is None:
+        with tempfile.TemporaryDirectory(prefix="irc-fuzz-") as tmp:
+            _, graphs = compile_on(p, "reference", Path(tmp))
+    checked = 0
+    for g in graphs:
+        if "tensor" not in g.stages:
+            continue  # the graph ran eagerly (the compile report says why): nothing to check
+        try:
+            checked += stages.run_checked(g.stages["tensor"])
+        except stages.StageFailure as e:
+            raise FuzzFailure(e.kind, f"{g.name}: {e}", p, e.stage, e.mlir) from e
+    return checked
+
+
+def check_program(p: Program, *, passes: bool = True, only: list[str] | None = None, timeout: float | None = None) -> None:
+    with time_limit(timeout):
+        try:
+            graphs = check_targets(p, only=only)
+            if passes:
+                check_passes(p, graphs)
+        except Hang as e:
+            raise FuzzFailure("hang", str(e), p) from e
+
+
+
