@@ -4,16 +4,17 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 MODES = ("default", "reduce-overhead", "max-autotune")
-TARGETS = ("reference",)
+TARGETS = ("cpu", "reference")
 
 
 @dataclass(frozen=True)
 class Options:
     mode: str = "default"
-    target: str = "reference"  # where compiled graphs run; "reference" is the torch-backed tn executor
+    target: str = "cpu"  # where compiled graphs run: "cpu" (llvmlite-JITed kernels) or "reference" (the torch-backed tn executor)
     dump_dir: str | None = None  # write every stage's IR of every graph here
     strict: bool = False  # raise irc's own compile errors instead of running that graph eagerly
     verify: bool = False  # run each graph before and after every pass on random inputs; a pass that changes the result is reported
+    cache: bool = True  # reuse compiled code and extern choices from the on-disk cache (IRC_CACHE_DIR, see targets/cpu/cache.py)
 
     @classmethod
     def resolve(cls, mode: str | None = None, options: dict[str, Any] | None = None) -> "Options":
@@ -24,9 +25,9 @@ class Options:
         valid = [f.name for f in fields(cls) if f.name != "mode"]
         if unknown := sorted(set(options) - set(valid)):
             raise ValueError(f"irc: unknown option(s) {', '.join(map(repr, unknown))}; valid options: {', '.join(valid)}")
-        if options.get("target", "reference") not in TARGETS:
+        if options.get("target", "cpu") not in TARGETS:
             raise ValueError(f"irc: unknown target {options['target']!r}; valid targets: {', '.join(TARGETS)}")
-        for name in ("strict", "verify"):
+        for name in ("strict", "verify", "cache"):
             if name in options and not isinstance(options[name], bool):
                 raise ValueError(f"irc: option {name!r} must be a bool")
         if options.get("dump_dir") is not None and not isinstance(options["dump_dir"], str):

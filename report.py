@@ -16,6 +16,10 @@ class GraphReport:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     dump_dir: str | None = None
     verify_failure: str | None = None  # with options={"verify": True}: the first pass that changed the result
+    target: str = ""  # where the graph runs: "cpu" or "reference"
+    kernels: int = 0  # cpu: JITed kernel functions
+    cache_hit: bool | None = None  # cpu: the machine code came from the on-disk cache
+    target_fallbacks: list[tuple[str, str]] = field(default_factory=list)  # (kernel or extern, why it runs on the reference)
 
     @property
     def native(self) -> bool:
@@ -36,6 +40,13 @@ class GraphReport:
         lines.append(f"  imported {ops} aten calls ({len(self.imported)} distinct ops), {len(self.fallbacks)} eager fallbacks")
         for target, reason in sorted(set(self.fallbacks)):
             lines.append(f"    fallback {target}: {reason}")
+        if self.target == "cpu":
+            cached = {True: ", from the disk cache", False: ", compiled", None: ""}[self.cache_hit]
+            lines.append(f"  cpu: {self.kernels} JITed kernels{cached}, {len(self.target_fallbacks)} on the reference evaluator")
+            for what, reason in self.target_fallbacks:
+                lines.append(f"    reference {what}: {reason}")
+        elif self.target:
+            lines.append(f"  runs on the {self.target} target")
         times = ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in self.stage_seconds.items())
         lines.append(f"  compile {self.compile_seconds * 1e3:.1f} ms ({times})")
         return "\n".join(lines)

@@ -29,10 +29,12 @@ from xdsl.ir.affine import AffineBinaryOpExpr, AffineConstantExpr, AffineDimExpr
 from irc.dialects import loop
 
 from . import reduce as red
-from .affine import K, Lin, coefficient, interval, to_lin, uses_dim, within
+from .access import Access
+from .affine import K, Lin, interval, to_lin, uses_dim, within
+from .ivals import Lanes, add, cdiv, count, fill, ival, kconst, imin, mul, same, sdiv, set_at, splat, udiv, urem
 from .ops import EMIT, Cx
-from .types import Unsupported, compute_type, narrow, storage_type, widen
-from .vec import I1, I8, I32, I64
+from .types import Unsupported, compute_type
+from .vec import I64
 
 VOID = ir.VoidType()
 ARGV = I64.as_pointer().as_pointer()
@@ -50,25 +52,7 @@ class BufSpec:
     ptr: int  # argv index of the root address
 
 
-class Lanes:
-    """The vector dim inside a vector body: lanes base, base + 1, ..."""
-
-    def __init__(self, base):
-        self.base = base
-
-
-def _splat(b, x, n):
-    if isinstance(x.type, ir.VectorType):
-        return x
-    v = b.insert_element(ir.Constant(ir.VectorType(x.type, n), ir.Undefined), x, ir.Constant(I32, 0))
-    return b.shuffle_vector(v, v, ir.Constant(ir.VectorType(I32, n), [0] * n))
-
-
-def _count(x):
-    return x.type.count if isinstance(getattr(x, "type", None), ir.VectorType) else None
-
-
-class KernelEmitter:
+class KernelEmitter(Access):
     def __init__(self, module: ir.Module, name: str, nest: loop.NestOp, params, lanes: int):
         self.nest, self.params = nest, list(params)
         self.args = list(nest.parent_block().args)
@@ -106,7 +90,7 @@ class KernelEmitter:
             return q.const
         acc = q.const
         for c, k in q.terms:
-            acc = _add(self.entry, acc, _mul(self.entry, self.cell(c), k))
+            acc = add(self.entry, acc, mul(self.entry, self.cell(c), k))
         return acc
 
     def param(self, arg):
@@ -138,7 +122,7 @@ class KernelEmitter:
     def dimval(self, b, x, width):
         if isinstance(x, Lanes):
             iota = ir.Constant(ir.VectorType(I64, width), list(range(width)))
-            return b.add(_splat(b, _ival(x.base), width), iota)
+            return b.add(splat(b, ival(x.base), width), iota)
         return x
 
     def aff(self, b, e, dims, width, extra=()):
@@ -151,120 +135,21 @@ class KernelEmitter:
         assert isinstance(e, AffineBinaryOpExpr)
         x, y = self.aff(b, e.lhs, dims, width, extra), self.aff(b, e.rhs, dims, width, extra)
         if e.kind == K.Add:
-            return _add(b, x, y)
+            return add(b, x, y)
         if e.kind == K.Mul:
-            return _mul(b, x, y)
+            return mul(b, x, y)
         if isinstance(x, int) and isinstance(y, int):
             return {K.FloorDiv: x // y, K.CeilDiv: -(-x // y), K.Mod: x % y}[e.kind]
-        x, y = _same(b, x, y)
+        x, y = same(b, x, y)
         q, r = b.sdiv(x, y), b.srem(x, y)
-        neg = b.and_(b.icmp_signed("!=", r, _k(r, 0)), b.icmp_signed("<", b.xor(r, y), _k(r, 0)))
+        neg = b.and_(b.icmp_signed("!=", r, kconst(r, 0)), b.icmp_signed("<", b.xor(r, y), kconst(r, 0)))
         if e.kind == K.Mod:
-            return b.add(r, b.select(neg, y, _k(y, 0)))
+            return b.add(r, b.select(neg, y, kconst(y, 0)))
         fl = b.sub(q, b.zext(neg, q.type))
         if e.kind == K.FloorDiv:
             return fl
         exact = b.icmp_signed("==", b.mul(fl, y), x)
         return b.add(fl, b.zext(b.not_(exact), fl.type))
-
-    # -- loads and stores -------------------------------------------------------------------------
-    def base_ptr(self, spec: BufSpec):
-        key = ("ptr", spec.ptr, str(storage_type(spec.elem)))
-        if key not in self.cells:
-            self.cells[key] = self.entry.inttoptr(self.cell(spec.ptr), storage_type(spec.elem).as_pointer())
-        return self.cells[key]
-
-    def load(self, b, op: loop.LoadOp, dims, env, width):
-        spec = self.params[self.args.index(op.source)]
-        guard = self.guards[op]
-        extra = [env[i] for i in op.indices]
-        exprs = op.map.data.results
-        st, elem = storage_type(spec.elem), spec.elem
-        lanes_in = width and self.v is not None and isinstance(dims[self.v], Lanes)
-        vec_extra = any(_count(x) for x in extra)
-        if lanes_in and not any(guard) and not vec_extra:
-            coefs = [coefficient(e, self.v) for e in exprs]
-            if None not in coefs:
-                scalar_dims = [x.base if isinstance(x, Lanes) else x for x in dims]
-                flat = self.flat(b, spec, [self.aff(b, e, scalar_dims, None, extra) for e in exprs])
-                step = 0
-                for c, s in zip(coefs, spec.strides):
-                    step = _add(b, step, _mul(b, self.lin(s) if c else 0, c))
-                ptr = b.gep(self.base_ptr(spec), [_ival(flat)])
-                if step == 0:
-                    return widen(b, b.load(ptr), elem)
-                if step == 1:
-                    vp = b.bitcast(ptr, ir.VectorType(st, width).as_pointer())
-                    return widen(b, b.load(vp, align=max(1, st.get_abi_size(_td()))), elem)
-                iota = ir.Constant(ir.VectorType(I64, width), list(range(width)))
-                idx = b.add(_splat(b, _ival(flat), width), b.mul(_splat(b, _ival(step), width), iota))
-                return widen(b, self.gather(b, self.base_ptr(spec), idx, st), elem)
-        w = width if lanes_in or vec_extra else None
-        idx = []
-        for e, size, g in zip(exprs, spec.sizes, guard):
-            x = self.aff(b, e, dims, w, extra)
-            idx.append(self.clamp(b, x, size) if g else x)
-        flat = self.flat(b, spec, idx)
-        base = self.base_ptr(spec)
-        if any(guard):
-            base = self.nonempty(b, base, spec)
-        if _count(flat) if not isinstance(flat, int) else False:
-            return widen(b, self.gather(b, base, flat, st), elem)
-        return widen(b, b.load(b.gep(base, [_ival(flat)])), elem)
-
-    def flat(self, b, spec: BufSpec, idx):
-        acc = self.lin(spec.offset)
-        for x, s in zip(idx, spec.strides):
-            acc = _add(b, acc, _mul(b, x, self.lin(s)))
-        return acc
-
-    def clamp(self, b, x, size: Lin):
-        hi = _add(b, self.lin(size), -1)
-        if isinstance(x, int) and isinstance(hi, int):
-            return min(max(x, 0), max(hi, 0))
-        x, hi = _same(b, _ival(x) if isinstance(x, int) else x, hi)
-        x = b.select(b.icmp_signed(">", x, hi), hi, x)
-        return b.select(b.icmp_signed("<", x, _k(x, 0)), _k(x, 0), x)
-
-    def nonempty(self, b, base, spec: BufSpec):
-        """A guarded load from a buffer that may hold no element reads a zero cell instead."""
-        if all(s.static and s.const > 0 for s in spec.sizes):
-            return base
-        ok = ir.Constant(I1, 1)
-        for s in spec.sizes:
-            if not (s.static and s.const > 0):
-                ok = b.and_(ok, b.icmp_signed(">", _ival(self.lin(s)), ir.Constant(I64, 0)))
-        if "irc_zero" not in b.module.globals:
-            g = ir.GlobalVariable(b.module, ir.ArrayType(I8, 64), "irc_zero")
-            g.initializer, g.global_constant, g.linkage = ir.Constant(ir.ArrayType(I8, 64), None), True, "internal"
-        zero = b.bitcast(b.module.globals["irc_zero"], base.type)
-        return b.select(ok, base, zero)
-
-    def gather(self, b, base, idx, st):
-        n = idx.type.count
-        addr = b.add(_splat(b, b.ptrtoint(base, I64), n), b.mul(idx, _splat(b, ir.Constant(I64, st.get_abi_size(_td())), n)))
-        ptrs = b.inttoptr(addr, ir.VectorType(st.as_pointer(), n))
-        vty = ir.VectorType(st, n)
-        name = f"llvm.masked.gather.v{n}{_mangle_el(st)}.v{n}p0"
-        fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(vty, [ptrs.type, I32, ir.VectorType(I1, n), vty]), name)
-        mask = ir.Constant(ir.VectorType(I1, n), [ir.Constant(I1, 1)] * n)
-        align = ir.Constant(I32, max(1, st.get_abi_size(_td())))
-        return b.call(fn, [ptrs, align, mask, ir.Constant(vty, ir.Undefined)])
-
-    def store(self, b, i: int, value, dims, width):
-        spec = self.params[self.args.index(self.nest.outs[i])]
-        idx, lanes = [], False
-        for d in self.out_dims[i]:
-            x = 0 if d is None else dims[d]
-            if isinstance(x, Lanes):
-                lanes, x = True, x.base
-            idx.append(x)
-        ptr = b.gep(self.base_ptr(spec), [_ival(self.flat(b, spec, idx))])
-        if lanes and width:
-            value = narrow(b, _splat(b, value, width), spec.elem)
-            b.store(value, b.bitcast(ptr, value.type.as_pointer()), align=max(1, value.type.element.get_abi_size(_td())))
-        else:
-            b.store(narrow(b, value, spec.elem), ptr)
 
     # -- the body ---------------------------------------------------------------------------------
     def evaluate(self, b, width, dims, env, roots) -> dict:
@@ -293,9 +178,9 @@ class KernelEmitter:
         if fn is None:
             raise Unsupported(f"no CPU emitter for {op.name}")
         args = [env[o] for o in op.operands]
-        n = max((_count(a) or 0 for a in args), default=0)
+        n = max((count(a) or 0 for a in args), default=0)
         if n:
-            args = [_splat(b, a, n) for a in args]
+            args = [splat(b, a, n) for a in args]
         return fn(Cx(b, n or None), op, *args)
 
     def loop(self, b, lo, hi, step, body):
@@ -304,8 +189,8 @@ class KernelEmitter:
         b.branch(head)
         b.position_at_end(head)
         i = b.phi(I64)
-        i.add_incoming(_ival(lo), pre)
-        b.cbranch(b.icmp_signed("<", i, _ival(hi)), inside, done)
+        i.add_incoming(ival(lo), pre)
+        b.cbranch(b.icmp_signed("<", i, ival(hi)), inside, done)
         b.position_at_end(inside)
         body(b, i)
         i.add_incoming(b.add(i, ir.Constant(I64, step)), b.block)
@@ -316,8 +201,8 @@ class KernelEmitter:
         """[lo, hi) in vectors of L (body(b, Lanes(i), L)) then a scalar tail (body(b, i, None))."""
         if self.L is None:
             return self.loop(b, lo, hi, 1, lambda b, i: body(b, i, None))
-        n = _add(b, hi, _mul(b, lo, -1))
-        vend = _add(b, lo, _mul(b, _sdiv(b, n, self.L), self.L))
+        n = add(b, hi, mul(b, lo, -1))
+        vend = add(b, lo, mul(b, sdiv(b, n, self.L), self.L))
         self.loop(b, lo, vend, self.L, lambda b, i: body(b, Lanes(i), self.L))
         self.loop(b, vend, hi, 1, lambda b, i: body(b, i, None))
 
@@ -328,7 +213,7 @@ class KernelEmitter:
         d = self.R[k]
 
         def at(b, i, w=width):
-            return self.rloops(b, _set(dims, d, i), w, inner, k + 1)
+            return self.rloops(b, set_at(dims, d, i), w, inner, k + 1)
 
         if self.mode == "A" and d == self.v:
             return self.lanes_loop(b, 0, self.extent(d), at)
@@ -354,13 +239,13 @@ class KernelEmitter:
         def inner(b, d, w):
             x = self.evaluate(b, w, d, env, [r.input])[r.input]
             if w:
-                x = _splat(b, x, w)
+                x = splat(b, x, w)
             slot, pslot = accs[w]
             acc = b.load(slot)
             if not arg:
                 return b.store(red.combine(b, kind, t, acc, x), slot)
             p = self.dimval(b, d[self.R[0]], w) if self.R else ir.Constant(I64, 0)
-            p = _splat(b, _ival(p), w) if w else _ival(p)
+            p = splat(b, ival(p), w) if w else ival(p)
             best = b.load(pslot)
             take = red.better(b, kind, t, x, acc, p, best, False)
             b.store(b.select(take, x, acc), slot)
@@ -384,7 +269,7 @@ class KernelEmitter:
         later = [i for i in range(len(self.yields)) if i not in now]
         vals = self.evaluate(b, width, dims, env, [self.yields[i] for i in now])
         for i in now:
-            self.store(b, i, vals[self.yields[i]], _fill(dims, self.R), width)
+            self.store(b, i, vals[self.yields[i]], fill(dims, self.R), width)
 
         def full(b, d, w):
             vals = self.evaluate(b, w, d, env, [self.yields[i] for i in later])
@@ -399,21 +284,21 @@ class KernelEmitter:
         start, end = self.fn.args[0], self.fn.args[1]
         dims = [0] * self.nest.rank
         chunked = self.mode == "B" and self.v is not None
-        nch = _cdiv(self.entry, self.extent(self.v), CHUNK) if chunked else 1
+        nch = cdiv(self.entry, self.extent(self.v), CHUNK) if chunked else 1
 
         def item(b, it):
             rem = it
             c = None
             if chunked:
-                c, rem = _urem(b, rem, nch), _udiv(b, rem, nch)
+                c, rem = urem(b, rem, nch), udiv(b, rem, nch)
             for d in reversed(self.outer):
                 e = self.extent(d)
-                dims[d], rem = _urem(b, rem, e), _udiv(b, rem, e)
+                dims[d], rem = urem(b, rem, e), udiv(b, rem, e)
             if not chunked:
                 return self.region(b, list(dims), None)
-            lo = _mul(b, c, CHUNK)
-            hi = _min(b, _add(b, lo, CHUNK), self.extent(self.v))
-            self.lanes_loop(b, lo, hi, lambda b, i, w: self.region(b, _set(dims, self.v, i), w))
+            lo = mul(b, c, CHUNK)
+            hi = imin(b, add(b, lo, CHUNK), self.extent(self.v))
+            self.lanes_loop(b, lo, hi, lambda b, i, w: self.region(b, set_at(dims, self.v, i), w))
 
         self.loop(b, start, end, 1, item)
         b.ret_void()
@@ -425,91 +310,6 @@ class KernelEmitter:
                 "chunk": self.nest.extents[self.v] if self.mode == "B" and self.v is not None else None,
                 "inner": [self.nest.extents[d] for d in self.R], "guarded": sum(any(g) for g in self.guards.values()),
                 "mode": self.mode, "lanes": self.L or 1}  # fmt: skip
-
-
-def _td():
-    from .jit import engine
-
-    return engine()._tm.target_data
-
-
-def _mangle_el(t):
-    if isinstance(t, ir.IntType):
-        return f"i{t.width}"
-    return {"half": "f16", "float": "f32", "double": "f64"}[str(t)]
-
-
-def _set(dims, d, x):
-    out = list(dims)
-    out[d] = x
-    return out
-
-
-def _fill(dims, ds):
-    return _set(dims, ds[0], 0) if len(ds) == 1 else [0 if i in ds else x for i, x in enumerate(dims)]
-
-
-def _ival(x):
-    return ir.Constant(I64, x) if isinstance(x, int) else x
-
-
-def _k(x, v):
-    t = x.type
-    return ir.Constant(t, [ir.Constant(t.element, v)] * t.count) if isinstance(t, ir.VectorType) else ir.Constant(t, v)
-
-
-def _same(b, x, y):
-    x, y = _ival(x), _ival(y)
-    n = _count(x) or _count(y)
-    return (_splat(b, x, n), _splat(b, y, n)) if n else (x, y)
-
-
-def _add(b, x, y):
-    if isinstance(x, int) and isinstance(y, int):
-        return x + y
-    if isinstance(y, int) and y == 0:
-        return x
-    if isinstance(x, int) and x == 0:
-        return y
-    return b.add(*_same(b, x, y))
-
-
-def _mul(b, x, y):
-    if isinstance(x, int) and isinstance(y, int):
-        return x * y
-    for p, q in ((x, y), (y, x)):
-        if isinstance(q, int) and q == 1:
-            return p
-        if isinstance(q, int) and q == 0:
-            return 0
-    return b.mul(*_same(b, x, y))
-
-
-def _sdiv(b, x, k: int):
-    return x // k if isinstance(x, int) else b.sdiv(x, ir.Constant(I64, k))
-
-
-def _cdiv(b, x, k: int):
-    return -(-x // k) if isinstance(x, int) else b.sdiv(b.add(x, ir.Constant(I64, k - 1)), ir.Constant(I64, k))
-
-
-def _udiv(b, x, y):
-    if isinstance(y, int) and y == 1:
-        return x
-    return x // y if isinstance(x, int) and isinstance(y, int) else b.udiv(_ival(x), _ival(y))
-
-
-def _urem(b, x, y):
-    if isinstance(y, int) and y == 1:
-        return 0
-    return x % y if isinstance(x, int) and isinstance(y, int) else b.urem(_ival(x), _ival(y))
-
-
-def _min(b, x, y):
-    if isinstance(x, int) and isinstance(y, int):
-        return min(x, y)
-    x, y = _ival(x), _ival(y)
-    return b.select(b.icmp_signed("<", x, y), x, y)
 
 
 def emit_kernel(module: ir.Module, name: str, nest: loop.NestOp, params, lanes: int) -> dict:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import Float16Type, Float64Type
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float64Type
 
 from . import mathlib
 from .types import HALF, Unsupported, splat, compute_type, const_value, exact_constant, is_float, narrow, round_to, storage_type, widen

@@ -57,7 +57,10 @@ class Program:
         self._pack = struct.Struct(f"<{len(self._tensor_args)}q")
         self._static = not self.g.sources and not self.g.checks
         self._free: list = []
-        self._free.append(self._context())
+        from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+        with unset_fake_temporarily():  # compiling runs under Dynamo's fake mode: the arena must be real
+            self._free.append(self._context())
         self.seconds = time.perf_counter() - t0
 
     # -- compile time ------------------------------------------------------------------------------

@@ -1,0 +1,117 @@
+"""Loads and stores of the kernel emitter: addresses from a buffer's sizes, strides and offset; vector
+loads where a lane moves one element, scalar loads (broadcast) where it moves none, gathers otherwise;
+guarded loads clamp their indices into the buffer (and read a zero cell from an empty one)."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from irc.dialects import loop
+
+from .affine import Lin, coefficient
+from .ivals import Lanes, add, count, ival, mangle_el, mul, same, splat, td
+from .types import narrow, storage_type, widen
+from .vec import I1, I8, I32, I64
+
+
+class Access:
+    """Mixed into KernelEmitter (which provides params, args, guards, v, nest, entry, cells, lin, aff)."""
+
+    # -- loads and stores -------------------------------------------------------------------------
+    def base_ptr(self, spec: BufSpec):
+        key = ("ptr", spec.ptr, str(storage_type(spec.elem)))
+        if key not in self.cells:
+            self.cells[key] = self.entry.inttoptr(self.cell(spec.ptr), storage_type(spec.elem).as_pointer())
+        return self.cells[key]
+
+    def load(self, b, op: loop.LoadOp, dims, env, width):
+        spec = self.params[self.args.index(op.source)]
+        guard = self.guards[op]
+        extra = [env[i] for i in op.indices]
+        exprs = op.map.data.results
+        st, elem = storage_type(spec.elem), spec.elem
+        lanes_in = width and self.v is not None and isinstance(dims[self.v], Lanes)
+        vec_extra = any(count(x) for x in extra)
+        if lanes_in and not any(guard) and not vec_extra:
+            coefs = [coefficient(e, self.v) for e in exprs]
+            if None not in coefs:
+                scalar_dims = [x.base if isinstance(x, Lanes) else x for x in dims]
+                flat = self.flat(b, spec, [self.aff(b, e, scalar_dims, None, extra) for e in exprs])
+                step = 0
+                for c, s in zip(coefs, spec.strides):
+                    step = add(b, step, mul(b, self.lin(s) if c else 0, c))
+                ptr = b.gep(self.base_ptr(spec), [ival(flat)])
+                if step == 0:
+                    return widen(b, b.load(ptr), elem)
+                if step == 1:
+                    vp = b.bitcast(ptr, ir.VectorType(st, width).as_pointer())
+                    return widen(b, b.load(vp, align=max(1, st.get_abi_size(td()))), elem)
+                iota = ir.Constant(ir.VectorType(I64, width), list(range(width)))
+                idx = b.add(splat(b, ival(flat), width), b.mul(splat(b, ival(step), width), iota))
+                return widen(b, self.gather(b, self.base_ptr(spec), idx, st), elem)
+        w = width if lanes_in or vec_extra else None
+        idx = []
+        for e, size, g in zip(exprs, spec.sizes, guard):
+            x = self.aff(b, e, dims, w, extra)
+            idx.append(self.clamp(b, x, size) if g else x)
+        flat = self.flat(b, spec, idx)
+        base = self.base_ptr(spec)
+        if any(guard):
+            base = self.nonempty(b, base, spec)
+        if count(flat) if not isinstance(flat, int) else False:
+            return widen(b, self.gather(b, base, flat, st), elem)
+        return widen(b, b.load(b.gep(base, [ival(flat)])), elem)
+
+    def flat(self, b, spec: BufSpec, idx):
+        acc = self.lin(spec.offset)
+        for x, s in zip(idx, spec.strides):
+            acc = add(b, acc, mul(b, x, self.lin(s)))
+        return acc
+
+    def clamp(self, b, x, size: Lin):
+        hi = add(b, self.lin(size), -1)
+        if isinstance(x, int) and isinstance(hi, int):
+            return min(max(x, 0), max(hi, 0))
+        x, hi = same(b, ival(x) if isinstance(x, int) else x, hi)
+        x = b.select(b.icmp_signed(">", x, hi), hi, x)
+        return b.select(b.icmp_signed("<", x, kconst(x, 0)), kconst(x, 0), x)
+
+    def nonempty(self, b, base, spec: BufSpec):
+        """A guarded load from a buffer that may hold no element reads a zero cell instead."""
+        if all(s.static and s.const > 0 for s in spec.sizes):
+            return base
+        ok = ir.Constant(I1, 1)
+        for s in spec.sizes:
+            if not (s.static and s.const > 0):
+                ok = b.and_(ok, b.icmp_signed(">", ival(self.lin(s)), ir.Constant(I64, 0)))
+        if "irc_zero" not in b.module.globals:
+            g = ir.GlobalVariable(b.module, ir.ArrayType(I8, 64), "irc_zero")
+            g.initializer, g.global_constant, g.linkage = ir.Constant(ir.ArrayType(I8, 64), None), True, "internal"
+        zero = b.bitcast(b.module.globals["irc_zero"], base.type)
+        return b.select(ok, base, zero)
+
+    def gather(self, b, base, idx, st):
+        n = idx.type.count
+        addr = b.add(splat(b, b.ptrtoint(base, I64), n), b.mul(idx, splat(b, ir.Constant(I64, st.get_abi_size(td())), n)))
+        ptrs = b.inttoptr(addr, ir.VectorType(st.as_pointer(), n))
+        vty = ir.VectorType(st, n)
+        name = f"llvm.masked.gather.v{n}{mangle_el(st)}.v{n}p0"
+        fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(vty, [ptrs.type, I32, ir.VectorType(I1, n), vty]), name)
+        mask = ir.Constant(ir.VectorType(I1, n), [ir.Constant(I1, 1)] * n)
+        align = ir.Constant(I32, max(1, st.get_abi_size(td())))
+        return b.call(fn, [ptrs, align, mask, ir.Constant(vty, ir.Undefined)])
+
+    def store(self, b, i: int, value, dims, width):
+        spec = self.params[self.args.index(self.nest.outs[i])]
+        idx, lanes = [], False
+        for d in self.out_dims[i]:
+            x = 0 if d is None else dims[d]
+            if isinstance(x, Lanes):
+                lanes, x = True, x.base
+            idx.append(x)
+        ptr = b.gep(self.base_ptr(spec), [ival(self.flat(b, spec, idx))])
+        if lanes and width:
+            value = narrow(b, splat(b, value, width), spec.elem)
+            b.store(value, b.bitcast(ptr, value.type.as_pointer()), align=max(1, value.type.element.get_abi_size(td())))
+        else:
+            b.store(narrow(b, value, spec.elem), ptr)
