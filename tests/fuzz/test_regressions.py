@@ -67,3 +67,45 @@ def test_cpu_mm_with_empty_inner_dim():
         return torch.mm(a, b)
 
     matches_eager(fn, lambda: [torch.ones(3, 0), torch.ones(0, 3)], "cpu")
+
+
+@pytest.mark.xfail(strict=True, reason="targets/runtime.py clones an output aliasing an input; AOT autograd then rebuilds the "
+                   "alias with as_strided at the clone's storage offset 0 (dynamic shapes) (known bug alias-output-offset)")
+@pytest.mark.parametrize("target", targets())
+def test_view_output_of_an_offset_input_with_dynamic_sizes(target):
+    def fn(x):
+        return x.view(x.shape[0], x.shape[1], 1, 2)
+
+    def make_inputs():
+        x = torch.arange(12.0).reshape(3, 2, 2)[1:]  # storage offset 4
+        torch._dynamo.maybe_mark_dynamic(x, 0)
+        return [x]
+
+    matches_eager(fn, make_inputs, target)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="targets/reference/loop.py _gather indexes a size-0 dim at the "
+                   "clamped index 0 even when the nest has no points: --verify-each reports fuse-loops (known bug reference-gather-empty)")
+def test_reference_runs_a_fused_nest_over_no_points_reading_an_empty_tensor():
+    """The backward graph of `(x[:, 3::3] * torch.full((0,), -1.5))` for x of shape [0, 3], before fuse-loops."""
+    text = """func.func @main(%full: tensor<0xf32>, %t: tensor<0x0xf32>) -> tensor<0x3xf32> {
+  %0 = loop.nest space = affine_map<() -> (0, 0)> iterators = ["parallel", "parallel"] : tensor<0x0xf32> {
+    %1 = loop.load %t[affine_map<(d0, d1) -> (d0, d1)>] : tensor<0x0xf32> -> f32
+    %2 = loop.load %full[affine_map<(d0, d1) -> (d1)>] : tensor<0xf32> -> f32
+    %3 = arith.mulf %1, %2 : f32
+    loop.yield %3 : f32
+  }
+  %4 = loop.nest space = affine_map<() -> (0, 3)> iterators = ["parallel", "parallel"] : tensor<0x3xf32> {
+    %5 = loop.load %0[affine_map<(d0, d1) -> (d0, ((d1 + -3) floordiv 3))>] : tensor<0x0xf32> -> f32
+    %6 = arith.constant 0.0 : f32
+    %7 = loop.index affine_map<(d0, d1) -> (d1)>
+    %8 = arith.constant 3 : index
+    %9 = arith.cmpi sge, %7, %8 : index
+    %10 = arith.select %9, %5, %6 : f32
+    loop.yield %10 : f32
+  }
+  func.return %4 : tensor<0x3xf32>
+}
+"""
+    code, _, err = run_opt(text, ("-p", "fuse-loops", "--verify-each"), timeout=60)
+    assert code == 0, err

@@ -1,0 +1,42 @@
+"""The fuzzer finds bugs: break fusion's index map on purpose and the per-pass property fails, shrunk to a tiny program.
+
+The broken legality (a monkeypatch, test-only) reads a producer transposed wherever a fused consumer
+loads it: the last two index expressions of every fusion site are swapped, as an index-map bug would.
+"""
+
+import pytest
+from hypothesis import Phase, given, reject
+
+from irc.lowering.fusion import legality
+from irc.tools.fuzz.profiles import profile
+from irc.tools.fuzz.properties import FuzzFailure, Inconclusive, check_program
+from irc.tools.fuzz.strategies import programs
+
+REAL_SPACE_INDEX = legality.space_index
+
+
+def transposed_space_index(nest, ld):
+    m = REAL_SPACE_INDEX(nest, ld)
+    return m[:-2] + (m[-1], m[-2]) if len(m) >= 2 else m
+
+
+def test_a_broken_fusion_index_map_is_found_and_shrunk(monkeypatch):
+    monkeypatch.setattr(legality, "space_index", transposed_space_index)
+
+    @profile(max_examples=60, phases=[Phase.generate, Phase.shrink], report_multiple_bugs=False)
+    @given(programs(max_ops=4))
+    def prop(p):
+        try:
+            check_program(p, only=["reference"])  # the reference target does not fuse: the per-pass check must see it
+        except Inconclusive:
+            reject()
+
+    with pytest.raises(FuzzFailure) as info:
+        prop()
+    f = info.value
+    assert f.kind in ("pass-mismatch", "pass-crash"), f.report()
+    assert "fuse-loops" in f.message, f.report()
+    assert len(f.program.ops) <= 3, f.report()
+    report = f.report()
+    assert "def fn(" in report and "def make_inputs(" in report and "loop.nest" in report
+    print(report)
