@@ -176,8 +176,10 @@ class Bufferizer:
     # -- externs ----------------------------------------------------------------------------------
     def extern(self, op: Operation) -> None:
         ins = [self.buf[v] for v in op.operands]
-        static = [r for r in op.results if DYN not in r.type.get_shape()]
-        dynamic = [r for r in op.results if DYN in r.type.get_shape()]
+        # An eager fallback returns what aten returns (its meta shapes can be approximate): fresh buffers.
+        fresh = isinstance(op, tn.AtenCallOp)
+        static = [r for r in op.results if DYN not in r.type.get_shape() and not fresh]
+        dynamic = [r for r in op.results if DYN in r.type.get_shape() or fresh]
         outs = [self.alloc(r.type, r in self.outputs, []) for r in static]
         block = Block(arg_types=[memory._as_value_type(b.type) for b in ins])
         inner = op.clone(value_mapper=dict(zip(op.operands, block.args)))
