@@ -4,14 +4,27 @@ guarded loads clamp their indices into the buffer (and read a zero cell from an 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from llvmlite import ir
 
 from irc.dialects import loop
 
 from .affine import Lin, coefficient
-from .ivals import Lanes, add, count, ival, mangle_el, mul, same, splat, td
+from .ivals import Lanes, add, count, ival, kconst, mangle_el, mul, same, splat, td
 from .types import narrow, storage_type, widen
 from .vec import I1, I8, I32, I64
+
+
+@dataclass(frozen=True)
+class BufSpec:
+    """A memref parameter as the launch passes it: element type, sizes, strides and offset (elements)."""
+
+    elem: object
+    sizes: tuple[Lin, ...]
+    strides: tuple[Lin, ...]
+    offset: Lin
+    ptr: int  # argv index of the root address
 
 
 class Access:

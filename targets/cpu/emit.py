@@ -21,15 +21,13 @@ Stores go to contiguous outputs whose sizes are proven to match the space (else 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from llvmlite import ir
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineConstantExpr, AffineDimExpr, AffineSymExpr
 
 from irc.dialects import loop
 
 from . import reduce as red
-from .access import Access
+from .access import Access, BufSpec
 from .affine import K, Lin, interval, to_lin, uses_dim, within
 from .ivals import Lanes, add, cdiv, count, fill, ival, kconst, imin, mul, same, sdiv, set_at, splat, udiv, urem
 from .ops import EMIT, Cx
@@ -39,17 +37,6 @@ from .vec import I64
 VOID = ir.VoidType()
 ARGV = I64.as_pointer().as_pointer()
 CHUNK = 8192  # elements of the innermost parallel dim per item
-
-
-@dataclass(frozen=True)
-class BufSpec:
-    """A memref parameter as the launch passes it: element type, sizes, strides and offset (elements)."""
-
-    elem: object
-    sizes: tuple[Lin, ...]
-    strides: tuple[Lin, ...]
-    offset: Lin
-    ptr: int  # argv index of the root address
 
 
 class KernelEmitter(Access):
