@@ -100,19 +100,30 @@ class Campaign:
 
     # -- rounds -----------------------------------------------------------------------------------
     def test_for(self, prop: str):
+        """One named function per property: Hypothesis keys its database by the function, so each replays its own."""
         from .frontdoor import FLAGS, mutated
         from .strategies import programs, training_programs
 
+        def front_door_property(text, flags):
+            self.front_door_body(text, flags)
+
+        def program_property(p):
+            self.program_body(p)
+
+        def training_property(p):
+            self.program_body(p)
+
         if prop == "front-door":
-            return given(mutated(), st.sampled_from(FLAGS))(lambda text, flags: self.front_door_body(text, flags))
-        strategy = training_programs(max_ops=self.args.max_ops) if prop == "training" else programs(max_ops=self.args.max_ops)
-        return given(strategy)(lambda p: self.program_body(p))
+            return given(mutated(), st.sampled_from(FLAGS))(front_door_property)
+        if prop == "training":
+            return given(training_programs(max_ops=self.args.max_ops))(training_property)
+        return given(programs(max_ops=self.args.max_ops))(program_property)
 
     def run_round(self, prop: str, i: int) -> None:
         phases = [Phase.generate, Phase.shrink] if i >= len(self.args.property) else [Phase.reuse, Phase.generate, Phase.shrink]
         conf = settings(database=self.db, max_examples=ROUND, deadline=None, phases=phases, suppress_health_check=SUPPRESS,
                         verbosity=Verbosity.quiet, print_blob=False, report_multiple_bugs=True)
-        test = seed(self.args.seed * 100003 + i)(conf(self.test_for(prop)))
+        test = conf(seed(self.args.seed * 100003 + i)(self.test_for(prop)))  # settings after seed: keep the database
         self.failing = False
         try:
             test()
@@ -121,7 +132,7 @@ class Campaign:
                 raise
             for f in _failures(e):
                 self.report(f)
-            if not _failures(e):
+            if not _failures(e) and not (type(e).__name__ == "Unsatisfiable" and time.monotonic() > self.deadline):
                 self.stats["errors"] += 1
                 print(f"\nirc-fuzz: the {prop} round stopped: {type(e).__name__}: {e}", file=sys.stderr)
 
@@ -151,6 +162,15 @@ class Campaign:
 
         run, skipped = targets()
         self.targets = self.targets or run
+        if bad := [t for t in self.targets if t not in run]:
+            print(f"irc-fuzz: error: unknown target(s) {', '.join(bad)}; irc accepts {', '.join(run)}", file=sys.stderr)
+            return 2
+        if "front-door" in self.args.property:
+            from .frontdoor import seeds
+
+            seeds()  # warm up (it runs irc-opt on every seed) before the clock starts
+        self.start = time.monotonic()
+        self.deadline = self.start + self.args.budget
         print(f"irc-fuzz: properties {', '.join(self.args.property)}; targets {', '.join(self.targets)}"
               + "".join(f"; skipped {s}" for s in skipped) + f"; budget {self.args.budget:g} s; seed {self.args.seed}; corpus {self.corpus}",
               file=sys.stderr)
