@@ -18,6 +18,11 @@ class GraphReport:
     verify_failure: str | None = None  # with options={"verify": True}: the first pass that changed the result
     target: str = ""  # where the graph runs: "cpu" or "reference"
     kernels: int = 0  # cpu: JITed kernel functions
+    fused_kernels: int = 0  # loop.nest ops after fusion
+    externs: list[str] = field(default_factory=list)  # tn ops run as torch kernels
+    planned_peak_bytes: int = 0  # the arena the buffer plan needs
+    intermediate_bytes: int = 0  # sum of all intermediates (no reuse)
+    fusion_refusals: list[str] = field(default_factory=list)
     cache_hit: bool | None = None  # cpu: the machine code came from the on-disk cache
     target_fallbacks: list[tuple[str, str]] = field(default_factory=list)  # (kernel or extern, why it runs on the reference)
 
@@ -40,6 +45,12 @@ class GraphReport:
         lines.append(f"  imported {ops} aten calls ({len(self.imported)} distinct ops), {len(self.fallbacks)} eager fallbacks")
         for target, reason in sorted(set(self.fallbacks)):
             lines.append(f"    fallback {target}: {reason}")
+        if self.fused_kernels or self.externs:
+            lines.append(
+                f"  {self.fused_kernels} fused kernels, {len(self.externs)} externs; planned peak "
+                f"{self.planned_peak_bytes} bytes (intermediates {self.intermediate_bytes} bytes)"
+            )
+            lines += [f"    unfused {r}" for r in sorted(set(self.fusion_refusals))]
         if self.target == "cpu":
             cached = {True: ", from the disk cache", False: ", compiled", None: ""}[self.cache_hit]
             lines.append(f"  cpu: {self.kernels} JITed kernels{cached}, {len(self.target_fallbacks)} on the reference evaluator")

@@ -92,7 +92,7 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
     if opts.target == "cpu":
         run = _compile_cpu(gm, module, result, opts, rep, dump)
         if run is not None:
-            return CompiledGraph(run, specs, result.constants)
+            return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()))
         module = import_graph(gm).module  # the tensor-opt module was consumed: start again for the reference
         run_passes(make_context(ALL_DIALECTS), module, TENSOR_OPT)
     t0 = time.perf_counter()
@@ -122,6 +122,9 @@ def _compile_cpu(gm, module, result, opts: Options, rep: report.GraphReport, dum
         rep.target_fallbacks.append(("graph", f"lowering failed: {type(e).__name__}: {e}"))
         return None
     rep.stage_seconds["loop+mem"] = time.perf_counter() - t0
+    rep.fused_kernels, rep.externs = lowered.kernels, list(lowered.externs)
+    rep.planned_peak_bytes, rep.intermediate_bytes = lowered.arena_bytes, lowered.intermediate_bytes
+    rep.fusion_refusals = list(lowered.refusals)
     t0 = time.perf_counter()
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     names = [n.name for n in placeholders] + [f"constant{i}" for i in range(len(result.constants))]

@@ -106,3 +106,12 @@ def test_internal_error_runs_graph_eagerly_unless_strict(monkeypatch):
         assert "simulated irc bug" in str(e)
     else:
         raise AssertionError("strict mode must raise irc's error")
+
+
+def test_report_states_fused_kernels_and_planned_peak_bytes():
+    fn = lambda x, w: torch.softmax((x @ w) * 2 + 1, -1) @ w  # noqa: E731
+    x, w = torch.randn(32, 64), torch.randn(64, 64)
+    (g,) = irc.explain(fn, x, w).graphs
+    assert g.fused_kernels == 1 and len(g.externs) == 2, str(g)
+    assert 0 < g.planned_peak_bytes <= g.intermediate_bytes, str(g)
+    assert "fused kernels" in str(g) and "unfused" in str(g)
