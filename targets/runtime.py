@@ -43,7 +43,7 @@ def _restride(t: torch.Tensor, spec: OutputSpec) -> torch.Tensor:
         want = _dense_strides(t.shape, spec.order)
     else:
         return t
-    if list(t.stride()) == want or t.numel() <= 1:
+    if t.stride() == tuple(want) or t.numel() <= 1:
         return t
     # Broadcast dims (stride 0, as eager's expand gives) hold one copy of their slice: copy that, then view it.
     small = t
@@ -63,10 +63,14 @@ class CompiledGraph:
 
     _boxed_call = True
 
-    def __init__(self, run: Callable[[Sequence[Any]], Sequence[Any]], outputs: list[OutputSpec], constants: list[torch.Tensor]):
+    def __init__(self, run: Callable[[Sequence[Any]], Sequence[Any]], outputs: list[OutputSpec], constants: list[torch.Tensor],
+                 fresh: Sequence[bool] = ()):  # fmt: skip
         self.run = run
         self.outputs = outputs
         self.constants = constants
+        # fresh[i]: result i is always a new buffer of its own (no input or other result shares it), as the
+        # CPU target's allocated outputs are; such results skip the aliasing check.
+        self.fresh = [spec.source[0] == "result" and spec.source[1] < len(fresh) and fresh[spec.source[1]] for spec in outputs]
         # An instance attribute too: Dynamo's disable() wraps the backward with functools.wraps,
         # which copies the instance __dict__ but not class attributes.
         self._boxed_call = True
@@ -74,16 +78,22 @@ class CompiledGraph:
     def __call__(self, args: list) -> list:
         inputs = list(args)
         args.clear()
-        results = self.run([*inputs, *self.constants])
-        input_storages = {t.untyped_storage().data_ptr() for t in inputs if isinstance(t, torch.Tensor)}
+        results = self.run([*inputs, *self.constants] if self.constants else inputs)
+        input_storages = None
         out = []
-        for spec in self.outputs:
+        for spec, fresh in zip(self.outputs, self.fresh):
             kind, v = spec.source
             if kind == "const":
                 out.append(v)
                 continue
             r = results[v]
             if isinstance(r, torch.Tensor):
+                if fresh:
+                    out.append(_restride(r, spec) if spec.strides is None or r.stride() != spec.strides else r)
+                    continue
+                if input_storages is None:
+                    input_storages = {t.untyped_storage().data_ptr() for t in inputs if isinstance(t, torch.Tensor)}
+                    input_storages.update(o.untyped_storage().data_ptr() for o in out if isinstance(o, torch.Tensor))
                 ptr = r.untyped_storage().data_ptr()
                 # Value semantics: an output must not share memory with an input or an earlier output.
                 if ptr in input_storages:

@@ -17,30 +17,38 @@ from irc.dialects import tensor as tn
 from . import externs
 
 
+def _into(compute):
+    """run(ins, outs) from compute(ins, out) -> tensor (writing `out` when given, else a fresh result)."""
+
+    def run(ins, outs):
+        if outs:
+            r = compute(ins, outs[0])
+            if r is not outs[0]:
+                outs[0].copy_(r)
+            return []
+        return [compute(ins, None)]
+
+    return run
+
+
 def _mm(op) -> Callable:
     chosen: dict = {}
 
-    def run(ins, outs):
+    def compute(ins, out):
         a, b = ins
         key = (tuple(a.shape), tuple(b.shape), a.dtype)
         path = chosen.get(key)
         if path is None:
             path = chosen[key] = externs.LinearKernel(b.t(), constant=False).choose(a)
         if path == "aten":
-            torch.mm(a, b, out=outs[0])
-        else:
-            outs[0].copy_(externs.LinearKernel(b.t(), constant=False).run(a, path))
-        return []
+            return torch.mm(a, b, out=out) if out is not None else torch.mm(a, b)
+        return externs.LinearKernel(b.t(), constant=False).run(a, path)
 
-    return run
+    return _into(compute)
 
 
 def _bmm(op) -> Callable:
-    def run(ins, outs):
-        externs.bmm(ins[0], ins[1], out=outs[0])
-        return []
-
-    return run
+    return _into(lambda ins, out: externs.bmm(ins[0], ins[1], out=out))
 
 
 def _convolution(op) -> Callable | None:
@@ -50,17 +58,16 @@ def _convolution(op) -> Callable | None:
     groups = op.groups.value.data
     chosen: dict = {}
 
-    def run(ins, outs):
+    def compute(ins, out):
         x, w, b = ins[0], ins[1], ins[2] if len(ins) > 2 else None
         k = externs.ConvKernel(w, b, stride, padding, dilation, groups, constant=False)
         key = (tuple(x.shape), tuple(x.stride()), tuple(w.shape), x.dtype)
         path = chosen.get(key)
         if path is None:
             path = chosen[key] = k.choose(x)
-        outs[0].copy_(k.run(x, path))
-        return []
+        return k.run(x, path)
 
-    return run
+    return _into(compute)
 
 
 EXTERNS: dict[type, Callable] = {
@@ -79,7 +86,7 @@ def _single_op(ext: memory.ExternOp):
     inner = ops[0]
     if list(inner.operands) != list(ext.body.block.args) or list(ops[1].values) != [inner.results[0]]:
         return None
-    if ext.res or len(ext.outs) != 1:
+    if len(ext.outs) + len(ext.res) != 1:
         return None
     return inner
 

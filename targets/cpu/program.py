@@ -20,7 +20,7 @@ from functools import partial
 import torch
 from llvmlite import ir
 
-from . import extern_ops, jit, parallel
+from . import alloc, extern_ops, jit, parallel
 from .affine import Lin, eval_affine
 from .emit import CHUNK, BufSpec, emit_kernel
 from .graph import Buf, plan_graph
@@ -56,6 +56,9 @@ class Program:
         self._tensor_args = [(r.arg, r.cell) for r in self.g.roots if r.kind == "input"]
         self._pack = struct.Struct(f"<{len(self._tensor_args)}q")
         self._static = not self.g.sources and not self.g.checks
+        # results that are whole buffers this program allocates: they never share memory with an input
+        self.fresh = [isinstance(r, Buf) and self.g.roots[r.root].kind == "alloc" and self.g.roots[r.root].buf is r
+                      for r in self.g.returns]  # fmt: skip
         self._free: list = []
         from torch._subclasses.fake_tensor import unset_fake_temporarily
 
@@ -132,7 +135,7 @@ class Program:
         cx = _Ctx(self.ncells + len(self.fixed), len(g.roots))
         for r, root in enumerate(g.roots):
             if root.kind == "arena":
-                t = torch.empty(max(root.nbytes, 8), dtype=torch.uint8)
+                t = alloc.empty((max(root.nbytes, 8),), (1,), torch.uint8)
                 cx.roots[r] = t
                 cx.set(root.cell, t.data_ptr())
         for (r, off), c in self.fixed.items():
@@ -151,7 +154,10 @@ class Program:
             return partial(_derive, cx, st.cell, st.fn)
         if st.kind == "alloc":
             buf = g.roots[st.root].buf
-            return partial(_alloc, cx, st.root, g.roots[st.root].cell, buf.sizes, buf.dtype)
+            if all(s.static for s in buf.sizes + buf.strides):
+                shape, strides = tuple(s.const for s in buf.sizes), tuple(s.const for s in buf.strides)
+                return partial(_alloc_static, cx.roots, st.root, cx.frame, g.roots[st.root].cell, shape, strides, buf.dtype)
+            return partial(_alloc, cx, st.root, g.roots[st.root].cell, buf.sizes, buf.strides, buf.dtype)
         if st.kind == "extern":
             return partial(_extern, cx, self, st, self.externs[id(st)])
         if ln.fn is None:
@@ -192,8 +198,8 @@ class Program:
         roots, ptrs = cx.roots, []
         for r, (i, _) in enumerate(self._tensor_args):
             t, s = args[i], specs[i]
-            if not (isinstance(t, torch.Tensor) and t.dtype == s.dtype and t.shape == s.sizes and t.stride() == s.strides
-                    and t.device.type == "cpu") or not self._static:  # fmt: skip
+            if not (isinstance(t, torch.Tensor) and t.dtype is s.dtype and t.is_cpu and t.shape == s.sizes
+                    and t.stride() == s.strides) or not self._static:  # fmt: skip
                 _check(t, s, i)
             roots[r] = t
             ptrs.append(t.data_ptr())
@@ -249,10 +255,17 @@ def _derive(cx, c, fn):
     cx.set(c, fn(cx.vals))
 
 
-def _alloc(cx, r, c, sizes, dtype):
-    t = torch.empty([s.eval(cx.vals) for s in sizes], dtype=dtype)
+def _alloc(cx, r, c, sizes, strides, dtype):
+    v = cx.vals
+    t = alloc.empty(tuple(s.eval(v) for s in sizes), tuple(s.eval(v) for s in strides), dtype)
     cx.roots[r] = t
     cx.set(c, t.data_ptr())
+
+
+def _alloc_static(roots, r, frame, c, shape, strides, dtype):
+    t = alloc.empty(shape, strides, dtype)
+    roots[r] = t
+    frame[c] = t.data_ptr()
 
 
 def _operand(cx, x):
