@@ -59,8 +59,12 @@ class LocatingParser(Parser):
 
     def parse_operation(self) -> Operation:
         first = self._current_token.span
-        op = super().parse_operation()
         source = first.input
+        try:
+            op = super().parse_operation()
+        except VerifyException as e:  # a declarative format checks its type constraints while parsing
+            end = min(self.pos, source.get_end_of_line(first.start))
+            raise ParseError(Span(first.start, max(end, first.end), source), " ".join(str(e).split())) from None
         end = min(self.pos, source.get_end_of_line(first.start))
         while end > first.end and source.content[end - 1] in " \t\r\n":
             end -= 1

@@ -57,6 +57,14 @@ def test_irc_opt_error_in_the_first_token_is_located(text):
     assert ":1:1: error: " in opt_fails_located(text)
 
 
+def test_irc_opt_type_constraint_failing_while_parsing_is_located():
+    """A declarative format checks type constraints while it parses: the VerifyException escaped as `<unknown>: error`."""
+    err = opt_fails_located("func.func @f(%r: tensor<4x8xf32>) -> tensor<4x1xf32> {\n"
+                            "  %s = tn.sum %r dims = [1] : tensor<4x8xf32> -> f32<4x1xf32>\n"
+                            "  func.return %s : tensor<4x1xf32>\n}\n")
+    assert ":2:3: error: f32 should be of base attribute tensor" in err
+
+
 # -- open (owned by other engineers) ------------------------------------------------------------------
 
 
@@ -82,6 +90,24 @@ def test_view_output_of_an_offset_input_with_dynamic_sizes(target):
         return [x]
 
     matches_eager(fn, make_inputs, target)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="targets/reference/loop.py _gather indexes a size-0 dim at the "
+                   "clamped index 0 even when the nest has no points: --verify-each reports fuse-loops (known bug reference-gather-empty)")
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="targets/reference/loop.py _gather clamps the index into the size-0 "
+                   "dim to 0 and indexes with it, although the select masks the load (known bug reference-gather-empty)")
+def test_reference_runs_a_masked_load_of_an_empty_slice_scatter_source():
+    """The backward graph of `torch.neg(x[0:0])` for x of shape [2, 2], before tensor-to-loop (found after 424 s)."""
+    text = """func.func @main(%t: tensor<0x2xf32>) -> tensor<2x2xf32> {
+  %0 = tn.neg %t : tensor<0x2xf32>
+  %1 = tn.constant dense<0.000000e+00> : tensor<f32> -> tensor<f32>
+  %2 = tn.expand %1 : tensor<f32> -> tensor<2x2xf32>
+  %3 = tn.slice_scatter %2, %0 dim = 0 start = 0 end = 0 step = 1 : tensor<2x2xf32>, tensor<0x2xf32>
+  func.return %3 : tensor<2x2xf32>
+}
+"""
+    code, _, err = run_opt(text, ("-p", "tensor-to-loop", "--verify-each"), timeout=60)
+    assert code == 0, err
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="targets/reference/loop.py _gather indexes a size-0 dim at the "

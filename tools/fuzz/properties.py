@@ -29,8 +29,9 @@ class FuzzFailure(AssertionError):
     """A property failed: `kind` says which, `stage`/`mlir` hold the IR of the first failing stage."""
 
     def __init__(self, kind: str, message: str, program: Program, stage: str | None = None, mlir: str | None = None,
-                 target: str | None = None):
+                 target: str | None = None, pass_: str | None = None):
         self.kind, self.message, self.program, self.stage, self.mlir, self.target = kind, message, program, stage, mlir, target
+        self.pass_ = pass_
         super().__init__(self.report())
 
     def report(self) -> str:
@@ -39,6 +40,10 @@ class FuzzFailure(AssertionError):
                  "# ---- runnable reproducer (python repro.py) ----", source(self.program, options=opts)]
         if self.mlir:
             parts += [f"// ---- first failing stage: {self.stage} ----", self.mlir.rstrip()]
+        if self.pass_:
+            parts.append(f"// replay: save the IR above as stage.mlir; irc-opt stage.mlir -p '{self.pass_}' --verify-each")
+        elif self.kind in ("mismatch", "crash") and self.mlir:
+            parts.append("// every pass keeps the result (or was not reached): look at the import (fx -> tensor), the runtime or the target")
         return "\n".join(parts)
 
 
@@ -174,7 +179,7 @@ def check_passes(p: Program, graphs: list[Graph] | None = None) -> int:
         try:
             checked += stages.run_checked(g.stages["tensor"])
         except stages.StageFailure as e:
-            raise FuzzFailure(e.kind, f"{g.name}: {e}", p, e.stage, e.mlir) from e
+            raise FuzzFailure(e.kind, f"{g.name}: {e}", p, e.stage, e.mlir, pass_=e.pass_) from e
     return checked
 
 

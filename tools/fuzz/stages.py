@@ -13,9 +13,9 @@ from irc.ir.passes import Instrument, pass_label
 
 
 class StageFailure(Exception):
-    def __init__(self, kind: str, message: str, stage: str, mlir: str):
+    def __init__(self, kind: str, message: str, stage: str, mlir: str, pass_: str | None = None):
         super().__init__(message)
-        self.kind, self.stage, self.mlir = kind, stage, mlir
+        self.kind, self.stage, self.mlir, self.pass_ = kind, stage, mlir, pass_
 
 
 def pipeline() -> list[ModulePass]:
@@ -73,11 +73,11 @@ def run_checked(tensor_text: str, *, seed: int = 0) -> int:
     try:
         run_passes(ctx, module, passes, instruments=[before, RoundTrip(ctx), check])
     except ResultMismatch as m:
-        raise StageFailure("pass-mismatch", str(m), f"before {pass_label(m.pass_)}", m.before) from m
+        raise StageFailure("pass-mismatch", str(m), f"before {pass_label(m.pass_)}", m.before, pass_label(m.pass_)) from m
     except StageFailure:
         raise
     except Exception as e:
-        raise StageFailure("pass-crash", f"pass '{before.label}' raised {type(e).__name__}: {_first_line(e)}", f"before {before.label}", before.text) from e
+        raise StageFailure("pass-crash", f"pass '{before.label}' raised {type(e).__name__}: {_first_line(e)}", f"before {before.label}", before.text, before.label) from e
     return len(passes)
 
 
