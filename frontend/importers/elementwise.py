@@ -31,12 +31,24 @@ def common_dtype(b, x, y) -> torch.dtype:
     return torch.result_type(_stand_in(b, x), _stand_in(b, y))
 
 
+def fit(b, node, v):
+    """v under FX's type for the node: where a broadcast of symbolic sizes left `?` in a dim that FX knows
+    (the ShapeEnv specialised it to a constant), a reshape makes the type say so."""
+    want = b.result_type(node)
+    got, shape = v.type.get_shape(), want.get_shape()
+    if v.type == want or v.type.get_element_type() != want.get_element_type() or len(got) != len(shape):
+        return v
+    if any(g != w and g >= 0 for g, w in zip(got, shape)):  # only `?` (negative) may become a size
+        return v  # a real disagreement: the importer's type check reports it
+    return b.reshape(v, node.meta["val"].shape)
+
+
 def unary(overload, op_cls):
     """Result dtype from FX (e.g. exp of an int tensor is float): cast the operand to it first."""
 
     @imports(overload)
     def imp(b, node, x):
-        return b.add(op_cls(b.tensor(x, out_dtype(node))))
+        return fit(b, node, b.add(op_cls(b.tensor(x, out_dtype(node)))))
 
     return imp
 
@@ -50,7 +62,7 @@ def binary(overload, op_cls):
         lhs, rhs = b.tensor(x, dt), b.tensor(y, dt)
         if alpha is not None and alpha != 1:
             rhs = b.add(tn.MulOp(rhs, b.tensor(alpha, dt)))
-        return b.add(op_cls(lhs, rhs))
+        return fit(b, node, b.add(op_cls(lhs, rhs)))
 
     return imp
 
@@ -61,7 +73,7 @@ def compare(overload, op_cls):
     @imports(overload)
     def imp(b, node, x, y):
         dt = common_dtype(b, x, y)
-        return b.add(op_cls(b.tensor(x, dt), b.tensor(y, dt)))
+        return fit(b, node, b.add(op_cls(b.tensor(x, dt), b.tensor(y, dt))))
 
     return imp
 
@@ -137,7 +149,7 @@ def import_logical(b, node, x, y):
 @imports(aten.where.self)
 def import_where(b, node, cond, x, y):
     dt = out_dtype(node)
-    return b.add(tn.WhereOp(b.tensor(cond, torch.bool), b.tensor(x, dt), b.tensor(y, dt)))
+    return fit(b, node, b.add(tn.WhereOp(b.tensor(cond, torch.bool), b.tensor(x, dt), b.tensor(y, dt))))
 
 
 @imports(aten.clamp.default, aten.clamp.Tensor, aten.clamp_min.default, aten.clamp_max.default, aten.clamp_min.Tensor, aten.clamp_max.Tensor)

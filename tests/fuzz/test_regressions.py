@@ -6,7 +6,7 @@ import torch
 
 import irc
 from irc.tools.fuzz.frontdoor import LOCATED, run_opt
-from irc.tools.fuzz.oracle import compare
+from irc.tools.fuzz.oracle import compare, compare_training
 
 from .conftest import targets
 
@@ -43,6 +43,26 @@ def test_all_any_of_uint8_stay_uint8(target):
         return torch.all(x), torch.any(x, dim=1), torch.all(x, dim=(0,), keepdim=True)
 
     matches_eager(fn, lambda: [torch.tensor([[0, 3, 1], [2, 0, 255]], dtype=torch.uint8)], target)
+
+
+@pytest.mark.parametrize("target", targets())
+@pytest.mark.parametrize("training", [False, True])
+def test_elementwise_result_where_the_shape_env_specialised_a_symbolic_size(target, training):
+    """tril decomposes to where(mask, x, 0); x's first size is (s0*s1)//14, which the ShapeEnv pinned to 1 when it
+    broadcast, so FX types the where 1x1x? while irc built ?x1x? (found after 841 s: `importer ... built`)."""
+    def fn(a0):
+        return torch.tril(a0.reshape((-1, 1, 56)), 2)
+
+    def make_inputs():
+        a0 = torch.randint(-24, 25, (7, 4, 1, 2), generator=torch.Generator().manual_seed(1)).div(8)
+        a0.requires_grad_(training)
+        torch._dynamo.maybe_mark_dynamic(a0, 0)
+        torch._dynamo.maybe_mark_dynamic(a0, 3)
+        return [a0]
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
+    assert (compare_training if training else compare)(fn, compiled, make_inputs) is None
 
 
 def test_irc_opt_unterminated_string_literal_does_not_hang():
@@ -135,3 +155,20 @@ def test_reference_runs_a_fused_nest_over_no_points_reading_an_empty_tensor():
 """
     code, _, err = run_opt(text, ("-p", "fuse-loops", "--verify-each"), timeout=60)
     assert code == 0, err
+
+
+@pytest.mark.xfail(strict=True, raises=Exception, reason="targets/cpu: the entry check binds a symbolic stride of a size-1 dim "
+                   "and rejects a later argument whose size-1 dim has another stride: InputMismatch (known bug cpu-size1-stride)")
+def test_cpu_backward_with_a_dynamic_dim_after_a_size_1_dim():
+    """Shrunk by irc-fuzz (found after 870 s): the backward graph's saved tensors disagree on the stride of dim 2 (size 1)."""
+    def fn(a0):
+        return torch.abs(torch.neg(a0))
+
+    def make_inputs():
+        a0 = torch.randint(-24, 25, (3, 4, 1, 2), generator=torch.Generator().manual_seed(1)).div(8).requires_grad_()
+        torch._dynamo.maybe_mark_dynamic(a0, 3)
+        return [a0]
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": "cpu"})
+    assert compare_training(fn, compiled, make_inputs) is None

@@ -47,6 +47,9 @@ KNOWN: tuple[KnownBug, ...] = (
     KnownBug("alias-output-offset", "targets/runtime.py CompiledGraph clones an output that aliases an input; with symbolic "
              "view metas AOT autograd rebuilds the alias as input.as_strided(size, stride, <the clone's offset 0>)",
              r"^irc on target", kinds=("mismatch",), also=_output_is_offset_view_of_input),
+    KnownBug("cpu-size1-stride", "targets/cpu runtime entry check: a symbolic stride bound by one argument's size-1 dim "
+             "rejects another argument whose size-1 dim has another (meaningless) stride",
+             r"target 'cpu' raised InputMismatch: irc: argument \d+ \(\w+\): stride of dim \d+ is \d+, but the same symbol"),
     KnownBug("reference-gather-empty", "targets/reference/loop.py _gather clamps an index into a size-0 dim to 0 and indexes "
              "with it even when the nest has no points", r"it raises IndexError: index (-?\d+ )?is out of bounds for dimension (\d+ )?with size 0",
              kinds=("pass-mismatch",)),
