@@ -275,6 +275,7 @@ def _operand(cx, x):
 def _extern(cx, prog, st, run):
     fresh = run([_operand(cx, x) for x in st.ins], [tensor_of(cx, b) for b in st.outs])
     for (root, cells), t in zip(st.results, fresh):
+        t = t.contiguous()  # library paths may answer channels-last: the graph reads its results row-major
         cx.roots[root] = t
         cx.set(prog.g.roots[root].cell, t.data_ptr())
         for c, n in zip(cells, t.shape):

@@ -1,0 +1,73 @@
+"""The cases `python -m irc.bench.compare` runs: the demo models (bench/models.py) in inference, and
+microbenchmarks whose ideal traffic is known, so their speed is also reported in GB/s.
+
+    Case.make() -> (fn_or_module, inputs); Case.bytes(inputs, output) -> ideal bytes moved (or None)
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from .models import DEMOS
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    make: Callable[[], tuple]
+    kind: str  # "model" or "micro"
+    description: str = ""
+    dynamic: bool | None = None
+    bandwidth: bool = False  # memory-bound: report GB/s against the machine's copy bandwidth
+
+    def bytes(self, inputs, output) -> int:
+        outs = output if isinstance(output, (tuple, list)) else [output]
+        tensors = [t for t in (*inputs, *outs) if isinstance(t, torch.Tensor)]
+        return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def chain(x):
+    return ((x * 2 + 1).relu() * x.sigmoid()).tanh()
+
+
+def bw_chain(x, y):
+    return (x * 2 + 1).relu() * y
+
+
+def softmax_layer_norm(x):
+    return F.layer_norm(torch.softmax(x, -1), (x.shape[-1],))
+
+
+def row_sum(x):
+    return x.sum(-1)
+
+
+def _micro(fn, *shapes):
+    def make():
+        g = torch.Generator().manual_seed(0)
+        return fn, tuple(torch.randn(*s, generator=g) for s in shapes)
+
+    return make
+
+
+def _model(demo):
+    def make():
+        model, inputs = demo.make()
+        if isinstance(model, torch.nn.Module):
+            model.eval()
+        return model, inputs
+
+    return make
+
+
+MICRO = (
+    Case("transcendental-chain", _micro(chain, (4096, 4096)), "micro", "((x*2+1).relu()*x.sigmoid()).tanh(), 4096x4096", bandwidth=True),
+    Case("bandwidth-chain", _micro(bw_chain, (4096, 4096), (4096, 4096)), "micro", "(x*2+1).relu()*y, 4096x4096", bandwidth=True),
+    Case("softmax-layernorm", _micro(softmax_layer_norm, (2048, 1024)), "micro", "layer_norm(softmax(x, -1)), 2048x1024",
+         bandwidth=True),  # fmt: skip
+    Case("row-sum", _micro(row_sum, (4096, 4096)), "micro", "x.sum(-1), 4096x4096", bandwidth=True),
+)
+MODELS = tuple(Case(d.name, _model(d), "model", d.description, dynamic=d.dynamic) for d in DEMOS)
+CASES = {c.name: c for c in MODELS + MICRO}

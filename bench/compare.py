@@ -1,0 +1,208 @@
+"""Eager vs inductor (torch.compile's default backend) vs irc, in one run, on the demo models and the
+microbenchmarks of bench/cases.py.
+
+    .venv/bin/python -m irc.bench.compare                                 # everything (several minutes)
+    .venv/bin/python -m irc.bench.compare --cases row-sum,mlp-b32 --budget 2
+    .venv/bin/python -m irc.bench.compare --no-first-call                 # steady state only
+
+Per case and backend:
+  first call, cold   a fresh process with empty compile caches (irc: IRC_CACHE_DIR; inductor:
+                     TORCHINDUCTOR_CACHE_DIR) times its first call: Dynamo, AOT autograd, compile, one run
+  first call, warm   a second fresh process on the caches the cold one filled
+  peak memory        in the warm process, the resident-memory peak during steady calls above the level
+                     before them (VmHWM after writing 5 to /proc/self/clear_refs)
+  steady             in this process, the three backends called in turn (interleaved, so load from other
+                     processes hits all alike), median per backend; ratios against eager and inductor
+  GB/s               for memory-bound cases: ideal bytes (inputs read once, outputs written once) per
+                     second, and that as a share of the machine's copy bandwidth (a 64 MB copy_ into a
+                     preallocated tensor, measured in the same run)
+Everything runs under torch.no_grad() (inference). Goals are reported, never asserted. Results go to
+bench/results/compare-<time>.json and .md, and bench/results/latest.md.
+"""
+
+import argparse
+import copy
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from .cases import CASES, MICRO, MODELS
+from .report import goals, markdown
+
+BACKENDS = ("eager", "inductor", "irc")
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def build(case, backend: str):
+    """(callable, inputs) for one backend: a fresh copy of the model, compiled with that backend."""
+    fn, inputs = case.make()
+    if isinstance(fn, torch.nn.Module):
+        fn = copy.deepcopy(fn)
+    if backend == "eager":
+        return fn, inputs
+    if backend == "inductor":
+        return torch.compile(fn, dynamic=case.dynamic), inputs
+    import irc
+
+    return torch.compile(fn, backend=irc.backend, dynamic=case.dynamic), inputs
+
+
+def _status(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def child(case_name: str, backend: str) -> None:
+    """Time the first call in this fresh process, then the memory peak of steady calls; print JSON."""
+    import gc
+
+    case = CASES[case_name]
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        fn, inputs = build(case, backend)
+        t1 = time.perf_counter()
+        fn(*inputs)
+        first = time.perf_counter() - t1
+        for _ in range(2):
+            fn(*inputs)
+        gc.collect()
+        before = _status("VmRSS")
+        try:
+            Path("/proc/self/clear_refs").write_text("5")
+        except OSError:
+            pass
+        for _ in range(3):
+            fn(*inputs)
+        peak = _status("VmHWM") - before
+    print(json.dumps({"first_call_s": first, "build_s": t1 - t0, "peak_mb": peak / 2**20}))
+
+
+def first_calls(case, backend: str, root: Path, timeout: float) -> dict:
+    """Cold then warm first call of `case` on `backend`, each in a fresh process sharing one cache dir."""
+    cache = root / f"{case.name}-{backend}"
+    cache.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, IRC_CACHE_DIR=str(cache / "irc"), TORCHINDUCTOR_CACHE_DIR=str(cache / "inductor"))
+    out = {}
+    for kind in ("cold", "warm") if backend != "eager" else ("cold",):
+        cmd = [sys.executable, "-m", "irc.bench.compare", "--child", case.name, backend]
+        try:
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+            out[kind] = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else {"error": p.stderr[-400:]}
+        except (subprocess.TimeoutExpired, IndexError, ValueError) as e:
+            out[kind] = {"error": f"{type(e).__name__}: {e}"[:400]}
+    if backend == "eager":
+        out["warm"] = out["cold"]
+    return out
+
+
+def copy_bandwidth(reps: int = 15) -> float:
+    x = torch.randn(16 << 20)
+    y = torch.empty_like(x)
+    y.copy_(x)
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        y.copy_(x)
+        times.append(time.perf_counter() - t0)
+    return 2 * x.numel() * 4 / statistics.median(times) / 1e9
+
+
+def steady(case, budget: float, max_rounds: int = 200) -> dict:
+    """Interleaved calls of the three backends; medians, and the max error of each against eager."""
+    runs = {b: build(case, b) for b in BACKENDS}
+    out = {b: {} for b in BACKENDS}
+    with torch.no_grad():
+        want = None
+        for b, (fn, inputs) in runs.items():
+            got = fn(*inputs)  # compiles (warm caches) and warms up
+            fn(*inputs)
+            if b == "eager":
+                want = got
+                out[b]["bytes"] = case.bytes(inputs, got)
+            else:
+                out[b]["max_error"] = _max_error(got, want)
+        times = {b: [] for b in BACKENDS}
+        deadline = time.perf_counter() + budget
+        for r in range(max_rounds):
+            order = BACKENDS[r % 3:] + BACKENDS[: r % 3]
+            for b in order:
+                fn, inputs = runs[b]
+                t0 = time.perf_counter()
+                fn(*inputs)
+                times[b].append(time.perf_counter() - t0)
+            if r >= 4 and time.perf_counter() > deadline:
+                break
+    for b in BACKENDS:
+        out[b]["steady_s"] = statistics.median(times[b])
+        out[b]["rounds"] = len(times[b])
+    return out
+
+
+def _max_error(got, want) -> float:
+    from torch.utils._pytree import tree_flatten
+
+    errs = [0.0]
+    for g, w in zip(tree_flatten(got)[0], tree_flatten(want)[0]):
+        if isinstance(g, torch.Tensor) and g.numel():
+            errs.append((g.double() - w.double()).abs().max().item())
+    return max(errs)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", default=",".join(c.name for c in MODELS + MICRO))
+    ap.add_argument("--budget", type=float, default=4.0, help="seconds of interleaved steady calls per case")
+    ap.add_argument("--no-first-call", action="store_true")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds for one first-call process")
+    ap.add_argument("--child", nargs=2, metavar=("CASE", "BACKEND"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        child(*args.child)
+        return 0
+    names = [n for n in args.cases.split(",") if n]
+    if unknown := [n for n in names if n not in CASES]:
+        ap.error(f"unknown case(s) {unknown}; valid: {', '.join(CASES)}")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    meta = {"torch": torch.__version__, "threads": torch.get_num_threads(), "cpus": os.cpu_count(),
+            "load_before": os.getloadavg(), "started": time.strftime("%Y-%m-%d %H:%M:%S")}  # fmt: skip
+    meta["copy_gbps"] = copy_bandwidth()
+    print(f"copy bandwidth {meta['copy_gbps']:.1f} GB/s; {meta['threads']} threads; load {meta['load_before'][0]:.1f}", flush=True)
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="irc-bench-") as tmp:
+        for name in names:
+            case = CASES[name]
+            row = {b: {} for b in BACKENDS}
+            if not args.no_first_call:
+                for b in BACKENDS:
+                    row[b]["first_call"] = first_calls(case, b, Path(tmp), args.timeout)
+                os.environ["IRC_CACHE_DIR"] = str(Path(tmp) / f"{name}-irc" / "irc")
+                os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(Path(tmp) / f"{name}-inductor" / "inductor")
+            try:
+                for b, v in steady(case, args.budget).items():
+                    row[b].update(v)
+            except Exception as e:  # noqa: BLE001 - one failing case must not lose the others
+                row["error"] = f"{type(e).__name__}: {e}"[:400]
+            results[name] = row
+            print(markdown({name: row}, meta, header=False), flush=True)
+    meta["load_after"] = os.getloadavg()
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    doc = {"meta": meta, "cases": results, "goals": goals(results, meta)}
+    (RESULTS / f"compare-{stamp}.json").write_text(json.dumps(doc, indent=1, default=str))
+    md = markdown(results, meta)
+    (RESULTS / f"compare-{stamp}.md").write_text(md)
+    (RESULTS / "latest.md").write_text(md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

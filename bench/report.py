@@ -1,0 +1,93 @@
+"""Tables and goal checks for bench/compare.py results (reported, never asserted)."""
+
+from .cases import CASES
+
+BACKENDS = ("eager", "inductor", "irc")
+
+
+def _ms(s) -> str:
+    if s is None:
+        return "-"
+    return f"{s * 1e3:.2f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def _first(row, kind):
+    fc = row.get("first_call", {}).get(kind)
+    if not fc:
+        return None, "-"
+    if "error" in fc:
+        return None, "error"
+    return fc["first_call_s"], _ms(fc["first_call_s"])
+
+
+def markdown(results: dict, meta: dict, header: bool = True) -> str:
+    lines = []
+    if header:
+        lines += [
+            "# irc vs eager vs inductor",
+            "",
+            f"torch {meta['torch']}, {meta['threads']} threads on {meta['cpus']} CPUs; copy bandwidth "
+            f"{meta['copy_gbps']:.1f} GB/s; load average {meta['load_before'][0]:.1f} before, "
+            f"{meta.get('load_after', meta['load_before'])[0]:.1f} after ({meta['started']}). Steady: median of "
+            "interleaved calls; first call: a fresh process (cold: empty caches; warm: the caches the cold one filled).",
+            "",
+        ]
+    lines += [
+        "| case | backend | first call cold | first call warm | steady | vs eager | vs inductor | peak MB | GB/s (% copy) | max err |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, row in results.items():
+        if "error" in row:
+            lines.append(f"| {name} | error: {row['error'][:80]} | | | | | | | | |")
+        eager = row.get("eager", {}).get("steady_s")
+        ind = row.get("inductor", {}).get("steady_s")
+        nbytes = row.get("eager", {}).get("bytes")
+        for b in BACKENDS:
+            r = row.get(b, {})
+            s = r.get("steady_s")
+            peak = r.get("first_call", {}).get("warm", {}).get("peak_mb")
+            bw = "-"
+            if s and nbytes and CASES[name].bandwidth:
+                gbps = nbytes / s / 1e9
+                bw = f"{gbps:.1f} ({100 * gbps / meta['copy_gbps']:.0f}%)"
+            err = r.get("max_error")
+            lines.append(
+                f"| {name} | {b} | {_first(r, 'cold')[1]} | {_first(r, 'warm')[1]} | {_ms(s)} | "
+                f"{f'{eager / s:.2f}x' if s and eager and b != 'eager' else '-'} | "
+                f"{f'{ind / s:.2f}x' if s and ind and b == 'irc' else '-'} | "
+                f"{f'{peak:.0f}' if peak is not None else '-'} | {bw} | {f'{err:.1e}' if err is not None else '-'} |"
+            )
+    if header:
+        lines += ["", "Goals (measured, not asserted):", ""] + [f"- {g}" for g in goals(results, meta)]
+    return "\n".join(lines) + "\n"
+
+
+def goals(results: dict, meta: dict) -> list[str]:
+    out = []
+
+    def steady(name, b):
+        return results.get(name, {}).get(b, {}).get("steady_s")
+
+    if s := steady("bandwidth-chain", "irc"):
+        gbps = results["bandwidth-chain"]["eager"]["bytes"] / s / 1e9
+        out.append(f"bandwidth chain: irc {gbps:.1f} GB/s = {100 * gbps / meta['copy_gbps']:.0f}% of copy bandwidth (goal >= 85%)")
+    if (s := steady("transcendental-chain", "irc")) and (i := steady("transcendental-chain", "inductor")):
+        out.append(f"transcendental chain: irc {i / s:.2f}x inductor (goal >= 2x)")
+    models = [n for n in results if CASES[n].kind == "model"]
+    ratios = [(n, steady(n, "inductor") / steady(n, "irc")) for n in models if steady(n, "irc") and steady(n, "inductor")]
+    if ratios:
+        worse = [f"{n} {r:.2f}x" for n, r in ratios if r < 1]
+        out.append(f"demo models steady latency <= inductor's: {len(ratios) - len(worse)} of {len(ratios)}"
+                   + (f" (slower: {', '.join(worse)})" if worse else ""))  # fmt: skip
+    for kind, goal in (("cold", 5), ("warm", 50)):
+        rs = []
+        for n, row in results.items():
+            a, b = _first(row.get("irc", {}), kind)[0], _first(row.get("inductor", {}), kind)[0]
+            if a and b:
+                rs.append((n, b / a))
+        if rs:
+            met = sum(r >= goal for _, r in rs)
+            worst = min(rs, key=lambda x: x[1])
+            out.append(f"first call {kind}: irc <= 1/{goal} of inductor's in {met} of {len(rs)} cases "
+                       f"(ratios {min(r for _, r in rs):.1f}x to {max(r for _, r in rs):.1f}x; worst {worst[0]})")  # fmt: skip
+    return out
