@@ -42,14 +42,15 @@ def _output_is_offset_view_of_input(f: FuzzFailure) -> bool:
 
 
 KNOWN: tuple[KnownBug, ...] = (
-    KnownBug("cpu-linear-k0", "targets/cpu/externs.py LinearKernel.choose: m = x.numel() // x.shape[-1] divides by K == 0",
-             r"target 'cpu' raised ZeroDivisionError"),
     KnownBug("alias-output-offset", "targets/runtime.py CompiledGraph clones an output that aliases an input; with symbolic "
              "view metas AOT autograd rebuilds the alias as input.as_strided(size, stride, <the clone's offset 0>)",
              r"^irc on target", kinds=("mismatch",), also=_output_is_offset_view_of_input),
     KnownBug("cpu-size1-stride", "targets/cpu runtime entry check: a symbolic stride bound by one argument's size-1 dim "
              "rejects another argument whose size-1 dim has another (meaningless) stride",
              r"target 'cpu' raised InputMismatch: irc: argument \d+ \(\w+\): stride of dim \d+ is \d+, but the same symbol"),
+    KnownBug("cpu-backward-expanded-strides", "targets/cpu runtime: the backward graph of an expanded (stride-0) input with "
+             "a dynamic dim is specialised to the example's strides, and AOT autograd calls it with others",
+             r"target 'cpu' raised InputMismatch: irc: argument \d+ \(\w+\) has strides .*; the graph was compiled for"),
     KnownBug("reference-gather-empty", "targets/reference/loop.py _gather clamps an index into a size-0 dim to 0 and indexes "
              "with it even when the nest has no points", r"it raises IndexError: index (-?\d+ )?is out of bounds for dimension (\d+ )?with size 0",
              kinds=("pass-mismatch",)),
