@@ -23,6 +23,7 @@ so a second process measures nothing it measured before. IRC_EXTERN_PATH=<path> 
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import threading
@@ -129,7 +130,7 @@ class LinearKernel:
 
     def run(self, x: torch.Tensor, path: str) -> torch.Tensor:
         if path == "aten":
-            x2 = x.reshape(-1, x.shape[-1])
+            x2 = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])  # not -1: K may be 0
             wt = self.weight.t()
             y = torch.addmm(self.bias, x2, wt) if self.bias is not None else torch.mm(x2, wt)
             return apply_epilogue_(y, self.epilogue).reshape(*x.shape[:-1], y.shape[-1])
@@ -141,8 +142,8 @@ class LinearKernel:
         if self.fixed_path:
             return self.fixed_path
         paths = self.paths()
-        if len(paths) == 1:
-            return paths[0]
+        if len(paths) == 1 or x.numel() == 0 or self.weight.numel() == 0:
+            return paths[0] if len(paths) == 1 else "aten"  # empty products: nothing to tune, aten handles them
         m = x.numel() // x.shape[-1]
         if (path := self._chosen.get((m, x.dtype))) is None:
             problem = (m, *self.weight.shape[::-1], str(x.dtype), self.bias is not None, self.epilogue, self.constant)

@@ -110,3 +110,11 @@ def test_weights_that_need_grad_use_aten():
     assert externs.LinearKernel(w).paths() == ("aten",)
     with torch.no_grad():
         assert len(externs.LinearKernel(w).paths()) > 1 or not externs.onednn_available()
+
+
+@pytest.mark.parametrize("m,k,n", [(3, 0, 4), (0, 5, 4), (3, 5, 0)])
+def test_empty_matrix_products_match_eager(m, k, n):
+    """An empty dimension has nothing to tune: the choice must not divide by it (found by the OpInfo sweep)."""
+    a, b, bias = torch.randn(m, k), torch.randn(k, n), torch.randn(n)
+    torch.testing.assert_close(externs.mm(a, b), a @ b)
+    torch.testing.assert_close(externs.addmm(bias, a, b), torch.addmm(bias, a, b))
