@@ -50,6 +50,8 @@ def import_index_select(b, node, x, dim, index):
 
 @imports(aten.gather.default)
 def import_gather(b, node, x, dim, index, *, sparse_grad=False):
+    if len(x.type.get_shape()) != len(index.type.get_shape()):  # torch's empty-index and 0-d special cases
+        raise Unsupported("gather with an index of another rank than the input")
     return b.add(tn.GatherOp(x, index, norm_dim(x, dim)))
 
 

@@ -233,3 +233,14 @@ def test_dynamic_batch(fn, make):
     compiled = None
     for n in (2, 5, 3):
         compiled, _, _ = check(fn, *make(n), compiled=compiled, dynamic=True, tol=TOL)
+
+
+@pytest.mark.parametrize(
+    "x,dim,index",
+    [(torch.randn(3, 4), 1, torch.zeros(0, dtype=torch.long)), (torch.tensor(2.5), 0, torch.zeros(1, dtype=torch.long))],
+    ids=["empty-index", "0d-input"],
+)
+def test_gather_with_index_of_another_rank_matches_eager(x, dim, index):
+    """torch accepts these rank mismatches; tn.gather does not, so they run eagerly (OpInfo sweep errors)."""
+    fn = lambda x, i: torch.gather(x, dim, i)  # noqa: E731
+    torch.testing.assert_close(compile_irc(fn)(x, index), fn(x, index))
