@@ -33,6 +33,13 @@ IGNORED_TARGETS = {
     torch.ops.aten._assert_tensor_metadata.default,
 }
 
+# Ops whose FX meta shapes are only bounds of what eager returns (data-dependent sizes): irc cannot
+# give their results a type, so a graph holding one runs eagerly.
+DATA_DEPENDENT_SHAPES = {
+    torch.ops.aten._embedding_bag.default,
+    torch.ops.aten._embedding_bag_forward_only.default,
+}
+
 
 class GraphUnsupported(Exception):
     """The graph as a whole cannot be compiled by irc (it runs eagerly, and the report says why)."""
@@ -280,6 +287,8 @@ class GraphImporter:
                 raise AssertionError(f"importer of {node.target} built {got}, FX says {want} (node {node.name})")
 
     def _fallback(self, node: torch.fx.Node, reason: str) -> None:
+        if node.target in DATA_DEPENDENT_SHAPES:
+            raise GraphUnsupported(f"{node.target} returns tensors whose sizes depend on the data")
         operands: list[SSAValue] = []
 
         def operand_of(n: torch.fx.Node):

@@ -115,3 +115,11 @@ def test_report_states_fused_kernels_and_planned_peak_bytes():
     assert g.fused_kernels == 1 and len(g.externs) == 2, str(g)
     assert 0 < g.planned_peak_bytes <= g.intermediate_bytes, str(g)
     assert "fused kernels" in str(g) and "unfused" in str(g)
+
+
+def test_op_with_data_dependent_output_sizes_runs_the_graph_eagerly():
+    fn = lambda w, i, o: torch.nn.functional.embedding_bag(i, w, o, mode="max") * 2  # noqa: E731
+    w, i, o = torch.randn(10, 3), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 3, 3, 6])
+    rep = irc.explain(fn, w, i, o)
+    assert any(g.eager_graph and "depend on the data" in g.eager_graph for g in rep.graphs), str(rep)
+    torch.testing.assert_close(compile_irc(fn)(w, i, o), fn(w, i, o))
