@@ -1,19 +1,32 @@
-"""Buffers for the CPU runtime. A large fresh allocation is expensive here: glibc maps it anew each time
-and every 4 KiB page faults on first touch (a 64 MB output costs ~25 ms before a kernel writes it).
-Buffers of at least HUGE_MIN bytes are therefore anonymous mappings advised to use transparent huge
-pages (2 MiB pages: 512x fewer faults), wrapped as tensors that unmap when their storage dies; smaller
-ones come from torch. Set IRC_HUGE_PAGES=0 to always use torch's allocator.
+"""Buffers for the CPU runtime, and why they are not simply torch.empty.
+
+A large fresh allocation is expensive here: glibc maps it anew each time and every 4 KiB page faults
+on first touch (a 64 MB output costs ~25 ms before a kernel writes it, as much as the kernel itself).
+So buffers of at least HUGE_MIN bytes are anonymous mappings advised to use transparent huge pages
+(2 MiB pages: 512x fewer faults), wrapped as tensors; and when the last tensor on such a buffer dies
+(a weakref finalizer on its storage: the memory can no longer be observed by anyone), the mapping
+goes back to a pool, so the next allocation of that size gets pages that are already mapped. Output
+storage is thus recycled across calls exactly as far as lifetimes allow: never while the caller holds
+any tensor or view on it. The pool keeps at most IRC_POOL_BYTES (default 1 GiB) of free buffers.
+IRC_HUGE_PAGES=0 turns all of this off (torch's allocator for everything).
 """
 
 from __future__ import annotations
 
 import mmap
 import os
+import threading
+import weakref
 
 import torch
 
 HUGE_MIN = 4 << 20
+_PAGE = 2 << 20
 _HUGE = os.environ.get("IRC_HUGE_PAGES", "1") not in ("0", "false", "off") and hasattr(mmap, "MADV_HUGEPAGE")
+CAP = int(os.environ.get("IRC_POOL_BYTES", 1 << 30))
+_free: dict[int, list] = {}
+_lock = threading.Lock()
+STATS = {"pooled_bytes": 0, "reused": 0, "mapped": 0}
 
 
 def empty(shape, strides, dtype: torch.dtype) -> torch.Tensor:
@@ -24,13 +37,42 @@ def empty(shape, strides, dtype: torch.dtype) -> torch.Tensor:
     nbytes = n * dtype.itemsize
     if not _HUGE or nbytes < HUGE_MIN:
         return torch.empty_strided(shape, strides, dtype=dtype)
-    m = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    try:
-        m.madvise(mmap.MADV_HUGEPAGE)
-    except OSError:
-        pass
-    flat = torch.frombuffer(m, dtype=torch.uint8, count=nbytes)
-    return flat.view(dtype).as_strided(shape, strides)
+    return _mapped(nbytes).view(dtype).as_strided(shape, strides)
 
 
-__all__ = ["empty", "HUGE_MIN"]
+def _mapped(nbytes: int) -> torch.Tensor:
+    size = -(-nbytes // _PAGE) * _PAGE
+    with _lock:
+        maps = _free.get(size)
+        m = maps.pop() if maps else None
+        if m is not None:
+            STATS["pooled_bytes"] -= size
+            STATS["reused"] += 1
+    if m is None:
+        m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        try:
+            m.madvise(mmap.MADV_HUGEPAGE)
+        except OSError:
+            pass
+        STATS["mapped"] += 1
+    t = torch.frombuffer(m, dtype=torch.uint8, count=nbytes)
+    weakref.finalize(t.untyped_storage(), _release, size, m)
+    return t
+
+
+def _release(size: int, m) -> None:
+    """The storage on `m` died: keep the mapping for the next buffer of this size (within the cap)."""
+    with _lock:
+        if STATS["pooled_bytes"] + size <= CAP:
+            _free.setdefault(size, []).append(m)
+            STATS["pooled_bytes"] += size
+
+
+def trim() -> None:
+    """Give every pooled buffer back to the system."""
+    with _lock:
+        _free.clear()
+        STATS["pooled_bytes"] = 0
+
+
+__all__ = ["empty", "trim", "HUGE_MIN", "STATS"]
