@@ -1,0 +1,292 @@
+"""The CPU target's generated code against eager: op families and fused kernels, on contiguous,
+non-contiguous, broadcast and expanded inputs, sizes around the vector width, every dtype, dynamic
+sizes; entry checks that name the argument; fallbacks that are reported; the cache across processes."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import irc
+from irc import report
+from irc.targets.cpu import ops
+from irc.targets.cpu.program import InputMismatch
+from tests.conftest import compile_irc
+from tests.cpu.programs import build, check
+
+SIZES = [(1,), (15,), (16,), (17,), (33,), (3, 1), (5, 17), (2, 3, 33), (7, 16)]
+G = torch.Generator().manual_seed(0)
+
+
+def randn(*shape, dtype=torch.float32):
+    return torch.randn(*shape, generator=G).to(dtype)
+
+
+def positive(*shape):
+    return torch.rand(*shape, generator=G) + 0.1
+
+
+# -- elementwise families --------------------------------------------------------------------------
+
+UNARY = {
+    "exp": torch.exp, "log": lambda x: torch.log(x.abs() + 0.1), "tanh": torch.tanh, "sigmoid": torch.sigmoid,
+    "erf": torch.erf, "sin": torch.sin, "cos": torch.cos, "rsqrt": lambda x: torch.rsqrt(x.abs() + 0.1),
+    "sqrt": lambda x: x.abs().sqrt(), "abs_neg": lambda x: -x.abs(), "rounding": lambda x: (x * 3).floor() + (x * 3).ceil() + (x * 3).round(),
+    "expm1_log1p": lambda x: torch.expm1(x) + torch.log1p(x.abs()), "gelu": F.gelu, "silu": F.silu,
+    "pow": lambda x: torch.pow(x.abs() + 0.5, 2.5), "atan_libm": torch.atan, "sign": torch.sign,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", UNARY)
+@pytest.mark.parametrize("shape", [(33,), (5, 17)])
+def test_unary_float(name, shape):
+    check(UNARY[name], randn(*shape))
+
+
+BINARY = {
+    "arith": lambda x, y: (x + y) * (x - y) / (y.abs() + 1), "minmax": lambda x, y: torch.maximum(x, y) - torch.minimum(x, y),
+    "compare_where": lambda x, y: torch.where(x > y, x, y * 2), "fmod": lambda x, y: torch.fmod(x, y.abs() + 0.5),
+    "atan2": torch.atan2, "hypot_ish": lambda x, y: (x * x + y * y).sqrt(),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("shape", SIZES)
+def test_binary_float(name, shape):
+    check(BINARY[name], randn(*shape), randn(*shape))
+
+
+def test_nan_and_inf_propagate():
+    x = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1.0] * 3)
+    check(lambda t: (torch.relu(t), torch.maximum(t, t.flip(0)), t.exp(), t.tanh(), t.sigmoid()), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+@pytest.mark.parametrize("shape", [(1,), (17,), (5, 33)])
+def test_integer_ops(dtype, shape):
+    x = torch.randint(-100, 100, shape, generator=G, dtype=dtype)
+    y = torch.randint(1, 9, shape, generator=G, dtype=dtype) * torch.where(torch.rand(shape, generator=G) > 0.5, 1, -1).to(dtype)
+    check(lambda a, b: (a // b, a % b, torch.div(a, b, rounding_mode="trunc"), a * 3 - b, a & b, a | b, a ^ b,
+                        torch.maximum(a, b), a.abs(), a < b, a << 2, a >> 1), x, y)  # fmt: skip
+
+
+def test_integer_division_by_zero_does_not_trap():
+    x, y = torch.arange(-8, 9, dtype=torch.int32), torch.ones(17, dtype=torch.int32)
+    program, _ = build(lambda a, b: (a // b, a % b), x, y)
+    program([x, y - 1])  # a zero divisor: unspecified values (eager raises), never a SIGFPE
+    program([torch.full((17,), -(2**31), dtype=torch.int32), -y])  # INT_MIN // -1 neither
+
+
+@pytest.mark.parametrize("shape", [(17,), (4, 33)])
+def test_bool_ops(shape):
+    a, b = torch.rand(shape, generator=G) > 0.5, torch.rand(shape, generator=G) > 0.3
+    check(lambda x, y: (x & ~y, x | y, x ^ y, x.any(-1), (x | y).all(-1), x.float() * 2, (x == y)), a, b)
+
+
+# -- dtypes: compute in float32 for the half types, convert on load and store ------------------------
+
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(16,), (17,), (3, 33)])
+def test_float_dtypes(dtype, shape):
+    x, y = randn(*shape, dtype=dtype), randn(shape[-1], dtype=dtype)
+    check(lambda a, b: ((a * 2 + b).relu() * a.sigmoid(), a.sum(-1), torch.softmax(a, -1), a.amax(-1)), x, y)
+
+
+@pytest.mark.parametrize("src,dst", [(torch.float32, torch.float16), (torch.float32, torch.bfloat16),
+                                     (torch.float16, torch.float32), (torch.float32, torch.int32),
+                                     (torch.int64, torch.float32), (torch.bool, torch.float32),
+                                     (torch.float32, torch.bool), (torch.int32, torch.int64), (torch.float64, torch.float16)])  # fmt: skip
+def test_casts(src, dst):
+    x = (randn(5, 17) * 50).to(src) if src != torch.bool else torch.rand(5, 17, generator=G) > 0.5
+    check(lambda t: t.to(dst) * 1 if dst != torch.bool else t.to(dst), x)
+
+
+# -- reductions and fused kernels ---------------------------------------------------------------------
+
+REDUCTIONS = {
+    "sum_last": lambda x: x.sum(-1), "sum_first": lambda x: x.sum(0), "amax_amin": lambda x: (x.amax(-1), x.amin(0)),
+    "mean_all": lambda x: x.mean(), "prod": lambda x: (x * 0.1 + 1).prod(-1), "argmax": lambda x: (x.argmax(-1), x.argmin(0)),
+    "var_std": lambda x: (x.var(-1), x.std(0)), "max_dim": lambda x: x.max(-1), "logsumexp": lambda x: torch.logsumexp(x, -1),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("shape", [(1, 1), (3, 15), (4, 16), (2, 17), (33, 33), (2, 3, 65)])
+def test_reductions(name, shape):
+    check(REDUCTIONS[name], randn(*shape))
+
+
+def test_argmax_ties_and_nan_take_the_first():
+    x = torch.tensor([[1.0, 3.0, 3.0, 2.0] * 9, [0.0, float("nan"), 5.0, float("nan")] * 9])
+    check(lambda t: (t.argmax(-1), t.argmin(-1)), x)
+
+
+FUSED = {
+    "softmax": lambda x, w, b: torch.softmax(x, -1), "log_softmax": lambda x, w, b: F.log_softmax(x, -1),
+    "layer_norm": lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b),
+    "softmax_layer_norm": lambda x, w, b: F.layer_norm(torch.softmax(x, -1), (x.shape[-1],)),
+    "bias_gelu": lambda x, w, b: F.gelu(x + b) * w, "chain": lambda x, w, b: ((x * 2 + 1).relu() * x.sigmoid()).tanh(),
+    "rms_norm": lambda x, w, b: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", FUSED)
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 33, 100])
+def test_fused(name, n):
+    check(FUSED[name], randn(6, n), randn(n), randn(n))
+
+
+# -- layouts: non-contiguous, broadcast (stride 0), strided, data-dependent reads ---------------------
+
+
+def test_non_contiguous_inputs():
+    wide = randn(9, 34)
+    check(lambda x: (x * 2).exp() + x.sum(-1, keepdim=True), wide[:, ::2])
+    check(lambda x: torch.softmax(x, -1), randn(17, 9).t())
+    check(lambda x: x.permute(2, 0, 1).sin() * 2, randn(3, 5, 17))
+
+
+def test_broadcast_and_expanded_inputs():
+    check(lambda x, y: x * y + 1, randn(5, 1, 17), randn(3, 1))
+    check(lambda x: x.cos() + 1, randn(1, 17).expand(6, 17))
+    check(lambda x, y: torch.where(x > 0, x, y), randn(4, 33), torch.tensor(2.0))
+
+
+def test_guarded_reads_pad_cat_gather():
+    check(lambda x: F.pad(x, (1, 2, 0, 1), value=3.0), randn(4, 17))
+    check(lambda x, y: torch.cat([x, y], 1) * 2, randn(4, 17), randn(4, 5))
+    check(lambda x, i: torch.gather(x, 1, i), randn(4, 17), torch.randint(0, 17, (4, 20), generator=G))
+    check(lambda x, i: x[i] * 2, randn(40, 17), torch.randint(0, 40, (33,), generator=G))
+    check(lambda w, i: F.embedding(i, w).sum(1), randn(10, 8), torch.randint(0, 10, (5, 3), generator=G))
+
+
+def test_zero_size_and_scalars():
+    check(lambda x: x * 2, randn(0, 5))
+    check(lambda x: x * 2 + 1, torch.tensor(3.0))
+    check(lambda x: x.sum() * 2, randn(33))
+
+
+def test_externs_with_epilogues():
+    p = check(lambda x, w, b: F.linear(x, w, b).relu(), randn(16, 32), randn(24, 32), randn(24))
+    assert not p.fallbacks
+    check(lambda a, b: torch.bmm(a, b).tanh(), randn(3, 8, 16), randn(3, 16, 5))
+    check(lambda x, w, b: F.conv2d(x, w, b, padding=1).relu(), randn(2, 3, 9, 9), randn(4, 3, 3, 3), randn(4))
+
+
+# -- dynamic sizes: one program for every size ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("fn", [lambda x, y: (x * y).relu(), lambda x, y: torch.softmax(x, -1) * y,
+                                lambda x, y: (x.sum(-1), x.sum(0) + y)])  # fmt: skip
+def test_dynamic_sizes(fn):
+    sizes = [(3, 17), (1, 16), (4, 15), (2, 33), (5, 1)]
+    make = [(randn(*s), randn(s[-1])) for s in [(7, 40)] + sizes]
+    check(fn, *make[0], dynamic=True, more=make[1:])
+
+
+def test_dynamic_through_the_backend():
+    start = report.mark()
+    f = compile_irc(lambda x: torch.softmax(x * 2, -1).sum(-1), dynamic=True)
+    for n in (15, 16, 17, 33, 100):
+        x = randn(3, n)
+        torch.testing.assert_close(f(x), torch.softmax(x * 2, -1).sum(-1))
+    graphs = report.reports_since(start).graphs
+    assert len(graphs) == 1 and graphs[0].target == "cpu" and graphs[0].kernels >= 1
+    assert not [w for w, _ in graphs[0].target_fallbacks if w.startswith("kernel")]
+
+
+# -- the runtime: entry checks, reported fallbacks, vector code ------------------------------------------
+
+
+def test_entry_checks_name_the_argument():
+    x, y = randn(4, 17), randn(17)
+    program, _ = build(lambda a, b: a * b, x, y)
+    program([x, y])
+    cases = [
+        ([x.double(), y], "arg0_1.*dtype torch.float64"),
+        ([x, randn(18)], "arg1_1.*size"),
+        ([randn(17, 4).t(), y], "arg0_1.*strides"),
+        ([x, 3.0], "arg1_1.*must be a tensor"),
+        ([x], "takes 2 arguments"),
+    ]
+    for args, pattern in cases:
+        with pytest.raises(InputMismatch, match=pattern):
+            program(args)
+    program([randn(4, 17), randn(1, 17)[0]])  # same strides where it matters: accepted
+
+
+def test_dynamic_entry_check_binds_symbols_consistently():
+    x, y = randn(4, 17), randn(4, 17)
+    program, _ = build(lambda a, b: a + b, x, y, dynamic=True)
+    assert program([randn(2, 5), randn(2, 5)])[0].shape == (2, 5)
+    with pytest.raises(InputMismatch, match="arg1_1"):
+        program([randn(2, 5), randn(3, 5)])
+
+
+def test_missing_emitter_runs_on_the_reference_and_is_reported(monkeypatch):
+    from xdsl.dialects import math
+
+    monkeypatch.delitem(ops.EMIT, math.TanhOp)
+    start = report.mark()
+    f = torch.compile(lambda x: x.tanh() * 2, backend=irc.backend, options={"strict": True})
+    x = randn(5, 17)
+    torch.testing.assert_close(f(x), x.tanh() * 2)
+    (g,) = report.reports_since(start).graphs
+    assert any("no CPU emitter for math.tanh" in reason for _, reason in g.target_fallbacks), str(g)
+    assert "reference" in str(g)
+
+
+def test_kernels_are_vectorised_and_outputs_fresh():
+    program, _ = build(lambda x: (x * 2).exp(), randn(64, 64), cache=False)
+    text = program._lib.optimized_ir
+    from irc.targets.cpu.jit import host
+
+    assert f"<{host().lanes(32)} x float>" in text
+    assert program.fresh == [True]
+
+
+def test_reference_target_still_available():
+    start = report.mark()
+    f = torch.compile(lambda x: x.exp() + 1, backend=irc.backend, options={"strict": True, "target": "reference"})
+    x = randn(5)
+    torch.testing.assert_close(f(x), x.exp() + 1)
+    assert report.reports_since(start).graphs[0].target == "reference"
+
+
+# -- the on-disk cache across processes ------------------------------------------------------------------
+
+_SCRIPT = textwrap.dedent("""
+    import sys, torch, irc
+    from irc import report
+    cache = sys.argv[1] == "1"
+    f = torch.compile(lambda x: (x * 3).tanh() + x.sum(-1, keepdim=True), backend=irc.backend,
+                      options={"strict": True, "cache": cache})
+    x = torch.randn(4, 33)
+    torch.testing.assert_close(f(x), (x * 3).tanh() + x.sum(-1, keepdim=True))
+    g = report.reports_since(0).graphs[0]
+    print(g.cache_hit, g.kernels)
+""")
+
+
+def _run(tmp_path, cache: bool) -> str:
+    env = dict(os.environ, IRC_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("IRC_CACHE", None)
+    p = subprocess.run([sys.executable, "-c", _SCRIPT, "1" if cache else "0"], env=env, capture_output=True, text=True,
+                       timeout=300, cwd=str(tmp_path))  # fmt: skip
+    assert p.returncode == 0, p.stderr[-2000:]
+    return p.stdout.split()[-2]
+
+
+def test_cache_across_processes(tmp_path):
+    assert _run(tmp_path, cache=False) == "False"
+    assert not (tmp_path / "cache" / "obj").exists()  # options={"cache": False} wrote nothing
+    assert _run(tmp_path, cache=True) == "False"  # compiled, and stored
+    assert any((tmp_path / "cache" / "obj").rglob("*"))
+    assert _run(tmp_path, cache=True) == "True"  # a fresh process compiles nothing it compiled before
