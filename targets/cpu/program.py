@@ -27,6 +27,7 @@ from .graph import Buf, plan_graph
 from .types import Unsupported
 
 _SIG = (None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+SHARED_FACTOR = 32  # parallel threshold multiplier in graphs that also run library (OpenMP) kernels
 
 
 class InputMismatch(ValueError):
@@ -53,6 +54,12 @@ class Program:
         self.cache_hit, self.kernels = self._compile(cache)
         self._interp = None
         self.externs = {id(st): self._extern(st) for st in self.g.steps if st.kind == "extern"}
+        # A graph that also calls library kernels shares the cores with torch's OpenMP threads, which spin
+        # after each call: kernels then go parallel only when large, on a pool that does not spin back.
+        if self.externs:
+            self.parallel, self.min_work = _parallel_blocking, parallel.MIN_WORK * SHARED_FACTOR
+        else:
+            self.parallel, self.min_work = parallel.parallel_for, parallel.MIN_WORK
         self._tensor_args = [(r.arg, r.cell) for r in self.g.roots if r.kind == "input"]
         self._pack = struct.Struct(f"<{len(self._tensor_args)}q")
         self._static = not self.g.sources and not self.g.checks
@@ -143,8 +150,11 @@ class Program:
         base = ctypes.addressof(cx.frame)
         steps = iter(self.launches)
         for st in g.steps:
-            cx.steps.append(self._bind_step(cx, st, next(steps) if st.kind == "launch" else None, base))
-        cx.steps = [s for s in cx.steps if s is not None]
+            ln = next(steps) if st.kind == "launch" else None
+            step = self._bind_step(cx, st, ln, base)
+            if step is not None:
+                cx.steps.append(step)
+                cx.names.append(_describe(st, ln))
         cx.per_call = [r for r, root in enumerate(g.roots) if root.kind != "arena"]
         return cx
 
@@ -170,10 +180,10 @@ class Program:
             items, work = count
             if items <= 0:
                 return None
-            if items * work < parallel.MIN_WORK:
+            if items * work < self.min_work:
                 return partial(ln.fn, 0, items, addr)
-            return partial(parallel.parallel_for, ln.fn, 0, items, addr, work_per_item=work, align=1)
-        return partial(_dynamic_launch, vals, ln.fn, addr, count)
+            return partial(self.parallel, ln.fn, 0, items, addr, work_per_item=work, align=1, min_work=self.min_work)
+        return partial(_dynamic_launch, vals, ln.fn, addr, count, self.parallel, self.min_work)
 
     # -- a call ------------------------------------------------------------------------------------
     def __call__(self, args) -> list:
@@ -190,6 +200,20 @@ class Program:
             for r in cx.per_call:
                 cx.roots[r] = None
             self._free.append(cx)
+
+    def profile(self, args, reps: int = 5) -> list[tuple[str, float]]:
+        """(step, median seconds over `reps` calls) for every step: where a graph's time goes."""
+        import statistics
+
+        cx = self._context()
+        times: list[list[float]] = [[] for _ in cx.steps]
+        for _ in range(reps):
+            self._bind(cx, args)
+            for i, step in enumerate(cx.steps):
+                t0 = time.perf_counter()
+                step()
+                times[i].append(time.perf_counter() - t0)
+        return [(name, statistics.median(t)) for name, t in zip(cx.names, times)]
 
     def _bind(self, cx, args) -> None:
         specs = self.g.args
@@ -235,6 +259,7 @@ class _Ctx:
         self.vals = [0] * max(1, ncells)
         self.roots: list = [None] * nroots
         self.steps: list = []
+        self.names: list[str] = []
         self.keep: list = []
         self.per_call: list = []
 
@@ -314,10 +339,20 @@ def _counter(plan, syms):
     return lambda vals: count([s.eval(vals) for s in syms])
 
 
-def _dynamic_launch(vals, fn, addr, count):
+def _dynamic_launch(vals, fn, addr, count, run, min_work):
     items, work = count(vals)
     if items > 0:
-        parallel.parallel_for(fn, 0, items, addr, work_per_item=work, align=1)
+        run(fn, 0, items, addr, work_per_item=work, align=1, min_work=min_work)
+
+
+def _parallel_blocking(fn, start, end, *args, work_per_item=1, align=1, min_work=parallel.MIN_WORK):
+    """parallel_for on the pool whose idle workers block at once (no spinning that would take a core from
+    torch's OpenMP threads, which the graph's library calls use right before or after)."""
+    threads = parallel.num_threads()
+    chunks = parallel.plan(start, end, threads, work_per_item=work_per_item, min_work=min_work, align=align)
+    if len(chunks) <= 1:
+        return fn(start, end, *args)
+    parallel.pool(threads).run(fn, chunks, args)
 
 
 def _where(args, where):
@@ -348,6 +383,15 @@ def _check(t, s, i: int) -> None:
     for d, (n, st, want) in enumerate(zip(t.shape, t.stride(), s.strides)):
         if n != 1 and isinstance(want, int) and st != want:
             raise InputMismatch(f"{who} has strides {t.stride()}; the graph was compiled for {tuple(s.strides)}")
+
+
+def _describe(st, ln) -> str:
+    if st.kind == "launch":
+        how = f"JITed {ln.fname}" if ln.fn is not None else "reference"
+        return f"launch {st.op.callee.root_reference.data} ({how})"
+    if st.kind == "extern":
+        return "extern " + ", ".join(o.name for o in list(st.op.body.block.ops)[:-1])
+    return st.kind
 
 
 def _reason(e: Exception) -> str:
