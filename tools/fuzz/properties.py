@@ -1,10 +1,11 @@
 """The fuzzer's properties, each raising FuzzFailure (a runnable snippet plus the .mlir of the first failing stage).
 
     check_targets(p)   irc on every target Options accepts equals eager (oracle.py decides "equals")
-    check_passes(p)    every pass preserves the result of every graph irc imported (ir/check.py's
-                       ResultCheck on the reference executors, as `irc-opt --verify-each`), and
-                       printing then parsing each stage gives the same text, in both syntaxes
-    check_program(p)   both, sharing one compile per target
+    check_passes(p)    every pass preserves the result of every graph irc imports (ir/check.py's
+                       ResultCheck on the reference executors, as `irc-opt --verify-each`, on the
+                       values the graph runs on: capture.py), and printing then parsing each stage
+                       gives the same text, in both syntaxes
+    check_program(p)   both
 
 A program torch itself cannot compile (the aot_eager backend fails too) raises Inconclusive.
 """
@@ -104,8 +105,8 @@ class Graph:
     stages: dict[str, str]
 
 
-def compile_on(p: Program, target: str, dump: Path) -> tuple[str | None, list[Graph]]:
-    """Run p compiled by irc on `target` against eager: (difference or None, the graphs irc compiled)."""
+def compile_on(p: Program, target: str, dump: Path) -> str | None:
+    """Run p compiled by irc on `target` (stages dumped to `dump`) against eager: the difference, or None."""
     import irc
 
     loaded = load(p)
@@ -118,7 +119,7 @@ def compile_on(p: Program, target: str, dump: Path) -> tuple[str | None, list[Gr
         if not _torch_compiles(p):
             raise Inconclusive(f"torch.compile with aot_eager fails too: {type(e).__name__}: {e}") from e
         raise FuzzFailure("crash", f"irc on target {target!r} raised {_cause(e)}", p, *_first_stage(dump), target=target) from e
-    return diff, _graphs(dump)
+    return diff
 
 
 def _cause(e: BaseException) -> str:
@@ -152,32 +153,30 @@ def _first_stage(dump: Path) -> tuple[str | None, str | None]:
     return None, None
 
 
-def check_targets(p: Program, *, only: list[str] | None = None) -> list[Graph]:
-    """irc equals eager on every target; the graphs of the first target's compile (for check_passes)."""
-    graphs: list[Graph] | None = None
+def check_targets(p: Program, *, only: list[str] | None = None) -> None:
+    """irc equals eager on every target (or those in `only`)."""
     for target in only or targets()[0]:
         with tempfile.TemporaryDirectory(prefix="irc-fuzz-") as tmp:
-            diff, gs = compile_on(p, target, Path(tmp))
+            diff = compile_on(p, target, Path(tmp))
             if diff is not None:
                 stage, mlir = _first_stage(Path(tmp))
                 raise FuzzFailure("mismatch", f"irc on target {target!r}: {diff}", p, stage, mlir, target=target)
-        graphs = gs if graphs is None else graphs
-    return graphs or []
 
 
-def check_passes(p: Program, graphs: list[Graph] | None = None) -> int:
-    """Every pass keeps every graph's result and prints/parses stably; returns the number of passes checked."""
+def check_passes(p: Program) -> int:
+    """Every pass keeps every graph's result (on the values the graph really runs on) and prints/parses
+    stably; returns the number of passes checked."""
     from . import stages
+    from .capture import capture
 
-    if graphs is None:
-        with tempfile.TemporaryDirectory(prefix="irc-fuzz-") as tmp:
-            _, graphs = compile_on(p, "reference", Path(tmp))
+    try:
+        graphs = capture(p)
+    except Exception as e:
+        raise Inconclusive(f"AOT autograd with irc's decompositions fails: {type(e).__name__}: {e}") from e
     checked = 0
     for g in graphs:
-        if "tensor" not in g.stages:
-            continue  # the graph ran eagerly (the compile report says why): nothing to check
         try:
-            checked += stages.run_checked(g.stages["tensor"])
+            checked += stages.run_checked(g.text, given=g.args or ())
         except stages.StageFailure as e:
             raise FuzzFailure(e.kind, f"{g.name}: {e}", p, e.stage, e.mlir, pass_=e.pass_) from e
     return checked
@@ -186,9 +185,9 @@ def check_passes(p: Program, graphs: list[Graph] | None = None) -> int:
 def check_program(p: Program, *, passes: bool = True, only: list[str] | None = None, timeout: float | None = None) -> None:
     with time_limit(timeout):
         try:
-            graphs = check_targets(p, only=only)
+            check_targets(p, only=only)
             if passes:
-                check_passes(p, graphs)
+                check_passes(p)
         except Hang as e:
             raise FuzzFailure("hang", str(e), p) from e
 

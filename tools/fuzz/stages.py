@@ -60,8 +60,9 @@ class Before(Instrument):
         self.text, self.label = print_module(module), pass_label(p)
 
 
-def run_checked(tensor_text: str, *, seed: int = 0) -> int:
-    """Run the whole pipeline on a tensor-stage module with both checks; the number of passes run."""
+def run_checked(tensor_text: str, *, seed: int = 0, given=()) -> int:
+    """Run the whole pipeline on a tensor-stage module with both checks; the number of passes run.
+    `given`: the arguments to check with (random where absent, as irc-opt --verify-each)."""
     from irc.targets.reference.check import reference_check
 
     ctx = make_context(ALL_DIALECTS)
@@ -69,7 +70,7 @@ def run_checked(tensor_text: str, *, seed: int = 0) -> int:
     roundtrip(ctx, print_module(module), "at the tensor stage")
     passes = pipeline()
     before = Before()
-    check = reference_check(seed=seed)
+    check = reference_check(seed=seed, given=list(given or ()))
     try:
         run_passes(ctx, module, passes, instruments=[before, RoundTrip(ctx), check])
     except ResultMismatch as m:

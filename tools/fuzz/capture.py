@@ -1,0 +1,74 @@
+"""The graphs irc imports for a program, with the values each one runs on.
+
+The program runs under torch.compile with AOT autograd, irc's decomposition table and irc's importer,
+exactly as the backend builds the tensor stage; each graph then runs eagerly and its first call's
+arguments (SymInts as ints) are kept, so the per-pass check runs every stage on sizes that agree
+with each other, and on the program's own values (in-range indices, the sizes the fuzzer chose).
+"""
+
+from dataclasses import dataclass, field
+
+import torch
+
+from .programs import Program, load
+
+
+@dataclass
+class Captured:
+    name: str  # forward, backward or inference, numbered in compile order
+    text: str  # the tensor stage
+    args: list | None = None  # the first call's arguments, then the graph's constants
+    constants: list = field(default_factory=list)
+
+
+def capture(p: Program) -> list[Captured]:
+    from torch._dynamo.backends.common import aot_autograd
+
+    from irc.frontend.decompositions import decomposition_table
+    from irc.frontend.fx_import import GraphUnsupported, import_graph
+    from irc.ir import print_module
+
+    graphs: list[Captured] = []
+
+    def compiler(kind: str):
+        def compile_graph(gm: torch.fx.GraphModule, example_inputs):
+            try:
+                result = import_graph(gm)
+            except GraphUnsupported:  # the backend runs such a graph eagerly: nothing of irc's to check
+                result = None
+            g = Captured(f"graph{len(graphs)}-{kind}", print_module(result.module) if result else "", None,
+                         list(result.constants) if result else [])
+            if result is not None:
+                graphs.append(g)
+
+            def run(args):
+                if g.args is None:
+                    g.args = [_value(a) for a in args] + g.constants
+                return gm.forward(*args)
+
+            run._boxed_call = True
+            return run
+
+        return compile_graph
+
+    backend = aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
+                           inference_compiler=compiler("inference"), decompositions=decomposition_table())
+    loaded = load(p)
+    torch._dynamo.reset()
+    compiled = torch.compile(loaded.fn, backend=backend)
+    if p.training:
+        from .oracle import gradients
+
+        gradients(compiled, loaded.make_inputs())
+    else:
+        with torch.no_grad():
+            compiled(*loaded.make_inputs())
+    return graphs
+
+
+def _value(a):
+    if isinstance(a, torch.Tensor):
+        return a.detach().clone()
+    if isinstance(a, torch.SymInt):
+        return int(a)
+    return a
