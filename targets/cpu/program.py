@@ -20,9 +20,10 @@ from functools import partial
 import torch
 from llvmlite import ir
 
-from . import alloc, extern_ops, jit, parallel
-from .affine import Lin, eval_affine
-from .emit import CHUNK, BufSpec, emit_kernel
+from . import alloc, extern_ops, jit, parallel, steps
+from .affine import Lin
+from .emit import BufSpec, emit_kernel
+from .steps import Ctx
 from .graph import Buf, plan_graph
 from .types import Unsupported
 
@@ -57,7 +58,7 @@ class Program:
         # A graph that also calls library kernels shares the cores with torch's OpenMP threads, which spin
         # after each call: kernels then go parallel only when large, on a pool that does not spin back.
         if self.externs:
-            self.parallel, self.min_work = _parallel_blocking, parallel.MIN_WORK * SHARED_FACTOR
+            self.parallel, self.min_work = steps.parallel_blocking, parallel.MIN_WORK * SHARED_FACTOR
         else:
             self.parallel, self.min_work = parallel.parallel_for, parallel.MIN_WORK
         self._tensor_args = [(r.arg, r.cell) for r in self.g.roots if r.kind == "input"]
@@ -139,7 +140,7 @@ class Program:
     # -- contexts: what one call mutates -----------------------------------------------------------
     def _context(self):
         g = self.g
-        cx = _Ctx(self.ncells + len(self.fixed), len(g.roots))
+        cx = Ctx(self.ncells + len(self.fixed), len(g.roots))
         for r, root in enumerate(g.roots):
             if root.kind == "arena":
                 t = alloc.empty((max(root.nbytes, 8),), (1,), torch.uint8)
@@ -161,21 +162,21 @@ class Program:
     def _bind_step(self, cx, st, ln, base):
         vals, g = cx.vals, self.g
         if st.kind == "derive":
-            return partial(_derive, cx, st.cell, st.fn)
+            return partial(steps.derive, cx, st.cell, st.fn)
         if st.kind == "alloc":
             buf = g.roots[st.root].buf
             if all(s.static for s in buf.sizes + buf.strides):
                 shape, strides = tuple(s.const for s in buf.sizes), tuple(s.const for s in buf.strides)
-                return partial(_alloc_static, cx.roots, st.root, cx.frame, g.roots[st.root].cell, shape, strides, buf.dtype)
-            return partial(_alloc, cx, st.root, g.roots[st.root].cell, buf.sizes, buf.strides, buf.dtype)
+                return partial(steps.alloc_static, cx.roots, st.root, cx.frame, g.roots[st.root].cell, shape, strides, buf.dtype)
+            return partial(steps.alloc_dynamic, cx, st.root, g.roots[st.root].cell, buf.sizes, buf.strides, buf.dtype)
         if st.kind == "extern":
-            return partial(_extern, cx, self, st, self.externs[id(st)])
+            return partial(steps.extern, cx, self, st, self.externs[id(st)])
         if ln.fn is None:
-            return partial(_reference_launch, cx, self, st)
+            return partial(steps.reference_launch, cx, self, st)
         argv = (ctypes.c_void_p * max(1, len(ln.cells)))(*[base + 8 * c for c in ln.cells])
         cx.keep.append(argv)
         addr = ctypes.addressof(argv)
-        count = _counter(ln.plan, st.syms)
+        count = steps.counter(ln.plan, st.syms)
         if isinstance(count, tuple):
             items, work = count
             if items <= 0:
@@ -183,7 +184,7 @@ class Program:
             if items * work < self.min_work:
                 return partial(ln.fn, 0, items, addr)
             return partial(self.parallel, ln.fn, 0, items, addr, work_per_item=work, align=1, min_work=self.min_work)
-        return partial(_dynamic_launch, vals, ln.fn, addr, count, self.parallel, self.min_work)
+        return partial(steps.dynamic_launch, vals, ln.fn, addr, count, self.parallel, self.min_work)
 
     # -- a call ------------------------------------------------------------------------------------
     def __call__(self, args) -> list:
@@ -250,109 +251,7 @@ class Program:
         root = self.g.roots[r.root]
         if root.buf is r:
             return cx.roots[r.root]
-        return tensor_of(cx, r)
-
-
-class _Ctx:
-    def __init__(self, ncells: int, nroots: int):
-        self.frame = (ctypes.c_int64 * max(1, ncells))()
-        self.vals = [0] * max(1, ncells)
-        self.roots: list = [None] * nroots
-        self.steps: list = []
-        self.names: list[str] = []
-        self.keep: list = []
-        self.per_call: list = []
-
-    def set(self, c: int, v: int) -> None:
-        self.vals[c] = v
-        self.frame[c] = v
-
-
-def tensor_of(cx: _Ctx, buf: Buf) -> torch.Tensor:
-    r = cx.roots[buf.root]
-    if r.dtype != buf.dtype:
-        r = r.view(buf.dtype)
-    v = cx.vals
-    return r.as_strided([s.eval(v) for s in buf.sizes], [s.eval(v) for s in buf.strides], r.storage_offset() + buf.offset.eval(v))
-
-
-def _derive(cx, c, fn):
-    cx.set(c, fn(cx.vals))
-
-
-def _alloc(cx, r, c, sizes, strides, dtype):
-    v = cx.vals
-    t = alloc.empty(tuple(s.eval(v) for s in sizes), tuple(s.eval(v) for s in strides), dtype)
-    cx.roots[r] = t
-    cx.set(c, t.data_ptr())
-
-
-def _alloc_static(roots, r, frame, c, shape, strides, dtype):
-    t = alloc.empty(shape, strides, dtype)
-    roots[r] = t
-    frame[c] = t.data_ptr()
-
-
-def _operand(cx, x):
-    return x.eval(cx.vals) if isinstance(x, Lin) else tensor_of(cx, x)
-
-
-def _extern(cx, prog, st, run):
-    fresh = run([_operand(cx, x) for x in st.ins], [tensor_of(cx, b) for b in st.outs])
-    for (root, cells), t in zip(st.results, fresh):
-        t = t.contiguous()  # library paths may answer channels-last: the graph reads its results row-major
-        cx.roots[root] = t
-        cx.set(prog.g.roots[root].cell, t.data_ptr())
-        for c, n in zip(cells, t.shape):
-            if c is not None:
-                cx.set(c, n)
-
-
-def _reference_launch(cx, prog, st):
-    from irc.targets.reference.loop import run_nest
-
-    nest = prog.g.kernels[st.op.callee.root_reference.data]
-    params = list(nest.parent_block().args)
-    views = [tensor_of(cx, b) for b in st.ins + st.outs]
-    env = dict(zip(params, views))
-    run_nest(nest, env.__getitem__, [s.eval(cx.vals) for s in st.syms], views[len(st.ins):])
-
-
-def _counter(plan, syms):
-    """(items, work per item) when static, else a function of the cell values giving them."""
-
-    def count(symvals):
-        items = 1
-        for e in plan["outer"]:
-            items *= eval_affine(e, symvals)
-        work = 1
-        for e in plan["inner"]:
-            work *= eval_affine(e, symvals)
-        if plan["chunk"] is not None:
-            n = eval_affine(plan["chunk"], symvals)
-            items *= -(-n // CHUNK)
-            work *= min(n, CHUNK)
-        return items, max(work, 1)
-
-    if all(s.static for s in syms):
-        return count([s.const for s in syms])
-    return lambda vals: count([s.eval(vals) for s in syms])
-
-
-def _dynamic_launch(vals, fn, addr, count, run, min_work):
-    items, work = count(vals)
-    if items > 0:
-        run(fn, 0, items, addr, work_per_item=work, align=1, min_work=min_work)
-
-
-def _parallel_blocking(fn, start, end, *args, work_per_item=1, align=1, min_work=parallel.MIN_WORK):
-    """parallel_for on the pool whose idle workers block at once (no spinning that would take a core from
-    torch's OpenMP threads, which the graph's library calls use right before or after)."""
-    threads = parallel.num_threads()
-    chunks = parallel.plan(start, end, threads, work_per_item=work_per_item, min_work=min_work, align=align)
-    if len(chunks) <= 1:
-        return fn(start, end, *args)
-    parallel.pool(threads).run(fn, chunks, args)
+        return steps.tensor_of(cx, r)
 
 
 def _where(args, where):
@@ -398,4 +297,4 @@ def _reason(e: Exception) -> str:
     return str(e) if isinstance(e, Unsupported) else f"emitter error: {type(e).__name__}: {e}"
 
 
-__all__ = ["Program", "InputMismatch", "tensor_of"]
+__all__ = ["Program", "InputMismatch"]

@@ -1,0 +1,115 @@
+"""What one call of a Program runs: the context it mutates (frame cells, roots, the bound steps) and the
+step functions (alloc, derive, extern, launches: JITed, dynamic, or on the reference evaluator)."""
+
+from __future__ import annotations
+
+import ctypes
+
+import torch
+
+from . import alloc, parallel
+from .affine import Lin, eval_affine
+from .emit import CHUNK
+from .graph import Buf
+
+
+class Ctx:
+    def __init__(self, ncells: int, nroots: int):
+        self.frame = (ctypes.c_int64 * max(1, ncells))()
+        self.vals = [0] * max(1, ncells)
+        self.roots: list = [None] * nroots
+        self.steps: list = []
+        self.names: list[str] = []
+        self.keep: list = []
+        self.per_call: list = []
+
+    def set(self, c: int, v: int) -> None:
+        self.vals[c] = v
+        self.frame[c] = v
+
+
+def tensor_of(cx: Ctx, buf: Buf) -> torch.Tensor:
+    r = cx.roots[buf.root]
+    if r.dtype != buf.dtype:
+        r = r.view(buf.dtype)
+    v = cx.vals
+    return r.as_strided([s.eval(v) for s in buf.sizes], [s.eval(v) for s in buf.strides], r.storage_offset() + buf.offset.eval(v))
+
+
+def derive(cx, c, fn):
+    cx.set(c, fn(cx.vals))
+
+
+def alloc_dynamic(cx, r, c, sizes, strides, dtype):
+    v = cx.vals
+    t = alloc.empty(tuple(s.eval(v) for s in sizes), tuple(s.eval(v) for s in strides), dtype)
+    cx.roots[r] = t
+    cx.set(c, t.data_ptr())
+
+
+def alloc_static(roots, r, frame, c, shape, strides, dtype):
+    t = alloc.empty(shape, strides, dtype)
+    roots[r] = t
+    frame[c] = t.data_ptr()
+
+
+def operand(cx, x):
+    return x.eval(cx.vals) if isinstance(x, Lin) else tensor_of(cx, x)
+
+
+def extern(cx, prog, st, run):
+    fresh = run([operand(cx, x) for x in st.ins], [tensor_of(cx, b) for b in st.outs])
+    for (root, cells), t in zip(st.results, fresh):
+        t = t.contiguous()  # library paths may answer channels-last: the graph reads its results row-major
+        cx.roots[root] = t
+        cx.set(prog.g.roots[root].cell, t.data_ptr())
+        for c, n in zip(cells, t.shape):
+            if c is not None:
+                cx.set(c, n)
+
+
+def reference_launch(cx, prog, st):
+    from irc.targets.reference.loop import run_nest
+
+    nest = prog.g.kernels[st.op.callee.root_reference.data]
+    params = list(nest.parent_block().args)
+    views = [tensor_of(cx, b) for b in st.ins + st.outs]
+    env = dict(zip(params, views))
+    run_nest(nest, env.__getitem__, [s.eval(cx.vals) for s in st.syms], views[len(st.ins):])
+
+
+def counter(plan, syms):
+    """(items, work per item) when static, else a function of the cell values giving them."""
+
+    def count(symvals):
+        items = 1
+        for e in plan["outer"]:
+            items *= eval_affine(e, symvals)
+        work = 1
+        for e in plan["inner"]:
+            work *= eval_affine(e, symvals)
+        if plan["chunk"] is not None:
+            n = eval_affine(plan["chunk"], symvals)
+            items *= -(-n // CHUNK)
+            work *= min(n, CHUNK)
+        return items, max(work, 1)
+
+    if all(s.static for s in syms):
+        return count([s.const for s in syms])
+    return lambda vals: count([s.eval(vals) for s in syms])
+
+
+def dynamic_launch(vals, fn, addr, count, run, min_work):
+    items, work = count(vals)
+    if items > 0:
+        run(fn, 0, items, addr, work_per_item=work, align=1, min_work=min_work)
+
+
+def parallel_blocking(fn, start, end, *args, work_per_item=1, align=1, min_work=parallel.MIN_WORK):
+    """parallel_for on the pool whose idle workers block at once (no spinning that would take a core from
+    torch's OpenMP threads, which the graph's library calls use right before or after)."""
+    threads = parallel.num_threads()
+    chunks = parallel.plan(start, end, threads, work_per_item=work_per_item, min_work=min_work, align=align)
+    if len(chunks) <= 1:
+        return fn(start, end, *args)
+    parallel.pool(threads).run(fn, chunks, args)
