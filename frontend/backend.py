@@ -1,7 +1,6 @@
 """The torch.compile entry: Dynamo's graph -> AOT autograd -> FX import -> passes -> a runnable graph."""
 
 import logging
-import os
 import time
 from pathlib import Path
 
@@ -90,7 +89,9 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
     metas = [getattr(o, "meta", {}).get("val") for o in torch.utils._pytree.tree_flatten(out_node.args[0])[0]]
     specs = [output_spec(src, meta) for src, meta in zip(result.outputs, metas)]
     if opts.target == "cpu":
-        run = _compile_cpu(gm, module, result, opts, rep, dump)
+        from .cpu_compile import compile_cpu
+
+        run = compile_cpu(gm, module, result, opts, rep, dump)
         if run is not None:
             return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()))
         module = import_graph(gm).module  # the tensor-opt module was consumed: start again for the reference
@@ -101,53 +102,6 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
     compiled = CompiledGraph(lambda args: interpreter.call_op("main", tuple(args)), specs, result.constants)
     rep.stage_seconds["runtime"] = time.perf_counter() - t0
     return compiled
-
-
-def _compile_cpu(gm, module, result, opts: Options, rep: report.GraphReport, dump):
-    """tensor-opt -> loop -> mem -> JITed kernels: the runnable program, or None when lowering or the
-    runtime cannot take the graph (it then runs on the reference target; the report says why).
-    Kernels and externs the CPU target cannot emit run on the mem-stage reference evaluator."""
-    from irc.lowering.pipeline import lower
-    from irc.targets.cpu import cache
-    from irc.targets.cpu.graph import ArgSpec
-    from irc.targets.cpu.program import Program
-
-    t0 = time.perf_counter()
-    try:
-        lowered = lower(module, verify=False, dump=lambda stage, m: dump(stage, print_module(m)))
-    except Exception as e:  # a lowering bug: the graph still runs, on the tensor-level reference
-        if os.environ.get("IRC_CPU_STRICT") == "1":
-            raise
-        log.warning("irc: lowering graph %d failed (%s); it runs on the reference target", rep.index, e)
-        rep.target_fallbacks.append(("graph", f"lowering failed: {type(e).__name__}: {e}"))
-        return None
-    rep.stage_seconds["loop+mem"] = time.perf_counter() - t0
-    rep.fused_kernels, rep.externs = lowered.kernels, list(lowered.externs)
-    rep.planned_peak_bytes, rep.intermediate_bytes = lowered.arena_bytes, lowered.intermediate_bytes
-    rep.fusion_refusals = list(lowered.refusals)
-    t0 = time.perf_counter()
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    names = [n.name for n in placeholders] + [f"constant{i}" for i in range(len(result.constants))]
-    values = [n.meta.get("val") for n in placeholders] + list(result.constants)
-    args = [ArgSpec.of(v, name) for v, name in zip(values, names)]
-    try:
-        with cache.enabled(opts.cache):
-            program = Program(module, args, cache=opts.cache)
-    except Exception as e:  # the runtime cannot take this @main: the mem-stage reference runs it
-        if os.environ.get("IRC_CPU_STRICT") == "1":
-            raise
-        from irc.targets.reference.memory import MemRunner
-
-        rep.target, rep.target_fallbacks = "cpu", [("graph", f"cpu runtime: {type(e).__name__}: {e}")]
-        rep.stage_seconds["llvm"] = time.perf_counter() - t0
-        return MemRunner(module)
-    rep.target, rep.kernels, rep.cache_hit = "cpu", program.kernels, program.cache_hit if program.kernels else None
-    rep.target_fallbacks = list(program.fallbacks)
-    if os.environ.get("IRC_CPU_STRICT") == "1" and any(w.startswith("kernel") for w, _ in program.fallbacks):
-        raise RuntimeError(f"cpu target fallbacks: {program.fallbacks}")
-    rep.stage_seconds["llvm"] = time.perf_counter() - t0
-    del lowered
-    return program
 
 
 def _result_check(gm, constants):

@@ -1,0 +1,110 @@
+"""The backend's CPU path: tensor-opt -> loop -> mem (lowering/pipeline.lower) -> a JITed Program.
+
+Nothing here may break the user's program: a lowering failure sends the graph to the tensor-level
+reference (the caller does that when this returns None), a @main the CPU runtime cannot take runs on
+the mem-stage reference, and a kernel or extern the CPU target cannot emit runs on the reference
+evaluator inside an otherwise JITed graph; the compile report lists each with its reason.
+IRC_CPU_STRICT=1 makes the first two (and any kernel that could not be emitted) raise instead, for
+development.
+
+Compiled artefacts are cached on disk (targets/cpu/cache.py: IRC_CACHE_DIR, default
+$XDG_CACHE_HOME/irc or ~/.cache/irc; options={"cache": False} or IRC_CACHE=0 turn it off): the machine
+code of each graph, keyed by its LLVM IR, the CPU and the versions; and the mem stage of each graph,
+keyed by the tensor-opt IR, the argument layouts and a fingerprint of the compiler's own sources, so a
+second process neither lowers nor compiles what an earlier one did.
+"""
+
+import functools
+import hashlib
+import json
+import logging
+import os
+import time
+from pathlib import Path
+
+from irc import report
+from irc.dialects import ALL_DIALECTS
+from irc.ir import make_context, parse_module, print_module
+from irc.options import Options
+
+log = logging.getLogger("irc")
+STRICT = os.environ.get("IRC_CPU_STRICT") == "1"
+
+
+@functools.cache
+def sources_fingerprint() -> str:
+    """A hash of the sources the mem stage depends on (ir, dialects, lowering, frontend): a cached mem stage
+    is reused only by the very compiler that produced it."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for part in ("ir", "dialects", "lowering", "frontend"):
+        for p in sorted((root / part).rglob("*.py")):
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def _lower(module, args, opts: Options, rep: report.GraphReport, dump):
+    """The mem-stage module and the lowering summary, from the disk cache when this graph was lowered before."""
+    from irc.lowering.pipeline import Lowered, lower
+    from irc.targets.cpu import cache
+
+    use = opts.cache and not opts.dump_dir and cache.is_enabled()
+    key = cache.make_key("mem", print_module(module), repr(args), sources_fingerprint()) if use else None
+    hit = cache.get_json("mem", key) if use else None
+    if hit is not None:
+        try:
+            return parse_module(make_context(ALL_DIALECTS), hit["mem"]), Lowered(**hit["lowered"]), True
+        except Exception as e:  # noqa: BLE001 - an unreadable entry is a miss
+            log.info("irc: cached mem stage unusable (%s); lowering again", e)
+    lowered = lower(module, verify=False, dump=lambda stage, m: dump(stage, print_module(m)))
+    if use:
+        try:
+            fields = {k: getattr(lowered, k) for k in Lowered.__dataclass_fields__}
+            cache.put_json("mem", key, {"mem": print_module(module), "lowered": json.loads(json.dumps(fields))})
+        except (TypeError, ValueError) as e:
+            log.info("irc: mem stage not cached (%s)", e)
+    return module, lowered, False
+
+
+def compile_cpu(gm, module, result, opts: Options, rep: report.GraphReport, dump):
+    """The runnable program for a tensor-opt module (consumed), or None when lowering fails."""
+    from irc.targets.cpu import cache
+    from irc.targets.cpu.graph import ArgSpec
+    from irc.targets.cpu.program import Program
+
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    names = [n.name for n in placeholders] + [f"constant{i}" for i in range(len(result.constants))]
+    values = [n.meta.get("val") for n in placeholders] + list(result.constants)
+    args = [ArgSpec.of(v, name) for v, name in zip(values, names)]
+    t0 = time.perf_counter()
+    try:
+        with cache.enabled(opts.cache):
+            module, lowered, cached = _lower(module, args, opts, rep, dump)
+    except Exception as e:  # a lowering bug: the graph still runs, on the tensor-level reference
+        if STRICT:
+            raise
+        log.warning("irc: lowering graph %d failed (%s); it runs on the reference target", rep.index, e)
+        rep.target_fallbacks.append(("graph", f"lowering failed: {type(e).__name__}: {e}"))
+        return None
+    rep.stage_seconds["mem (cached)" if cached else "loop+mem"] = time.perf_counter() - t0
+    rep.fused_kernels, rep.externs = lowered.kernels, list(lowered.externs)
+    rep.planned_peak_bytes, rep.intermediate_bytes = lowered.arena_bytes, lowered.intermediate_bytes
+    rep.fusion_refusals = list(lowered.refusals)
+    t0 = time.perf_counter()
+    try:
+        with cache.enabled(opts.cache):
+            program = Program(module, args, cache=opts.cache)
+    except Exception as e:  # the runtime cannot take this @main: the mem-stage reference runs it
+        if STRICT:
+            raise
+        from irc.targets.reference.memory import MemRunner
+
+        rep.target, rep.target_fallbacks = "cpu", [("graph", f"cpu runtime: {type(e).__name__}: {e}")]
+        rep.stage_seconds["llvm"] = time.perf_counter() - t0
+        return MemRunner(module)
+    rep.target, rep.kernels, rep.cache_hit = "cpu", program.kernels, program.cache_hit if program.kernels else None
+    rep.target_fallbacks = list(program.fallbacks)
+    if STRICT and any(w.startswith("kernel") for w, _ in program.fallbacks):
+        raise RuntimeError(f"cpu target fallbacks: {program.fallbacks}")
+    rep.stage_seconds["llvm"] = time.perf_counter() - t0
+    return program
