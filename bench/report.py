@@ -32,6 +32,10 @@ def markdown(results: dict, meta: dict, header: bool = True) -> str:
             "interleaved calls; first call: a fresh process (cold: empty caches; warm: the caches the cold one filled).",
             "",
         ]
+        if ov := meta.get("overhead"):
+            lines += [f"irc runtime overhead: {ov['launch_step_us']:.2f} us per kernel launch step, {ov['per_launch_us']:.2f} us "
+                      f"per launch with its output allocation and return, {ov['per_call_us']:.2f} us fixed per call "
+                      "(bench/graph_overhead.py).", ""]  # fmt: skip
     lines += [
         "| case | backend | first call cold | first call warm | steady | vs eager | vs inductor | peak MB | GB/s (% copy) | max err |",
         "|---|---|---|---|---|---|---|---|---|---|",

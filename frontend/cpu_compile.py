@@ -108,3 +108,28 @@ def compile_cpu(gm, module, result, opts: Options, rep: report.GraphReport, dump
         raise RuntimeError(f"cpu target fallbacks: {program.fallbacks}")
     rep.stage_seconds["llvm"] = time.perf_counter() - t0
     return program
+
+
+def program_for(fn, *inputs, dynamic: bool = False, cache: bool = True):
+    """(Program, constants) for a plain function, without Dynamo: make_fx with the backend's decompositions,
+    import, tensor-opt, lower, JIT. Call as `program([*inputs, *constants])`. For tests and benchmarks."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from irc.lowering.pipeline import TENSOR_OPT, lower
+    from irc.ir import run_passes
+    from irc.targets.cpu.graph import ArgSpec
+    from irc.targets.cpu.program import Program
+
+    from .decompositions import decomposition_table
+    from .fx_import import import_graph
+
+    gm = make_fx(lambda *a: fn(*a), tracing_mode="symbolic" if dynamic else "fake",
+                 decomposition_table=decomposition_table())(*inputs)  # fmt: skip
+    res = import_graph(gm)
+    module = res.module
+    run_passes(make_context(ALL_DIALECTS), module, TENSOR_OPT)
+    lower(module)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    metas = [n.meta.get("val") for n in placeholders] + list(res.constants)
+    names = [n.name for n in placeholders] + [f"c{i}" for i in range(len(res.constants))]
+    return Program(module, [ArgSpec.of(m, name) for m, name in zip(metas, names)], cache=cache), list(res.constants)

@@ -3,32 +3,17 @@ Dynamo: fast enough to parametrize codegen tests widely. `strict` fails on any k
 not emit (it would otherwise run on the reference evaluator and the test would not test codegen)."""
 
 import torch
-from torch.fx.experimental.proxy_tensor import make_fx
 
-from irc.dialects import ALL_DIALECTS
-from irc.frontend.decompositions import decomposition_table
-from irc.frontend.fx_import import import_graph
-from irc.ir import make_context, run_passes
-from irc.lowering.pipeline import TENSOR_OPT, lower
-from irc.targets.cpu.graph import ArgSpec
-from irc.targets.cpu.program import Program
+from irc.frontend.cpu_compile import program_for
 
 
 def build(fn, *inputs, dynamic: bool = False, strict: bool = True, cache: bool = True):
     """(program, constants): call as program([*inputs, *constants])."""
-    gm = make_fx(lambda *a: fn(*a), tracing_mode="symbolic" if dynamic else "fake",
-                 decomposition_table=decomposition_table())(*inputs)  # fmt: skip
-    res = import_graph(gm)
-    module = res.module
-    run_passes(make_context(ALL_DIALECTS), module, TENSOR_OPT)
-    lower(module)
-    metas = [n.meta.get("val") for n in gm.graph.nodes if n.op == "placeholder"] + list(res.constants)
-    names = [n.name for n in gm.graph.nodes if n.op == "placeholder"] + [f"c{i}" for i in range(len(res.constants))]
-    program = Program(module, [ArgSpec.of(m, name) for m, name in zip(metas, names)], cache=cache)
+    program, consts = program_for(fn, *inputs, dynamic=dynamic, cache=cache)
     if strict:
         kernels = [f for f in program.fallbacks if f[0].startswith("kernel")]
         assert not kernels, f"kernels on the reference evaluator: {kernels}"
-    return program, list(res.constants)
+    return program, consts
 
 
 def tolerance(dtype: torch.dtype) -> dict:
