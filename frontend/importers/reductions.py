@@ -68,6 +68,8 @@ def import_full_logical(b, node, x):
 def arg_reduce(b, node, op_cls, x, dim, keepdim):
     if rank(x) == 0:  # the only element is at index 0, whatever dim and keepdim say
         return b.constant(0, torch.int64)
+    if b.dtype(x) == torch.bool:  # max.dim of a bool tensor (cumprod's backward): torch.argmax takes no bool; 0/1 order the same
+        x = b.convert(x, torch.uint8)
     if dim is None:  # over all elements: flatten, reduce, reshape to [] or [1, ..., 1]
         shape = node.args[0].meta["val"].shape
         r = b.add(op_cls(b.reshape(x, [math.prod(shape)]), [0]))

@@ -65,6 +65,21 @@ def test_elementwise_result_where_the_shape_env_specialised_a_symbolic_size(targ
     assert (compare_training if training else compare)(fn, compiled, make_inputs) is None
 
 
+@pytest.mark.parametrize("target", targets())
+def test_arg_reductions_of_bool_tensors(target):
+    """cumprod's backward takes max.dim of a bool tensor; torch.argmax takes no bool, so the reference target raised
+    (found after 254 s, shrunk to `torch.cumprod(x, 0)` with a gradient)."""
+    def fn(a0):
+        return torch.cumprod(a0, dim=0), torch.max(a0 > 0, dim=1), torch.min(a0 < 0.5, dim=0, keepdim=True)
+
+    def make_inputs():
+        return [torch.tensor([[0.5, -1.0, 0.0], [2.0, 0.0, 1.5]], requires_grad=True)]
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
+    assert compare_training(fn, compiled, make_inputs) is None
+
+
 def test_irc_opt_unterminated_string_literal_does_not_hang():
     """A `"` with no closing quote on its line sent xDSL's string-literal regex into exponential backtracking."""
     err = opt_fails_located('func.func @neg_result_eg"(%x) : (tensor<4xf32>) -> tensor<8xf32>\n  func.return %r : tensor<8xf32>\n}\n')

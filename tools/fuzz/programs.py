@@ -9,7 +9,7 @@ non-contiguous, offset and expanded (stride-0) layouts, and dims marked dynamic.
 """
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -58,7 +58,6 @@ class Program:
     ops: tuple[Op, ...]
     outputs: tuple[int, ...]
     training: bool = False  # the property also compares gradients of the inputs with grad=True
-    notes: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def n_values(self) -> int:
