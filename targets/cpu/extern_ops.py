@@ -70,7 +70,22 @@ def _convolution(op) -> Callable | None:
     return _into(compute)
 
 
+def _reshape(op) -> Callable:
+    """A reshape the mem stage could not alias (a strided source): one strided copy into the out buffer."""
+
+    def run(ins, outs):
+        x = ins[0]
+        if outs:
+            outs[0].view(x.shape).copy_(x)
+            return []
+        dyn = iter(int(n) for n in ins[1:])
+        return [x.reshape([next(dyn) if d < 0 else d for d in op.result.type.get_shape()]).contiguous()]
+
+    return run
+
+
 EXTERNS: dict[type, Callable] = {
+    tn.ReshapeOp: _reshape,
     tn.MmOp: _mm,
     tn.BmmOp: _bmm,
     tn.ConvolutionOp: _convolution,
