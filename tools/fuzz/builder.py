@@ -74,7 +74,7 @@ class Builder:
         def g(i):
             return torch.Generator().manual_seed(1000 * seed + i)
 
-        return eval(input_expr(x), {"torch": torch, "g": g})
+        return eval(input_expr(x), {"torch": torch, "g": g, "grow": 0})
 
     # -- drawing helpers ---------------------------------------------------------------------------
     def shape(self, rank: int | None = None, cap: int = 64) -> tuple[int, ...]:

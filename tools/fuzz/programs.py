@@ -91,22 +91,23 @@ def _shape(s) -> str:
 
 
 def input_expr(x: Input) -> str:
-    """The expression building one input from its generator `g(seed)`."""
-    base = list(x.shape)
+    """The expression building one input from its generator `g(seed)`; dynamic dims are `n + grow`."""
+    dims = [f"{n} + grow" if d in x.dynamic else str(n) for d, n in enumerate(x.shape)]
+    base = list(dims)
     view = ""
     if x.layout == "transposed" and len(base) >= 2:
         base = base[::-1]
         view = f".permute{_shape(tuple(range(len(base)))[::-1])}"
     elif x.layout == "strided" and base:
-        base[-1] *= 2
+        base[-1] = f"({base[-1]}) * 2"
         view = "[..., ::2]"
     elif x.layout == "offset" and base:
-        base[0] += 1
+        base[0] = f"{base[0]} + 1"
         view = "[1:]"
     elif x.layout == "expanded" and x.expanded:
         for d in x.expanded:
-            base[d] = 1
-        view = f".expand{_shape(x.shape)}"
+            base[d] = "1"
+        view = f".expand{_shape(dims)}"
     dt = x.torch_dtype
     if dt == torch.bool:
         e = f"torch.randint(0, 2, {_shape(base)}, generator=g({x.seed})).bool()"
@@ -129,7 +130,7 @@ def source(p: Program, *, options: dict | None = None, dynamic: bool = True) -> 
         lines.append(f"    {names[n_in + i]} = {op.render(names)}")
     outs = ", ".join(names[o] for o in p.outputs)
     lines.append(f"    return {outs}{',' if len(p.outputs) == 1 else ''}")
-    lines += ["", "", "def make_inputs(seed=0):", "    def g(i):", "        return torch.Generator().manual_seed(1000 * seed + i)", ""]
+    lines += ["", "", "def make_inputs(seed=0, grow=0):", "    def g(i):", "        return torch.Generator().manual_seed(1000 * seed + i)", ""]
     for i, x in enumerate(p.inputs):
         lines.append(f"    a{i} = {input_expr(x)}")
         if dynamic:
@@ -139,7 +140,9 @@ def source(p: Program, *, options: dict | None = None, dynamic: bool = True) -> 
     run = "compare_training" if p.training else "compare"
     lines += ["", "", "if __name__ == '__main__':", "    import irc",
               f"    compiled = torch.compile(fn, backend=irc.backend, options={opts!r})",
-              f"    from irc.tools.fuzz.oracle import {run}", f"    print({run}(fn, compiled, make_inputs) or 'irc matches eager')", ""]
+              f"    from irc.tools.fuzz.oracle import {run}", f"    print({run}(fn, compiled, make_inputs)"
+              + (f" or {run}(fn, compiled, lambda: make_inputs(grow=1))" if any(x.dynamic for x in p.inputs) else "")
+              + " or 'irc matches eager')", ""]
     return "\n".join(lines)
 
 
