@@ -166,8 +166,12 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=float, default=4.0, help="seconds of interleaved steady calls per case")
     ap.add_argument("--no-first-call", action="store_true")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds for one first-call process")
+    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads for every backend (default: torch's)")
     ap.add_argument("--child", nargs=2, metavar=("CASE", "BACKEND"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # for the first-call processes
     if args.child:
         child(*args.child)
         return 0

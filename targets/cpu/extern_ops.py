@@ -17,6 +17,9 @@ from irc.dialects import tensor as tn
 from . import externs
 
 
+SMALL_FLOPS = 16e6  # below this a library call's thread wake-ups cost more than its arithmetic
+
+
 def _into(compute):
     """run(ins, outs) from compute(ins, out) -> tensor (writing `out` when given, else a fresh result)."""
 
@@ -38,8 +41,9 @@ def _mm(op) -> Callable:
         a, b = ins
         key = (tuple(a.shape), tuple(b.shape), a.dtype)
         path = chosen.get(key)
-        if path is None:
-            path = chosen[key] = externs.LinearKernel(b.t(), constant=False).choose(a)
+        if path is None:  # a small product stays on MKL's own (single-threaded) path: no thread wake-up
+            small = 2 * a.shape[0] * a.shape[1] * b.shape[1] < SMALL_FLOPS
+            path = chosen[key] = "aten" if small else externs.LinearKernel(b.t(), constant=False).choose(a)
         if path == "aten":
             return torch.mm(a, b, out=out) if out is not None else torch.mm(a, b)
         return externs.LinearKernel(b.t(), constant=False).run(a, path)
