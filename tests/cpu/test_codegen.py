@@ -290,3 +290,40 @@ def test_cache_across_processes(tmp_path):
     assert _run(tmp_path, "first") == "False False"  # compiled: without the cache, then into it
     assert any((tmp_path / "cache" / "obj").rglob("*"))
     assert _run(tmp_path, "second") == "True"  # a fresh process compiles nothing it compiled before
+
+
+# -- large enough to run in parallel: chunks, rows and column reductions split across threads -------------
+
+
+@pytest.mark.parametrize("fn", [lambda x: (x * 2).sin(), lambda x: x.sum(-1), lambda x: x.sum(0),
+                                lambda x: torch.softmax(x, -1), lambda x: x.flatten().cumsum(0)[::7] * 1])  # fmt: skip
+@pytest.mark.parametrize("shape", [(3, 20011), (515, 257)])
+def test_parallel_launches(fn, shape):
+    check(fn, randn(*shape))
+
+
+def test_concurrent_calls_of_one_program():
+    import threading
+
+    program, _ = build(lambda x, y: torch.softmax(x * y, -1).sum(-1), randn(64, 1000), randn(1000))
+    inputs = [(randn(64, 1000), randn(1000)) for _ in range(8)]
+    want = [torch.softmax(x * y, -1).sum(-1) for x, y in inputs]
+    got = [None] * len(inputs)
+
+    def work(i):
+        for _ in range(20):
+            got[i] = program(list(inputs[i]))[0]
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(inputs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int16])
+def test_small_integer_dtypes(dtype):
+    x = torch.randint(0, 100, (5, 33), generator=G).to(dtype)
+    check(lambda t: (t * 3 + 1, t.amax(-1), t // 3, t > 50), x)
