@@ -40,3 +40,20 @@ def test_a_broken_fusion_index_map_is_found_and_shrunk(monkeypatch):
     report = f.report()
     assert "def fn(" in report and "def make_inputs(" in report and "loop.nest" in report
     print(report)
+
+
+def test_a_mismatch_names_the_first_stage_that_differs(monkeypatch):
+    """An importer that translates sub as add: the target property fails and localizes it to the tensor stage."""
+    import torch
+
+    from irc.frontend.aten_table import IMPORTERS, load_all
+    from irc.tools.fuzz.programs import Input, Op, Program
+
+    load_all()
+    monkeypatch.setitem(IMPORTERS, torch.ops.aten.sub.Tensor, IMPORTERS[torch.ops.aten.add.Tensor])
+    p = Program((Input((3, 2), seed=0), Input((2,), seed=1)), (Op("sub", (0, 1), "torch.sub({0}, {1})"),), (2,))
+    with pytest.raises(FuzzFailure) as info:
+        check_program(p, only=["reference"])
+    f = info.value
+    assert f.kind == "mismatch" and f.stage.startswith("tensor (graph0-inference): result 0"), f.report()
+    assert "tn.add" in f.mlir and "def fn(a0, a1):" in f.report()

@@ -19,6 +19,8 @@ class Captured:
     text: str  # the tensor stage
     args: list | None = None  # the first call's arguments, then the graph's constants
     constants: list = field(default_factory=list)
+    results: list | None = None  # what the FX graph returned for them, in the order of @main's results
+    outputs: list = field(default_factory=list)  # the import's output map: ("result", i) or ("const", v)
 
 
 def capture(p: Program) -> list[Captured]:
@@ -37,14 +39,19 @@ def capture(p: Program) -> list[Captured]:
             except GraphUnsupported:  # the backend runs such a graph eagerly: nothing of irc's to check
                 result = None
             g = Captured(f"graph{len(graphs)}-{kind}", print_module(result.module) if result else "", None,
-                         list(result.constants) if result else [])
+                         list(result.constants) if result else [], None, list(result.outputs) if result else [])
             if result is not None:
                 graphs.append(g)
 
             def run(args):
-                if g.args is None:
+                first = g.args is None
+                if first:
                     g.args = [_value(a) for a in args] + g.constants
-                return gm.forward(*args)
+                outs = gm.forward(*args)
+                if first:
+                    flat = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+                    g.results = [_value(flat[j]) for j, (kind, _) in enumerate(g.outputs) if kind == "result" and j < len(flat)]
+                return outs
 
             run._boxed_call = True
             return run

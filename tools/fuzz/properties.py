@@ -43,8 +43,6 @@ class FuzzFailure(AssertionError):
             parts += [f"// ---- first failing stage: {self.stage} ----", self.mlir.rstrip()]
         if self.pass_:
             parts.append(f"// replay: save the IR above as stage.mlir; irc-opt stage.mlir -p '{self.pass_}' --verify-each")
-        elif self.kind in ("mismatch", "crash") and self.mlir:
-            parts.append("// every pass keeps the result (or was not reached): look at the import (fx -> tensor), the runtime or the target")
         return "\n".join(parts)
 
 
@@ -173,7 +171,10 @@ def check_targets(p: Program, *, only: list[str] | None = None) -> None:
         with tempfile.TemporaryDirectory(prefix="irc-fuzz-") as tmp:
             diff = compile_on(p, target, Path(tmp))
             if diff is not None:
-                stage, mlir = _first_stage(Path(tmp))
+                from .localize import localize
+
+                stage, mlir = localize(p) or (f"none: every stage agrees with the FX graph; the {target} target's code or runtime differs",
+                                              _first_stage(Path(tmp))[1])
                 raise FuzzFailure("mismatch", f"irc on target {target!r}: {diff}", p, stage, mlir, target=target)
 
 
