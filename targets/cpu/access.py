@@ -48,6 +48,7 @@ class Access:
         exprs = op.map.data.results
         st, elem = storage_type(spec.elem), spec.elem
         lanes_in = width and self.v is not None and isinstance(dims[self.v], Lanes)
+        mask = dims[self.v].mask if lanes_in else None
         vec_extra = any(count(x) for x in extra)
         if lanes_in and not any(guard) and not vec_extra:
             coefs = [coefficient(e, self.v) for e in exprs]
@@ -61,12 +62,14 @@ class Access:
                 if step == 0:
                     return widen(b, b.load(ptr), elem)
                 if step == 1:
-                    self.prefetch(b, ptr)
                     vp = b.bitcast(ptr, ir.VectorType(st, width).as_pointer())
+                    if mask is not None:
+                        return widen(b, self.masked("load", b, vp, mask), elem)
+                    self.prefetch(b, ptr)
                     return widen(b, b.load(vp, align=max(1, st.get_abi_size(td()))), elem)
                 iota = ir.Constant(ir.VectorType(I64, width), list(range(width)))
                 idx = b.add(splat(b, ival(flat), width), b.mul(splat(b, ival(step), width), iota))
-                return widen(b, self.gather(b, self.base_ptr(spec), idx, st), elem)
+                return widen(b, self.gather(b, self.base_ptr(spec), idx, st, mask), elem)
         w = width if lanes_in or vec_extra else None
         idx = []
         for e, size, g in zip(exprs, spec.sizes, guard):
@@ -77,7 +80,7 @@ class Access:
         if any(guard):
             base = self.nonempty(b, base, spec)
         if count(flat) if not isinstance(flat, int) else False:
-            return widen(b, self.gather(b, base, flat, st), elem)
+            return widen(b, self.gather(b, base, flat, st, mask), elem)
         return widen(b, b.load(b.gep(base, [ival(flat)])), elem)
 
     def prefetch(self, b, ptr, write: bool = False):
@@ -118,28 +121,43 @@ class Access:
         zero = b.bitcast(b.module.globals["irc_zero"], base.type)
         return b.select(ok, base, zero)
 
-    def gather(self, b, base, idx, st):
+    def masked(self, kind: str, b, vp, mask, value=None):
+        """llvm.masked.load / llvm.masked.store through a vector pointer: lanes outside `mask` are not touched."""
+        vty = vp.type.pointee
+        align = ir.Constant(I32, max(1, vty.element.get_abi_size(td())))
+        name = f"llvm.masked.{kind}.v{vty.count}{mangle_el(vty.element)}.p0"
+        if kind == "load":
+            fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(vty, [vp.type, I32, mask.type, vty]), name)
+            return b.call(fn, [vp, align, mask, ir.Constant(vty, None)])
+        fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(ir.VoidType(), [vty, vp.type, I32, mask.type]), name)
+        return b.call(fn, [value, vp, align, mask])
+
+    def gather(self, b, base, idx, st, mask=None):
         n = idx.type.count
         addr = b.add(splat(b, b.ptrtoint(base, I64), n), b.mul(idx, splat(b, ir.Constant(I64, st.get_abi_size(td())), n)))
         ptrs = b.inttoptr(addr, ir.VectorType(st.as_pointer(), n))
         vty = ir.VectorType(st, n)
         name = f"llvm.masked.gather.v{n}{mangle_el(st)}.v{n}p0"
         fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(vty, [ptrs.type, I32, ir.VectorType(I1, n), vty]), name)
-        mask = ir.Constant(ir.VectorType(I1, n), [ir.Constant(I1, 1)] * n)
+        if mask is None:
+            mask = ir.Constant(ir.VectorType(I1, n), [ir.Constant(I1, 1)] * n)
         align = ir.Constant(I32, max(1, st.get_abi_size(td())))
-        return b.call(fn, [ptrs, align, mask, ir.Constant(vty, ir.Undefined)])
+        return b.call(fn, [ptrs, align, mask, ir.Constant(vty, None)])
 
     def store(self, b, i: int, value, dims, width):
         spec = self.params[self.args.index(self.nest.outs[i])]
-        idx, lanes = [], False
+        idx, lanes, mask = [], False, None
         for d in self.out_dims[i]:
             x = 0 if d is None else dims[d]
             if isinstance(x, Lanes):
-                lanes, x = True, x.base
+                lanes, x, mask = True, x.base, x.mask
             idx.append(x)
         ptr = b.gep(self.base_ptr(spec), [ival(self.flat(b, spec, idx))])
         if lanes and width:
             value = narrow(b, splat(b, value, width), spec.elem)
-            b.store(value, b.bitcast(ptr, value.type.as_pointer()), align=max(1, value.type.element.get_abi_size(td())))
+            vp = b.bitcast(ptr, value.type.as_pointer())
+            if mask is not None:
+                return self.masked("store", b, vp, mask, value)
+            b.store(value, vp, align=max(1, value.type.element.get_abi_size(td())))
         else:
             b.store(narrow(b, value, spec.elem), ptr)

@@ -5,11 +5,13 @@
 Its work is a range of items (what parallel.parallel_for splits across threads): an item is one point
 of the outer parallel dims (and, when the innermost dim is parallel, one chunk of it). Let v be the
 innermost dim whose extent is not a static 1. When v is parallel ("mode B"), each item runs v in
-vectors of `lanes` elements plus a scalar tail, and each point of v computes every reduction over the
-reduction dims in vector lanes (no horizontal step). When v is a reduction dim ("mode A", rows),
-each item is one row: every loop.reduce is one pass over the reduction dims with a vector accumulator
-and a scalar tail, combined horizontally at the end of the pass; later passes (softmax's sum after its
-max) see earlier results as uniform scalars; full outputs take a last pass.
+vectors of `lanes` elements (the host's native width) and one masked vector for the rest, and each
+point of v computes every reduction over the reduction dims in vector lanes (no horizontal step).
+When v is a reduction dim ("mode A", rows), each item is one row: every loop.reduce is one pass over
+the reduction dims with a vector accumulator (the masked last vector adds the identity in its
+unused lanes), combined horizontally at the end of the pass; later passes (softmax's sum after its
+max) see earlier results as uniform scalars; full outputs take a last pass. Extents below
+MIN_LANES_EXTENT run as scalars.
 
 A body value is a scalar (uniform across the lanes) or a vector; an op with mixed operands broadcasts
 the scalars. Loads whose address moves by one element per lane are vector loads, by zero a scalar
@@ -37,6 +39,7 @@ from .vec import I64
 VOID = ir.VoidType()
 ARGV = I64.as_pointer().as_pointer()
 CHUNK = 8192  # elements of the innermost parallel dim per item
+MIN_LANES_EXTENT = 4  # a static innermost extent below this runs as scalars (one masked vector above it)
 
 
 class KernelEmitter(Access):
@@ -59,7 +62,7 @@ class KernelEmitter(Access):
         live = [d for d in range(nest.rank) if self.ext_static[d] != 1]
         self.v = live[-1] if live else None
         self.mode = "A" if self.v is not None and self.v in self.R else "B"
-        small = self.v is not None and self.ext_static[self.v] is not None and self.ext_static[self.v] < lanes
+        small = self.v is not None and self.ext_static[self.v] is not None and self.ext_static[self.v] < MIN_LANES_EXTENT
         self.L = None if self.v is None or small or lanes < 2 else lanes
         self.outer = [d for d in nest.parallel_dims() if self.ext_static[d] != 1 and not (self.mode == "B" and d == self.v)]
         self.guards = {op: self._guards(op) for op in self.ops if isinstance(op, loop.LoadOp)}
@@ -185,13 +188,22 @@ class KernelEmitter(Access):
         b.position_at_end(done)
 
     def lanes_loop(self, b, lo, hi, body):
-        """[lo, hi) in vectors of L (body(b, Lanes(i), L)) then a scalar tail (body(b, i, None))."""
+        """[lo, hi) in vectors of L (body(b, Lanes(i), L)), then the rest as one masked vector (or, without
+        vectors, everything as scalars: body(b, i, None))."""
         if self.L is None:
             return self.loop(b, lo, hi, 1, lambda b, i: body(b, i, None))
         n = add(b, hi, mul(b, lo, -1))
         vend = add(b, lo, mul(b, sdiv(b, n, self.L), self.L))
         self.loop(b, lo, vend, self.L, lambda b, i: body(b, Lanes(i), self.L))
-        self.loop(b, vend, hi, 1, lambda b, i: body(b, i, None))
+        rest = add(b, hi, mul(b, vend, -1))
+        if isinstance(rest, int) and rest <= 0:
+            return
+        iota = ir.Constant(ir.VectorType(I64, self.L), list(range(self.L)))
+        mask = b.icmp_signed("<", iota, splat(b, ival(rest), self.L))
+        if isinstance(rest, int):
+            return body(b, Lanes(vend, mask), self.L)
+        with b.if_then(b.icmp_signed(">", ival(rest), ir.Constant(I64, 0))):
+            body(b, Lanes(vend, mask), self.L)
 
     def rloops(self, b, dims, width, inner, k=0):
         """Loops over the reduction dims at the current point; inner(b, dims, width) at each innermost point."""
@@ -210,7 +222,7 @@ class KernelEmitter(Access):
         kind, t = r.kind.data.value, r.input.type
         arg = kind in ("argmax", "argmin")
         scal = compute_type(t)
-        widths = [self.L, None] if self.mode == "A" and self.L else [width]
+        widths = [self.L] if self.mode == "A" and self.L else [width]
         accs = {}
         for w in widths:
             ty = ir.VectorType(scal, w) if w else scal
@@ -227,6 +239,9 @@ class KernelEmitter(Access):
             x = self.evaluate(b, w, d, env, [r.input])[r.input]
             if w:
                 x = splat(b, x, w)
+                lanes = d[self.v] if self.v is not None else None
+                if isinstance(lanes, Lanes) and lanes.mask is not None and self.mode == "A":
+                    x = b.select(lanes.mask, x, red.const(x.type, red.identity(kind, t), t))
             slot, pslot = accs[w]
             acc = b.load(slot)
             if not arg:
@@ -240,10 +255,9 @@ class KernelEmitter(Access):
 
         self.rloops(b, dims, width, inner)
         vals = {w: (b.load(s), b.load(p) if p is not None else None) for w, (s, p) in accs.items()}
-        if len(widths) == 1:
-            return vals[widths[0]][1 if arg else 0]
-        hv, hp = red.horizontal(b, kind, t, *vals[self.L]) if arg else (red.horizontal(b, kind, t, vals[self.L][0])[0], None)
-        value, pos = red.merge(b, kind, t, hv, vals[None][0], hp, vals[None][1])
+        value, pos = vals[widths[0]]
+        if self.mode == "A" and self.L:  # lanes held different points of the reduction: combine them
+            value, pos = red.horizontal(b, kind, t, value, pos)
         return pos if arg else value
 
     def region(self, b, dims, width):

@@ -9,10 +9,11 @@ from .vec import I32, I64
 
 
 class Lanes:
-    """The vector dim inside a vector body: lanes base, base + 1, ..."""
+    """The vector dim inside a vector body: lanes base, base + 1, ...; `mask` (<W x i1>) marks the lanes
+    inside the space in a loop's last, partial vector (None: all of them)."""
 
-    def __init__(self, base):
-        self.base = base
+    def __init__(self, base, mask=None):
+        self.base, self.mask = base, mask
 
 
 def splat(b, x, n):
