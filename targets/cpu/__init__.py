@@ -1,4 +1,19 @@
-"""The CPU target's building blocks: JIT and object cache, vector math, threading, library externs.
+"""The CPU target: mem-stage graphs as llvmlite-JITed, vectorised, multi-threaded kernels.
+
+    program.py      Program: a mem-stage module prepared once (kernels JITed, arena, launch list), called per graph run
+    steps.py        what one call runs: the frame of cells, roots, alloc/derive/extern/launch steps
+    graph.py        the planner: @main as roots, cells (runtime integers) and steps; ArgSpec (what code assumes)
+    emit.py         one loop.nest, specialised per launch, as `void k(start, end, argv)`: loops, lanes, reductions
+    access.py       loads and stores: vector, broadcast, gather, masked, guarded (clamped) addresses
+    ops.py          the op table: xDSL arith/math op class -> IRBuilder code (any width)
+    types.py        compute and storage types, conversions (f16/bf16 in f32, bool as a byte)
+    reduce.py       reduction identities, combines, horizontal combine
+    affine.py       linear forms over runtime cells, bounds of affine maps (what proves a load in bounds)
+    ivals.py        index arithmetic that folds ints and broadcasts vectors
+    extern_ops.py   mem.extern regions -> library calls (mm, bmm, conv, reshape) or the reference
+    alloc.py        buffers: huge pages, recycled when their storage dies
+
+and the building blocks they use:
 
     jit.py          Engine / compile_module: llvmlite IR -> O3 object code -> ctypes functions
     cache.py        the on-disk cache (object code, extern choices), atomic writes

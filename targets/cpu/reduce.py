@@ -94,16 +94,8 @@ def horizontal(b: ir.IRBuilder, kind: str, t, acc, pos=None):
     return (_to_scalar(b, acc), None if pos is None else _to_scalar(b, pos))
 
 
-def merge(b, kind: str, t, acc, x, pos=None, xpos=None):
-    """Merge two partial results (vector part, then tail): the tail holds later positions."""
-    if pos is None:
-        return combine(b, kind, t, acc, x), None
-    take = better(b, kind, t, x, acc, xpos, pos, True)
-    return b.select(take, x, acc), b.select(take, xpos, pos)
-
-
 def bool_type(ty):
     return ir.VectorType(I1, ty.count) if isinstance(ty, ir.VectorType) else I1
 
 
-__all__ = ["identity", "const", "combine", "better", "horizontal", "merge", "splat"]
+__all__ = ["identity", "const", "combine", "better", "horizontal", "splat"]
