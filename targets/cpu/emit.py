@@ -2,6 +2,12 @@
 
     void kernel(i64 start, i64 end, i64** argv)      # *argv[k]: root address or index value k
 
+The pointers, sizes, strides and symbols a kernel needs at run time come through one argv of cell
+addresses rather than as separate arguments: any number of buffers fits (the native pool passes at
+most 16 arguments), a call writes each runtime value once into its frame cell and no launch
+repacks anything, and launches whose specialisations agree share one function. Everything static
+(shapes, strides, offsets, symbols of a static graph) is a constant in the code instead.
+
 Its work is a range of items (what parallel.parallel_for splits across threads): an item is one point
 of the outer parallel dims (and, when the innermost dim is parallel, one chunk of it). Let v be the
 innermost dim whose extent is not a static 1. When v is parallel ("mode B"), each item runs v in
