@@ -15,9 +15,10 @@ from irc.ir.check import ResultMismatch
 from irc.lowering.pipeline import TENSOR_OPT
 from irc.options import Options
 from irc.targets.reference import make_interpreter
-from irc.targets.runtime import CompiledGraph, output_spec
+from irc.targets.runtime import CompiledGraph, OutputSpec, output_spec
 from irc.dialects import ALL_DIALECTS
 
+from .aliases import input_views
 from .decompositions import decomposition_table
 from .fx_import import GraphUnsupported, import_graph
 
@@ -88,18 +89,21 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     metas = [getattr(o, "meta", {}).get("val") for o in torch.utils._pytree.tree_flatten(out_node.args[0])[0]]
     specs = [output_spec(src, meta) for src, meta in zip(result.outputs, metas)]
+    aliased, views = input_views(gm)
+    for k, i in enumerate(aliased):
+        specs[i] = OutputSpec(("view", k), None, None)
     if opts.target == "cpu":
         from .cpu_compile import compile_cpu
 
         run = compile_cpu(gm, module, result, opts, rep, dump)
         if run is not None:
-            return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()))
+            return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views)
         module = import_graph(gm).module  # the tensor-opt module was consumed: start again for the reference
         run_passes(make_context(ALL_DIALECTS), module, TENSOR_OPT)
     t0 = time.perf_counter()
     rep.target = "reference"
     interpreter = make_interpreter(module)
-    compiled = CompiledGraph(lambda args: interpreter.call_op("main", tuple(args)), specs, result.constants)
+    compiled = CompiledGraph(lambda args: interpreter.call_op("main", tuple(args)), specs, result.constants, views=views)
     rep.stage_seconds["runtime"] = time.perf_counter() - t0
     return compiled
 

@@ -75,8 +75,11 @@ def is_bool(element: Attribute) -> bool:
 
 
 def static_dim(d) -> int:
-    """An int for a concrete size, DYNAMIC_INDEX (`?`) for a symbolic one (SymInt or sympy expr)."""
-    return d if isinstance(d, int) else DYNAMIC_INDEX
+    """An int for a concrete size (a SymInt the ShapeEnv specialised to a number too), DYNAMIC_INDEX (`?`) for a
+    symbolic one (SymInt or sympy expr)."""
+    from torch.fx.experimental.symbolic_shapes import is_concrete_int
+
+    return int(d) if is_concrete_int(d) else DYNAMIC_INDEX
 
 
 def tensor_type(dtype: torch.dtype, shape: Sequence) -> TensorType:

@@ -11,7 +11,7 @@ import torch
 class OutputSpec:
     """Where output i comes from and the layout eager gives it."""
 
-    source: tuple[str, Any]  # ("result", i) or ("const", value)
+    source: tuple[str, Any]  # ("result", i), ("const", value) or ("view", k): the k-th view of an input (views())
     strides: tuple[int, ...] | None  # exact strides when static
     order: tuple[int, ...] | None  # dims from innermost to outermost, for symbolic shapes
 
@@ -64,8 +64,9 @@ class CompiledGraph:
     _boxed_call = True
 
     def __init__(self, run: Callable[[Sequence[Any]], Sequence[Any]], outputs: list[OutputSpec], constants: list[torch.Tensor],
-                 fresh: Sequence[bool] = ()):  # fmt: skip
+                 fresh: Sequence[bool] = (), views: Callable[[list], Sequence[Any]] | None = None):  # fmt: skip
         self.run = run
+        self.views = views  # outputs that are views of inputs, made from the inputs themselves (frontend/aliases.py)
         self.outputs = outputs
         self.constants = constants
         # fresh[i]: result i is always a new buffer of its own (no input or other result shares it), as the
@@ -79,12 +80,16 @@ class CompiledGraph:
         inputs = list(args)
         args.clear()
         results = self.run([*inputs, *self.constants] if self.constants else inputs)
+        views = self.views(inputs) if self.views is not None else ()
         input_storages = None
         out = []
         for spec, fresh in zip(self.outputs, self.fresh):
             kind, v = spec.source
             if kind == "const":
                 out.append(v)
+                continue
+            if kind == "view":
+                out.append(views[v])
                 continue
             r = results[v]
             if isinstance(r, torch.Tensor):

@@ -8,9 +8,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import torch
-from torch.utils._pytree import tree_leaves
-
 from .properties import FuzzFailure
 
 
@@ -26,25 +23,7 @@ class KnownBug:
         return f.kind in self.kinds and re.search(self.pattern, f.message) is not None and self.also(f)
 
 
-def _output_is_offset_view_of_input(f: FuzzFailure) -> bool:
-    """Some output of the program is, in eager, a view into an input's storage at a nonzero offset."""
-    from .programs import load
-
-    try:
-        loaded = load(f.program)
-        with torch.no_grad():
-            inputs = loaded.make_inputs()
-            outs = tree_leaves(loaded.fn(*inputs))
-    except Exception:
-        return False
-    ptrs = {x.untyped_storage().data_ptr() for x in inputs if isinstance(x, torch.Tensor)}
-    return any(isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr() in ptrs and o.storage_offset() != 0 for o in outs)
-
-
 KNOWN: tuple[KnownBug, ...] = (
-    KnownBug("alias-output-offset", "targets/runtime.py CompiledGraph clones an output that aliases an input; with symbolic "
-             "view metas AOT autograd rebuilds the alias as input.as_strided(size, stride, <the clone's offset 0>)",
-             r"^irc on target", kinds=("mismatch",), also=_output_is_offset_view_of_input),
     KnownBug("cpu-size1-stride", "targets/cpu runtime entry check: a symbolic stride bound by one argument's size-1 dim "
              "rejects another argument whose size-1 dim has another (meaningless) stride",
              r"target 'cpu' raised InputMismatch: irc: argument \d+ \(\w+\): stride of dim \d+ is \d+, but the same symbol"),
