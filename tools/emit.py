@@ -15,8 +15,14 @@ from xdsl.dialects.builtin import ModuleOp
 
 Emitter = Callable[[ModuleOp], str]
 
+def _llvm(module: ModuleOp) -> str:
+    from irc.targets.cpu.listing import llvm_ir  # llvmlite loads only when asked for
+
+    return llvm_ir(module)
+
+
 EMITTERS: dict[str, Emitter | None] = {
-    "llvm": None,  # targets/cpu: llvmlite IR per kernel
+    "llvm": _llvm,  # targets/cpu: the LLVM IR of every kernel, specialised to contiguous arguments
     "triton": None,  # targets/triton: Triton source per kernel
 }
 

@@ -114,6 +114,7 @@ class Program:
             if ln.fname is None:
                 ln.reason, ln.plan = ln.plan, None
                 self.fallbacks.append((f"kernel {ln.step.op.callee.root_reference.data}", ln.reason))
+        self.llvm_ir = str(mod)  # what `irc-opt -t llvm` prints
         if not any(ln.fname for ln in self.launches):
             return False, 0
         lib = jit.compile_module(mod, use_cache=cache)

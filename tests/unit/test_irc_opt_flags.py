@@ -68,6 +68,7 @@ def test_dump_dir_records_a_failing_pass(capsys, tmp_path):
 def test_emit_hook(capsys, tmp_path, monkeypatch):
     from irc.tools import emit
 
+    monkeypatch.setitem(emit.EMITTERS, "llvm", None)  # a target that does not exist (yet)
     code, _, err = run(capsys, "-t", "llvm", write(tmp_path, GOOD))
     assert code == 1 and "irc-opt: error: target 'llvm' is not available yet" in err
     monkeypatch.setitem(emit.EMITTERS, "llvm", lambda module: f"; {sum(1 for _ in module.walk())} ops at the mem stage\n")
