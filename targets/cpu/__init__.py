@@ -12,6 +12,7 @@
     ivals.py        index arithmetic that folds ints and broadcasts vectors
     extern_ops.py   mem.extern regions -> library calls (mm, bmm, conv, reshape) or the reference
     alloc.py        buffers: huge pages, recycled when their storage dies
+    listing.py      `irc-opt -t llvm`: a module's kernels as LLVM IR text
 
 and the building blocks they use:
 
