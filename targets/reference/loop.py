@@ -147,6 +147,9 @@ def eval_expr(e: AffineExpr, dims: Sequence, syms: Sequence[int]):
 def _gather(src: torch.Tensor, index: list, rank: int) -> torch.Tensor:
     if src.dim() == 0:
         return src.reshape((1,) * rank)
+    if src.numel() == 0:  # a load that no point reads (an empty space, or masked by a select): any value will do
+        shape = torch.broadcast_shapes(*(torch.as_tensor(i).shape for i in index))
+        return torch.zeros((1,) * (rank - len(shape)) + tuple(shape), dtype=src.dtype)
     idx = []
     for i, size in zip(index, src.shape):
         idx.append(torch.as_tensor(i).clamp(0, max(size - 1, 0)) if not isinstance(i, int) else min(max(i, 0), max(size - 1, 0)))

@@ -152,12 +152,9 @@ def test_view_to_a_size_the_shape_env_specialised(target):
     assert compare_training(fn, compiled, make_inputs) is None
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="targets/reference/loop.py _gather indexes a size-0 dim at the "
-                   "clamped index 0 even when the nest has no points: --verify-each reports fuse-loops (known bug reference-gather-empty)")
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="targets/reference/loop.py _gather clamps the index into the size-0 "
-                   "dim to 0 and indexes with it, although the select masks the load (known bug reference-gather-empty)")
 def test_reference_runs_a_masked_load_of_an_empty_slice_scatter_source():
-    """The backward graph of `torch.neg(x[0:0])` for x of shape [2, 2], before tensor-to-loop (found after 424 s)."""
+    """The backward graph of `torch.neg(x[0:0])` for x of shape [2, 2], before tensor-to-loop (found after 424 s): the
+    reference's _gather clamped the index into the size-0 dim to 0 and indexed with it, although a select masks the load."""
     text = """func.func @main(%t: tensor<0x2xf32>) -> tensor<2x2xf32> {
   %0 = tn.neg %t : tensor<0x2xf32>
   %1 = tn.constant dense<0.000000e+00> : tensor<f32> -> tensor<f32>
@@ -170,10 +167,9 @@ def test_reference_runs_a_masked_load_of_an_empty_slice_scatter_source():
     assert code == 0, err
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="targets/reference/loop.py _gather indexes a size-0 dim at the "
-                   "clamped index 0 even when the nest has no points: --verify-each reports fuse-loops (known bug reference-gather-empty)")
 def test_reference_runs_a_fused_nest_over_no_points_reading_an_empty_tensor():
-    """The backward graph of `(x[:, 3::3] * torch.full((0,), -1.5))` for x of shape [0, 3], before fuse-loops."""
+    """The backward graph of `(x[:, 3::3] * torch.full((0,), -1.5))` for x of shape [0, 3], before fuse-loops: the
+    reference's _gather indexed a size-0 dim at the clamped index 0 although the nest has no points."""
     text = """func.func @main(%full: tensor<0xf32>, %t: tensor<0x0xf32>) -> tensor<0x3xf32> {
   %0 = loop.nest space = affine_map<() -> (0, 0)> iterators = ["parallel", "parallel"] : tensor<0x0xf32> {
     %1 = loop.load %t[affine_map<(d0, d1) -> (d0, d1)>] : tensor<0x0xf32> -> f32

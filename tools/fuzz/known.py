@@ -30,9 +30,6 @@ KNOWN: tuple[KnownBug, ...] = (
     KnownBug("cpu-backward-expanded-strides", "targets/cpu runtime: the backward graph of an expanded (stride-0) input with "
              "a dynamic dim is specialised to the example's strides, and AOT autograd calls it with others",
              r"target 'cpu' raised InputMismatch: irc: argument \d+ \(\w+\) has strides .*; the graph was compiled for"),
-    KnownBug("reference-gather-empty", "targets/reference/loop.py _gather clamps an index into a size-0 dim to 0 and indexes "
-             "with it even when the nest has no points", r"it raises IndexError: index (-?\d+ )?is out of bounds for dimension (\d+ )?with size 0",
-             kinds=("pass-mismatch",)),
 )
 
 
