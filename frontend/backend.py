@@ -1,6 +1,5 @@
 """The torch.compile entry: Dynamo's graph -> AOT autograd -> FX import -> passes -> a runnable graph."""
 
-import logging
 import time
 from pathlib import Path
 
@@ -10,6 +9,8 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
 from irc import report
+from irc.log import Progress, configure
+from irc.log import stage as progress_stage
 from irc.ir import PassTiming, make_context, print_module, run_passes
 from irc.ir.check import ResultMismatch
 from irc.lowering.pipeline import TENSOR_OPT
@@ -18,17 +19,18 @@ from irc.targets.reference import make_interpreter
 from irc.targets.runtime import CompiledGraph, OutputSpec, output_spec
 from irc.dialects import ALL_DIALECTS
 
+from . import compile_log
 from .aliases import input_views
 from .decompositions import decomposition_table
 from .fx_import import GraphUnsupported, import_graph
-
-log = logging.getLogger("irc")
 
 
 def backend(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None):
     """torch.compile backend: `torch.compile(model, backend=irc.backend)` or `backend="irc"`."""
     opts = Options.resolve(mode, options)
+    configure()  # IRC_LOGS
     dynamo_graph = report.new_dynamo_graph()
+    compile_log.dynamo_graph(gm, dynamo_graph)
 
     def compiler(kind: str):
         return lambda fx_gm, inputs: compile_graph(fx_gm, inputs, opts, kind, dynamo_graph)
@@ -44,7 +46,7 @@ def backend(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None
     except Exception as e:  # AOT autograd itself failed: keep the user's program running
         if opts.strict:
             raise
-        log.warning("irc: AOT autograd failed (%s); running Dynamo graph %d eagerly", e, dynamo_graph)
+        compile_log.fallbacks.warning("irc: AOT autograd failed (%s); running Dynamo graph %d eagerly", e, dynamo_graph)
         g = report.new_graph(dynamo_graph, "dynamo")
         g.eager_graph = f"AOT autograd failed: {type(e).__name__}: {e}"
         return gm.forward
@@ -55,15 +57,20 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, opts: Options, kind:
     rep.nodes = sum(1 for n in gm.graph.nodes if n.op == "call_function")
     dump = _dumper(opts, rep)
     dump("fx", gm.print_readable(print_output=False))
-    try:
-        return _compile(gm, opts, rep, dump)
-    except GraphUnsupported as e:
-        rep.eager_graph = str(e)
-    except Exception as e:  # an irc bug: never the user's problem unless they asked for strict
-        if opts.strict:
-            raise
-        log.warning("irc: internal error compiling graph %d (%s); running it eagerly", rep.index, e, exc_info=True)
-        rep.eager_graph = f"internal error: {type(e).__name__}: {e}"
+    with Progress(compile_log.graph_name(rep)):  # a line on stderr when this takes over a second
+        try:
+            compiled = _compile(gm, opts, rep, dump)
+            compile_log.graph_done(rep)
+            return compiled
+        except GraphUnsupported as e:
+            rep.eager_graph = str(e)
+            compile_log.eager_graph(rep, error=False)
+        except Exception as e:  # an irc bug: never the user's problem unless they asked for strict
+            if opts.strict:
+                raise
+            compile_log.fallbacks.warning("irc: internal error compiling graph %d (%s); running it eagerly", rep.index, e,
+                                          exc_info=True)  # fmt: skip
+            rep.eager_graph = f"internal error: {type(e).__name__}: {e}"
     return make_boxed_func(gm.forward)
 
 
@@ -76,6 +83,7 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
     rep.imported, rep.fallbacks = result.imported, [(f.target, f.reason) for f in result.fallbacks]
     dump("tensor", print_module(module))
 
+    progress_stage("tensor-opt")
     timing = PassTiming()
     checks = [_result_check(gm, result.constants)] if opts.verify else []
     try:
@@ -84,6 +92,7 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
         rep.verify_failure = str(e)
         raise
     rep.stage_seconds["tensor-opt"] = sum(timing.seconds.values())
+    compile_log.passes(rep, timing.seconds)
     dump("tensor-opt", print_module(module))
 
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
@@ -100,6 +109,7 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
             return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views)
         module = import_graph(gm).module  # the tensor-opt module was consumed: start again for the reference
         run_passes(make_context(ALL_DIALECTS), module, TENSOR_OPT)
+    progress_stage("reference")
     t0 = time.perf_counter()
     rep.target = "reference"
     interpreter = make_interpreter(module)

@@ -17,17 +17,18 @@ second process neither lowers nor compiles what an earlier one did.
 import functools
 import hashlib
 import json
-import logging
 import os
 import time
 from pathlib import Path
 
 from irc import report
+from irc.log import get as logger
+from irc.log import stage as progress_stage
 from irc.dialects import ALL_DIALECTS
 from irc.ir import make_context, parse_module, print_module
 from irc.options import Options
 
-log = logging.getLogger("irc")
+cache_log, fallback_log = logger("cache"), logger("fallbacks")
 STRICT = os.environ.get("IRC_CPU_STRICT") == "1"
 
 
@@ -51,18 +52,25 @@ def _lower(module, args, opts: Options, rep: report.GraphReport, dump):
     use = opts.cache and not opts.dump_dir and cache.is_enabled()
     key = cache.make_key("mem", print_module(module), repr(args), sources_fingerprint()) if use else None
     hit = cache.get_json("mem", key) if use else None
+    name = f"graph {rep.index} ({rep.kind})"
     if hit is not None:
         try:
-            return parse_module(make_context(ALL_DIALECTS), hit["mem"]), Lowered(**hit["lowered"]), True
+            module = parse_module(make_context(ALL_DIALECTS), hit["mem"])
+            cache_log.info("%s: mem stage from the disk cache (hit)", name)
+            return module, Lowered(**hit["lowered"]), True
         except Exception as e:  # noqa: BLE001 - an unreadable entry is a miss
-            log.info("irc: cached mem stage unusable (%s); lowering again", e)
+            cache_log.info("%s: cached mem stage unusable (%s); lowering again", name, e)
+    elif use:
+        cache_log.info("%s: mem stage not in the disk cache (miss); lowering", name)
+    else:
+        cache_log.debug("%s: disk cache off (options cache=False, dump_dir, or IRC_CACHE=0)", name)
     lowered = lower(module, verify=False, dump=lambda stage, m: dump(stage, print_module(m)))
     if use:
         try:
             fields = {k: getattr(lowered, k) for k in Lowered.__dataclass_fields__}
             cache.put_json("mem", key, {"mem": print_module(module), "lowered": json.loads(json.dumps(fields))})
         except (TypeError, ValueError) as e:
-            log.info("irc: mem stage not cached (%s)", e)
+            cache_log.info("%s: mem stage not cached (%s)", name, e)
     return module, lowered, False
 
 
@@ -76,6 +84,7 @@ def compile_cpu(gm, module, result, opts: Options, rep: report.GraphReport, dump
     names = [n.name for n in placeholders] + [f"constant{i}" for i in range(len(result.constants))]
     values = [n.meta.get("val") for n in placeholders] + list(result.constants)
     args = [ArgSpec.of(v, name) for v, name in zip(values, names)]
+    progress_stage("loop+mem")
     t0 = time.perf_counter()
     try:
         with cache.enabled(opts.cache):
@@ -83,13 +92,14 @@ def compile_cpu(gm, module, result, opts: Options, rep: report.GraphReport, dump
     except Exception as e:  # a lowering bug: the graph still runs, on the tensor-level reference
         if STRICT:
             raise
-        log.warning("irc: lowering graph %d failed (%s); it runs on the reference target", rep.index, e)
+        fallback_log.warning("irc: lowering graph %d failed (%s); it runs on the reference target", rep.index, e)
         rep.target_fallbacks.append(("graph", f"lowering failed: {type(e).__name__}: {e}"))
         return None
     rep.stage_seconds["mem (cached)" if cached else "loop+mem"] = time.perf_counter() - t0
     rep.fused_kernels, rep.externs = lowered.kernels, list(lowered.externs)
     rep.planned_peak_bytes, rep.intermediate_bytes = lowered.arena_bytes, lowered.intermediate_bytes
     rep.fusion_refusals = list(lowered.refusals)
+    progress_stage("llvm")
     t0 = time.perf_counter()
     try:
         with cache.enabled(opts.cache):

@@ -1,0 +1,152 @@
+"""irc's logging (irc/log.py, frontend/compile_log.py): topics under the `irc` logger, IRC_LOGS, the
+progress line of slow compiles."""
+
+import io
+import logging
+import time
+
+import pytest
+import torch
+
+from irc import log
+from tests.conftest import compile_irc
+
+
+@pytest.fixture(autouse=True)
+def _no_irc_logs(monkeypatch):
+    """Each test starts and ends with IRC_LOGS unset and the loggers as configure() leaves them then."""
+    monkeypatch.delenv("IRC_LOGS", raising=False)
+    log.configure("")
+    yield
+    log.configure("")
+
+
+class Records(logging.Handler):
+    """The records of the `irc` loggers (pytest's caplog may be switched off with -p no:logging)."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+    def clear(self):
+        self.records.clear()
+
+    def at_level(self, level):
+        import contextlib
+
+        @contextlib.contextmanager
+        def ctx():
+            root = logging.getLogger("irc")
+            old = root.level
+            root.setLevel(level)
+            root.addHandler(self)
+            try:
+                yield
+            finally:
+                root.removeHandler(self)
+                root.setLevel(old)
+
+        return ctx()
+
+
+@pytest.fixture
+def caplog():
+    return Records()
+
+
+def _records(caplog, topic):
+    return [r.getMessage() for r in caplog.records if r.name == f"irc.{topic}"]
+
+
+def test_parse_words_topics_and_debug():
+    assert log.parse("info") == {f"irc.{t}": logging.INFO for t in log.TOPICS}
+    assert log.parse("debug") == {f"irc.{t}": logging.DEBUG for t in log.TOPICS}
+    assert log.parse("stages, +fusion") == {"irc.stages": logging.INFO, "irc.fusion": logging.DEBUG}
+    with pytest.raises(ValueError, match="unknown word 'bogus'.*stages"):
+        log.parse("stages,bogus")
+
+
+def test_stage_fusion_and_cache_messages_for_a_compiled_graph(caplog, tmp_path, monkeypatch):
+    monkeypatch.setenv("IRC_CACHE_DIR", str(tmp_path))
+    fn = lambda x: torch.relu(x * 2 + 1).sum(-1)  # noqa: E731
+    x = torch.randn(8, 16)
+    with caplog.at_level(logging.DEBUG):
+        torch.testing.assert_close(compile_irc(fn)(x), fn(x))
+    stages = _records(caplog, "stages")
+    assert any("graph" in m and "(inference)" in m and "compiled in" in m and "tensor-opt" in m and "runs on cpu" in m
+               for m in stages), stages  # fmt: skip
+    assert any(" pass " in m for m in stages), stages  # DEBUG: each pass's time
+    assert any("fused kernels" in m for m in _records(caplog, "fusion"))
+    cache = _records(caplog, "cache")
+    assert any("mem stage not in the disk cache (miss)" in m for m in cache), cache
+    assert any("machine code compiled (miss)" in m for m in cache), cache
+
+    caplog.clear()  # a second compile of the same graph in a fresh Dynamo: the disk cache serves it
+    torch._dynamo.reset()
+    with caplog.at_level(logging.INFO):
+        compile_irc(fn)(x)
+    cache = _records(caplog, "cache")
+    assert any("mem stage from the disk cache (hit)" in m for m in cache), cache
+
+
+def test_fallback_and_recompile_messages(caplog):
+    def fn(x):
+        return torch.ops.aten._cdist_forward(x, x, 2.0, None).sum() + x.sum()  # no irc importer: an eager call
+
+    compiled = torch.compile(fn, backend="irc", dynamic=False)
+    with caplog.at_level(logging.INFO):
+        compiled(torch.randn(4, 3))
+        compiled(torch.randn(5, 3))  # static shapes: a new size recompiles the frame
+    fallbacks = _records(caplog, "fallbacks")
+    assert any("_cdist_forward" in m and "runs eagerly" in m for m in fallbacks), fallbacks
+    recompiles = _records(caplog, "recompiles")
+    assert any("recompiles frame" in m and "compile 1 of that frame" in m for m in recompiles), recompiles
+
+
+def test_irc_logs_sends_the_chosen_topics_to_stderr(capsys, monkeypatch):
+    monkeypatch.setenv("IRC_LOGS", "stages")
+    fn = lambda x: x.sin() + 1  # noqa: E731
+    compile_irc(fn)(torch.randn(4))
+    err = capsys.readouterr().err
+    assert "[irc.stages] graph" in err and "compiled in" in err, err
+    assert "[irc.fusion]" not in err and "[irc.cache]" not in err, err
+    assert logging.getLogger("irc").propagate is False  # shown once, not again by the application's handlers
+    log.configure("")
+    assert logging.getLogger("irc").propagate is True and not logging.getLogger("irc").handlers
+
+
+def test_malformed_irc_logs_is_reported_not_raised(caplog, monkeypatch):
+    monkeypatch.setenv("IRC_LOGS", "verbose")
+    with caplog.at_level(logging.WARNING):
+        torch.testing.assert_close(compile_irc(lambda x: x * 3)(torch.ones(2)), torch.full((2,), 3.0))
+    assert any("IRC_LOGS: unknown word 'verbose'" in r.getMessage() for r in caplog.records)
+
+
+def test_progress_line_only_after_the_delay():
+    quick = io.StringIO()
+    with log.Progress("graph 0 (forward)", delay=0.5, stream=quick):
+        pass
+    assert quick.getvalue() == ""
+
+    slow = io.StringIO()
+    with log.Progress("graph 1 (forward)", delay=0.05, interval=0.02, stream=slow) as p:
+        time.sleep(0.15)
+        log.stage("loop+mem")  # the compile running on this thread names its stage
+        assert p.stage == "loop+mem"
+        time.sleep(0.15)
+    lines = slow.getvalue().splitlines()
+    assert lines[0].startswith("irc: compiling graph 1 (forward): import ... ") and lines[0].endswith(" s"), lines
+    assert any(line.startswith("irc: compiling graph 1 (forward): loop+mem ... ") for line in lines), lines
+    assert len(lines) == 3, lines  # not a tty: one line per stage, then the total
+    assert lines[-1].startswith("irc: compiled graph 1 (forward) in "), lines
+
+
+def test_progress_is_off_with_irc_progress_0(monkeypatch):
+    monkeypatch.setenv("IRC_PROGRESS", "0")
+    out = io.StringIO()
+    with log.Progress("graph 2 (forward)", delay=0.0, interval=0.01, stream=out):
+        time.sleep(0.05)
+    assert out.getvalue() == ""
