@@ -237,10 +237,18 @@ class Program:
         g, vals = self.g, cx.vals
         for r, (_, c) in enumerate(self._tensor_args):
             vals[c] = cx.frame[c]
+        weak = set()  # cells bound from the stride of a size-1 dim: a meaningless value, which a real one replaces
         for c, where in g.sources.items():
             cx.set(c, _where(args, where))
+            if _unit_stride(args, where):
+                weak.add(c)
         for c, where in g.checks:
-            if _where(args, where) != vals[c]:
+            if _unit_stride(args, where):  # never used to address an element: any value is right
+                continue
+            if c in weak:
+                cx.set(c, _where(args, where))
+                weak.discard(c)
+            elif _where(args, where) != vals[c]:
                 kind, i = where[0], where[1]
                 what = f"{kind} of dim {where[2]}" if kind != "index" else "value"
                 raise InputMismatch(f"irc: argument {i} ({g.args[i].name}): {what} is {_where(args, where)}, "
@@ -261,6 +269,14 @@ def _where(args, where):
         return int(args[i])
     t = args[i]
     return t.shape[where[2]] if kind == "size" else t.stride(where[2])
+
+
+def _unit_stride(args, where) -> bool:
+    """`where` is the stride of a dim of size 1 (or of an empty tensor): it addresses nothing."""
+    if where[0] != "stride":
+        return False
+    t = args[where[1]]
+    return t.shape[where[2]] == 1 or t.numel() == 0
 
 
 def _check(t, s, i: int) -> None:

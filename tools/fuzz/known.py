@@ -24,12 +24,6 @@ class KnownBug:
 
 
 KNOWN: tuple[KnownBug, ...] = (
-    KnownBug("cpu-size1-stride", "targets/cpu runtime entry check: a symbolic stride bound by one argument's size-1 dim "
-             "rejects another argument whose size-1 dim has another (meaningless) stride",
-             r"target 'cpu' raised InputMismatch: irc: argument \d+ \(\w+\): stride of dim \d+ is \d+, but the same symbol"),
-    KnownBug("cpu-backward-expanded-strides", "targets/cpu runtime: the backward graph of an expanded (stride-0) input with "
-             "a dynamic dim is specialised to the example's strides, and AOT autograd calls it with others",
-             r"target 'cpu' raised InputMismatch: irc: argument \d+ \(\w+\) has strides .*; the graph was compiled for"),
 )
 
 
