@@ -26,4 +26,4 @@ def targets() -> list:
     from irc.tools.fuzz.properties import targets as fuzz_targets
 
     run, skipped = fuzz_targets()
-    return [*run, *(pytest.param("triton", marks=pytest.mark.skip(reason=s)) for s in skipped if s.startswith("triton"))]
+    return [*run, *(pytest.param(s.split(":")[0], marks=pytest.mark.skip(reason=s)) for s in skipped)]

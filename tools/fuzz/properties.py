@@ -10,7 +10,6 @@
 A program torch itself cannot compile (the aot_eager backend fails too) raises Inconclusive.
 """
 
-import os
 import signal
 import tempfile
 from contextlib import contextmanager
@@ -22,9 +21,6 @@ import torch
 
 from .oracle import compare, compare_training, deterministic
 from .programs import Program, describe, load, source
-
-TRITON_SKIP = "triton: no such target in irc.options.TARGETS yet"
-
 
 class FuzzFailure(AssertionError):
     """A property failed: `kind` says which, `stage`/`mlir` hold the IR of the first failing stage."""
@@ -51,23 +47,31 @@ class Inconclusive(Exception):
 
 
 def targets() -> tuple[list[str], list[str]]:
-    """(targets to fuzz, notes on the ones skipped): every target irc.options accepts, read at run time."""
+    """(targets to fuzz, notes on the ones skipped): every target in irc.options.TARGETS, read at run time, whose
+    module imports (`irc.targets.NAME`, with what it needs: triton turns on its interpreter without a GPU)."""
     from irc import options
 
-    run = [t for t in options.TARGETS if t != "triton"]
-    skipped = [] if "triton" in options.TARGETS and _triton_interpreter() else [TRITON_SKIP if "triton" not in options.TARGETS else "triton: not importable"]
-    if "triton" in options.TARGETS and not skipped:
-        run.append("triton")
+    run, skipped = [], []
+    for name in options.TARGETS:
+        try:
+            _import_target(name)
+        except Exception as e:  # noqa: BLE001 - any import failure: the target cannot run here
+            skipped.append(f"{name}: not importable ({type(e).__name__}: {e})")
+        else:
+            run.append(name)
     return run, skipped
 
 
-def _triton_interpreter() -> bool:
-    os.environ.setdefault("TRITON_INTERPRET", "1")
-    try:
-        import triton  # noqa: F401
-    except Exception:
-        return False
-    return True
+def _import_target(name: str) -> None:
+    import importlib
+    import importlib.util
+
+    module = importlib.import_module(f"irc.targets.{name}")
+    if hasattr(module, "ensure_interpreter"):
+        module.ensure_interpreter()
+    for sub in ("runtime",):  # the part that runs a graph (triton: imports the triton package)
+        if importlib.util.find_spec(f"irc.targets.{name}.{sub}") is not None:
+            importlib.import_module(f"irc.targets.{name}.{sub}")
 
 
 class Hang(BaseException):
