@@ -2,6 +2,9 @@
 microbenchmarks whose ideal traffic is known, so their speed is also reported in GB/s.
 
     Case.make() -> (fn_or_module, inputs); Case.bytes(inputs, output) -> ideal bytes moved (or None)
+
+A case may carry irc *variants* (a mode or options to compare, such as a layout or a pattern switched
+off); each is timed as one more backend, `irc:<label>`, interleaved with the others.
 """
 
 from collections.abc import Callable
@@ -21,6 +24,17 @@ class Case:
     description: str = ""
     dynamic: bool | None = None
     bandwidth: bool = False  # memory-bound: report GB/s against the machine's copy bandwidth
+    # further irc configurations timed beside the default one: (label, torch.compile kwargs), e.g.
+    # ("nhwc", {"options": {"layout": "nhwc"}}) runs as backend "irc:nhwc"
+    variants: tuple[tuple[str, dict], ...] = ()
+
+    @property
+    def backends(self) -> tuple[str, ...]:
+        return ("eager", "inductor", "irc") + tuple(f"irc:{label}" for label, _ in self.variants)
+
+    def compile_kwargs(self, backend: str) -> dict:
+        """torch.compile's mode/options for an irc backend name ("irc" or "irc:<label>")."""
+        return dict(self.variants).get(backend.partition(":")[2], {}) if ":" in backend else {}
 
     def bytes(self, inputs, output) -> int:
         outs = output if isinstance(output, (tuple, list)) else [output]

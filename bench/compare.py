@@ -37,7 +37,6 @@ import torch
 from .cases import CASES, MICRO, MODELS
 from .report import goals, markdown
 
-BACKENDS = ("eager", "inductor", "irc")
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -52,7 +51,7 @@ def build(case, backend: str):
         return torch.compile(fn, dynamic=case.dynamic), inputs
     import irc
 
-    return torch.compile(fn, backend=irc.backend, dynamic=case.dynamic), inputs
+    return torch.compile(fn, backend=irc.backend, dynamic=case.dynamic, **case.compile_kwargs(backend)), inputs
 
 
 def _status(field: str) -> int:
@@ -118,9 +117,10 @@ def copy_bandwidth(reps: int = 15) -> float:
 
 
 def steady(case, budget: float, max_rounds: int = 200) -> dict:
-    """Interleaved calls of the three backends; medians, and the max error of each against eager."""
-    runs = {b: build(case, b) for b in BACKENDS}
-    out = {b: {} for b in BACKENDS}
+    """Interleaved calls of every backend of the case; medians, and the max error of each against eager."""
+    backends = case.backends
+    runs = {b: build(case, b) for b in backends}
+    out = {b: {} for b in backends}
     with torch.no_grad():
         want = None
         for b, (fn, inputs) in runs.items():
@@ -131,10 +131,11 @@ def steady(case, budget: float, max_rounds: int = 200) -> dict:
                 out[b]["bytes"] = case.bytes(inputs, got)
             else:
                 out[b]["max_error"] = _max_error(got, want)
-        times = {b: [] for b in BACKENDS}
+        times = {b: [] for b in backends}
         deadline = time.perf_counter() + budget
         for r in range(max_rounds):
-            order = BACKENDS[r % 3:] + BACKENDS[: r % 3]
+            k = r % len(backends)
+            order = backends[k:] + backends[:k]
             for b in order:
                 fn, inputs = runs[b]
                 t0 = time.perf_counter()
@@ -144,7 +145,7 @@ def steady(case, budget: float, max_rounds: int = 200) -> dict:
                 break
     if case.bandwidth:  # the machine's copy bandwidth right now, for this case's share (the best seen counts)
         out["eager"]["copy_gbps"] = copy_bandwidth(7)
-    for b in BACKENDS:
+    for b in backends:
         out[b]["steady_s"] = statistics.median(times[b])
         out[b]["rounds"] = len(times[b])
     return out
@@ -190,9 +191,9 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="irc-bench-") as tmp:
         for name in names:
             case = CASES[name]
-            row = {b: {} for b in BACKENDS}
+            row = {b: {} for b in case.backends}
             if not args.no_first_call:
-                for b in BACKENDS:
+                for b in case.backends:
                     row[b]["first_call"] = first_calls(case, b, Path(tmp), args.timeout)
                 os.environ["IRC_CACHE_DIR"] = str(Path(tmp) / f"{name}-irc" / "irc")
                 os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(Path(tmp) / f"{name}-inductor" / "inductor")

@@ -2,8 +2,6 @@
 
 from .cases import CASES
 
-BACKENDS = ("eager", "inductor", "irc")
-
 
 def _ms(s) -> str:
     if s is None:
@@ -46,7 +44,7 @@ def markdown(results: dict, meta: dict, header: bool = True) -> str:
         eager = row.get("eager", {}).get("steady_s")
         ind = row.get("inductor", {}).get("steady_s")
         nbytes = row.get("eager", {}).get("bytes")
-        for b in BACKENDS:
+        for b in CASES[name].backends:
             r = row.get(b, {})
             s = r.get("steady_s")
             peak = r.get("first_call", {}).get("warm", {}).get("peak_mb")
@@ -58,7 +56,7 @@ def markdown(results: dict, meta: dict, header: bool = True) -> str:
             lines.append(
                 f"| {name} | {b} | {_first(r, 'cold')[1]} | {_first(r, 'warm')[1]} | {_ms(s)} | "
                 f"{f'{eager / s:.2f}x' if s and eager and b != 'eager' else '-'} | "
-                f"{f'{ind / s:.2f}x' if s and ind and b == 'irc' else '-'} | "
+                f"{f'{ind / s:.2f}x' if s and ind and b.startswith('irc') else '-'} | "
                 f"{f'{peak:.0f}' if peak is not None else '-'} | {bw} | {f'{err:.1e}' if err is not None else '-'} |"
             )
     if header:
