@@ -14,6 +14,7 @@ class Options:
     dump_dir: str | None = None  # write every stage's IR of every graph here
     strict: bool = False  # raise irc's own compile errors instead of running that graph eagerly
     verify: bool = False  # run each graph before and after every pass on random inputs; a pass that changes the result is reported
+    attention: bool = True  # substitute matmul-softmax-matmul attention with one scaled_dot_product_attention (lowering/fuse_attention.py)
     cache: bool = True  # reuse compiled code and extern choices from the on-disk cache (IRC_CACHE_DIR, see targets/cpu/cache.py)
 
     @classmethod
@@ -27,7 +28,7 @@ class Options:
             raise ValueError(f"irc: unknown option(s) {', '.join(map(repr, unknown))}; valid options: {', '.join(valid)}")
         if options.get("target", "cpu") not in TARGETS:
             raise ValueError(f"irc: unknown target {options['target']!r}; valid targets: {', '.join(TARGETS)}")
-        for name in ("strict", "verify", "cache"):
+        for name in ("strict", "verify", "cache", "attention"):
             if name in options and not isinstance(options[name], bool):
                 raise ValueError(f"irc: option {name!r} must be a bool")
         if options.get("dump_dir") is not None and not isinstance(options["dump_dir"], str):

@@ -13,7 +13,7 @@ from irc.log import Progress, configure
 from irc.log import stage as progress_stage
 from irc.ir import PassTiming, make_context, print_module, run_passes
 from irc.ir.check import ResultMismatch
-from irc.lowering.pipeline import TENSOR_OPT
+from irc.lowering.pipeline import TENSOR_OPT, tensor_opt
 from irc.options import Options
 from irc.targets.reference import make_interpreter
 from irc.targets.runtime import CompiledGraph, OutputSpec, output_spec
@@ -87,7 +87,7 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
     timing = PassTiming()
     checks = [_result_check(gm, result.constants)] if opts.verify else []
     try:
-        run_passes(make_context(ALL_DIALECTS), module, TENSOR_OPT, timing=timing, instruments=checks)
+        run_passes(make_context(ALL_DIALECTS), module, tensor_opt(TENSOR_OPT, attention=opts.attention), timing=timing, instruments=checks)
     except ResultMismatch as e:  # an irc bug: the graph runs eagerly (or strict raises), the report names the pass
         rep.verify_failure = str(e)
         raise
@@ -108,7 +108,7 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
         if run is not None:
             return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views)
         module = import_graph(gm).module  # the tensor-opt module was consumed: start again for the reference
-        run_passes(make_context(ALL_DIALECTS), module, TENSOR_OPT)
+        run_passes(make_context(ALL_DIALECTS), module, tensor_opt(TENSOR_OPT, attention=opts.attention))
     progress_stage("reference")
     t0 = time.perf_counter()
     rep.target = "reference"

@@ -16,18 +16,25 @@ from irc.dialects import ALL_DIALECTS
 from irc.ir import PassTiming, make_context, run_passes
 
 from .bufferize import BufferizePass
+from .fuse_attention import FuseAttentionPass
 from .fusion.fuse import FuseLoopsPass
 from .plan_buffers import PlanBuffersPass
 from .simplify_loop import SimplifyLoopPass
+from .simplify_tensor import SimplifyTensorPass
 from .tensor_to_loop import TensorToLoopPass
 
 # stage name -> passes that produce it from the previous stage (`fx` and `tensor` come from the frontend)
-TENSOR_OPT = (CommonSubexpressionElimination(), DeadCodeElimination())
+TENSOR_OPT = (FuseAttentionPass(), SimplifyTensorPass(), CommonSubexpressionElimination(), DeadCodeElimination())
 LOOP = (TensorToLoopPass(), SimplifyLoopPass(), FuseLoopsPass(), SimplifyLoopPass())
 MEM = (BufferizePass(), PlanBuffersPass())
 
 STAGES = {"tensor-opt": TENSOR_OPT, "loop": LOOP, "mem": MEM}
 STAGE_ORDER = ("fx", "tensor", "tensor-opt", "loop", "mem")
+
+
+def tensor_opt(passes=TENSOR_OPT, *, attention: bool = True) -> tuple:
+    """The tensor-opt passes for a compile's options: options={"attention": False} keeps attention unfused."""
+    return tuple(p for p in passes if attention or not isinstance(p, FuseAttentionPass))
 
 
 @dataclass

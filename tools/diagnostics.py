@@ -15,6 +15,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRLexer
+from irc.ir.text import quote_hex_splats
 
 Spans = dict[Operation, Span]
 
@@ -79,6 +80,7 @@ class LocatingParser(Parser):
 def parse_located(ctx: Context, text: str | bytes, name: str, spans: Spans, *, implicit_module: bool = True) -> ModuleOp:
     """Parse a module; a syntax error becomes a LocatedParseError pointing at the offending text."""
     try:
+        text = quote_hex_splats(text.decode() if isinstance(text, bytes) else text)  # columns after one move by 2
         parser = LocatingParser(ctx, text, name, spans)  # lexes the first token: errors start here already
     except ParseError as e:
         raise LocatedParseError(e.span, e.msg.strip()) from None

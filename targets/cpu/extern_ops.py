@@ -74,6 +74,14 @@ def _convolution(op) -> Callable | None:
     return _into(compute)
 
 
+def _sdpa(op) -> Callable:
+    """tn.sdpa: torch's scaled_dot_product_attention on the (strided) operand views."""
+    from irc.targets.reference.nn import sdpa
+
+    scale, masked = op.scale.value.data, op.mask is not None
+    return _into(lambda ins, out: sdpa(ins[0], ins[1], ins[2], ins[3] if masked else None, scale))
+
+
 def _reshape(op) -> Callable:
     """A reshape the mem stage could not alias (a strided source): one strided copy into the out buffer."""
 
@@ -93,6 +101,7 @@ EXTERNS: dict[type, Callable] = {
     tn.MmOp: _mm,
     tn.BmmOp: _bmm,
     tn.ConvolutionOp: _convolution,
+    tn.ScaledDotProductAttentionOp: _sdpa,
 }
 """tn op class -> prepare(op) -> run(ins, outs) (or None: this instance goes to the reference)."""
 

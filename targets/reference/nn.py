@@ -114,10 +114,21 @@ def _scatter_reduce(op, x, index, src):
     return torch.scatter_reduce(x, _int(op.dim), index, src, op.reduce.data, include_self=_flag(op.include_self))
 
 
+def sdpa(q, k, v, mask, scale: float):
+    """tn.sdpa: torch's scaled_dot_product_attention (the CPU target's extern calls this too)."""
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
+
+
+def _sdpa(op, *values):
+    v = _bind(op, values)
+    return sdpa(v(op.query), v(op.key), v(op.value), v(op.mask), _float(op.scale))
+
+
 NN_SEMANTICS = {
     # linear algebra
     tn.MmOp: lambda op, a, b: torch.mm(a, b),
     tn.BmmOp: lambda op, a, b: torch.bmm(a, b),
+    tn.ScaledDotProductAttentionOp: _sdpa,
     # convolution and pooling
     tn.ConvolutionOp: _convolution,
     tn.ConvolutionBackwardOp: _convolution_backward,

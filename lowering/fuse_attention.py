@@ -1,0 +1,168 @@
+"""fuse-attention: matmul -> scale -> mask -> softmax -> matmul becomes one tn.sdpa (torch's scaled_dot_product_attention).
+
+The pattern, as AOT autograd leaves `softmax(q @ k.transpose(-2, -1) / c [+ mask | masked_fill(m, -inf)]) @ v`
+for q, k, v of shape (b..., n, e): batched products over the flattened batch dims,
+
+    s = reshape(bmm(reshape(q), reshape(permute(k, swap last two))))      scores (b..., L, S)
+    s = div(s, c) | mul(s, c) | mul(c, s)                                  optional; c a scalar constant
+    s = where(m, -inf, s) | where(m, s, -inf) | add(s, mask) | add(mask, s)   optional
+    o = bmm(reshape(softmax(s, last dim)), reshape(v))                     (B, L, Ev), B = prod(b...)
+
+becomes `reshape(sdpa(q, k, v, mask, scale))`; simplify-tensor then folds the reshapes on either side.
+Refused (left as it is): dynamic shapes (the batch dims of q, k and v must be proved equal to those of
+the scores), a softmax or scores tensor used elsewhere (training graphs save them for the backward),
+a scale that is not a constant scalar. One difference: a row whose every key is masked gives 0 from
+torch's SDPA where the unfused softmax gives NaN (inductor's substitution makes the same trade).
+"""
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType, i1
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from irc.dialects import tensor as tn
+from irc.ir.rules import apply_rules, rule
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(v.type.get_shape())
+
+
+def _single_use(v: SSAValue) -> bool:
+    return v.has_one_use()
+
+
+def splat(v: SSAValue) -> float | None:
+    """The value of a one-element float constant, else None."""
+    op = v.owner
+    if not isinstance(op, tn.ConstantOp) or math.prod(_shape(v)) != 1:
+        return None
+    x = op.value.get_values()[0]
+    return float(x) if isinstance(x, float) else None
+
+
+class _Build:
+    """New ops for the replacement, in order; values of a wanted shape, through an existing reshape when it has one."""
+
+    def __init__(self):
+        self.ops: list[Operation] = []
+
+    def add(self, op: Operation) -> SSAValue:
+        self.ops.append(op)
+        return op.results[0]
+
+    def as_shape(self, v: SSAValue, want: tuple[int, ...]) -> SSAValue:
+        if _shape(v) == want:
+            return v
+        if isinstance(v.owner, tn.ReshapeOp) and _shape(v.owner.input) == want:
+            return v.owner.input
+        return self.add(tn.ReshapeOp(v, TensorType(v.type.get_element_type(), want)))
+
+
+def _peel_mask(s: SSAValue, b: _Build) -> tuple[SSAValue, SSAValue | None]:
+    """(scores, mask) under an optional masking layer; the mask keeps (i1) or is added (float)."""
+    op, full = s.owner, _shape(s)
+    if isinstance(op, tn.WhereOp) and _single_use(s):
+        for fill, scores, keep_when in ((op.lhs, op.rhs, False), (op.rhs, op.lhs, True)):
+            if splat(fill) == -math.inf and _shape(scores) == full:
+                if keep_when:
+                    return scores, op.cond
+                cond = op.cond.owner
+                if isinstance(cond, tn.BitwiseNotOp | tn.LogicalNotOp) and cond.input.type.get_element_type() == i1:
+                    return scores, cond.input
+                return scores, b.add(tn.LogicalNotOp(op.cond))
+    if isinstance(op, tn.AddOp) and _single_use(s):
+        for scores, mask in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            if _shape(scores) == full and _scaled_product(scores) is not None:
+                return scores, mask
+    return s, None
+
+
+def _scaled_product(s: SSAValue) -> tuple[tn.BmmOp, float] | None:
+    """(bmm, scale) when s is reshape?(bmm) under an optional multiplication or division by a constant scalar."""
+    scale, op = 1.0, s.owner
+    if isinstance(op, tn.DivOp | tn.MulOp) and _single_use(s):
+        pairs = ((op.lhs, op.rhs),) if isinstance(op, tn.DivOp) else ((op.lhs, op.rhs), (op.rhs, op.lhs))
+        for inner, c in pairs:
+            value = splat(c)
+            if value is not None and value != 0 and _shape(inner) == _shape(s):
+                scale = 1.0 / value if isinstance(op, tn.DivOp) else value
+                s = inner
+                break
+        else:
+            return None
+    op = s.owner
+    if isinstance(op, tn.ReshapeOp) and _single_use(s):
+        s = op.input
+    if not isinstance(s.owner, tn.BmmOp) or not _single_use(s):
+        return None
+    return s.owner, scale
+
+
+def _probabilities(p: SSAValue) -> tn.SoftmaxOp | None:
+    """The softmax over the last dim that p is (through a reshape), used only here."""
+    if isinstance(p.owner, tn.ReshapeOp) and _single_use(p):
+        p = p.owner.input
+    op = p.owner
+    if isinstance(op, tn.SoftmaxOp) and _single_use(p) and op.dim.value.data == len(_shape(p)) - 1:
+        return op
+    return None
+
+
+def attention(out: tn.BmmOp) -> list[Operation] | None:
+    """The ops replacing `out` (the second product) when it ends an attention pattern, else None."""
+    sm = _probabilities(out.lhs)
+    if sm is None or not all(t.has_static_shape() for t in (sm.input.type, out.lhs.type, out.rhs.type)):
+        return None
+    x = _shape(sm.input)
+    if len(x) < 3:
+        return None
+    batch, (L, S) = x[:-2], x[-2:]
+    B, Ev = math.prod(batch), _shape(out.rhs)[-1]
+    b = _Build()
+    scores, mask = _peel_mask(sm.input, b)
+    found = _scaled_product(scores) if _shape(scores) == x else None
+    if found is None:
+        return None
+    qk, scale = found
+    E = _shape(qk.lhs)[-1]
+    if _shape(qk.result) != (B, L, S) or _shape(out.lhs) != (B, L, S) or _shape(out.rhs) != (B, S, Ev):
+        return None
+    if mask is not None and (not mask.type.has_static_shape() or mask.type.get_element_type() not in (i1, sm.input.type.get_element_type())):
+        return None
+    r = len(x)
+    swap = [*range(r - 2), r - 1, r - 2]
+    q = b.as_shape(qk.lhs, (*batch, L, E))
+    kt = b.as_shape(qk.rhs, (*batch, E, S))
+    if isinstance(kt.owner, tn.PermuteOp) and list(kt.owner.perm.get_values()) == swap:
+        k = kt.owner.input
+    else:
+        k = b.add(tn.PermuteOp(kt, swap))
+    v = b.as_shape(out.rhs, (*batch, S, Ev))
+    b.add(tn.ScaledDotProductAttentionOp(q, k, v, mask, scale))
+    b.as_shape(b.ops[-1].results[0], (B, L, Ev))
+    return b.ops
+
+
+@rule(tn.BmmOp)
+def fuse_attention(op):  # bmm(softmax(bmm(q, k^T) * scale + mask), v) -> sdpa(q, k, v, mask, scale)
+    return attention(op)
+
+
+RULES = (fuse_attention,)
+
+
+@dataclass(frozen=True)
+class FuseAttentionPass(ModulePass):
+    """Each matmul-softmax-matmul attention becomes one tn.sdpa."""
+
+    name = "fuse-attention"
+
+    def apply(self, ctx: Context, module: ModuleOp) -> None:
+        apply_rules(module, RULES)
+
+
+__all__ = ["FuseAttentionPass", "RULES", "attention"]

@@ -1,0 +1,121 @@
+// RUN: irc-opt --split-input-file %s -p fuse-attention,simplify-tensor,dce | filecheck %s
+// Attention written out (bmm, scale, mask, softmax, bmm) becomes one tn.sdpa; anything else stays as it is.
+
+func.func @scaled_4d(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x6x16xf32>, %v: tensor<2x4x6x16xf32>) -> tensor<2x4x8x16xf32> {
+  %kt = tn.permute %k perm = [0, 1, 3, 2] : tensor<2x4x6x16xf32> -> tensor<2x4x16x6xf32>
+  %q3 = tn.reshape %q : tensor<2x4x8x16xf32> -> tensor<8x8x16xf32>
+  %k3 = tn.reshape %kt : tensor<2x4x16x6xf32> -> tensor<8x16x6xf32>
+  %s3 = tn.bmm %q3, %k3 : tensor<8x8x16xf32>, tensor<8x16x6xf32> -> tensor<8x8x6xf32>
+  %s = tn.reshape %s3 : tensor<8x8x6xf32> -> tensor<2x4x8x6xf32>
+  %c = tn.constant dense<4.0> : tensor<f32> -> tensor<f32>
+  %d = tn.div %s, %c : tensor<2x4x8x6xf32>, tensor<f32> -> tensor<2x4x8x6xf32>
+  %p = tn.softmax %d dim = 3 : tensor<2x4x8x6xf32>
+  %p3 = tn.reshape %p : tensor<2x4x8x6xf32> -> tensor<8x8x6xf32>
+  %v3 = tn.reshape %v : tensor<2x4x6x16xf32> -> tensor<8x6x16xf32>
+  %o3 = tn.bmm %p3, %v3 : tensor<8x8x6xf32>, tensor<8x6x16xf32> -> tensor<8x8x16xf32>
+  %o = tn.reshape %o3 : tensor<8x8x16xf32> -> tensor<2x4x8x16xf32>
+  func.return %o : tensor<2x4x8x16xf32>
+}
+// q k^T / 4 over (2, 4) batch dims: scale 1/4, the reshapes around it folded away.
+// CHECK-LABEL: func.func @scaled_4d
+// CHECK-NEXT:  %{{.*}} = tn.sdpa %q, %k, %v scale = 2.500000e-01 : tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32> -> tensor<2x4x8x16xf32>
+// CHECK-NEXT:  func.return
+// CHECK-NOT:   tn.softmax
+
+// -----
+func.func @unscaled_3d(%q: tensor<3x5x8xf32>, %k: tensor<3x7x8xf32>, %v: tensor<3x7x2xf32>) -> tensor<3x5x2xf32> {
+  %kt = tn.permute %k perm = [0, 2, 1] : tensor<3x7x8xf32> -> tensor<3x8x7xf32>
+  %s = tn.bmm %q, %kt : tensor<3x5x8xf32>, tensor<3x8x7xf32> -> tensor<3x5x7xf32>
+  %p = tn.softmax %s dim = 2 : tensor<3x5x7xf32>
+  %o = tn.bmm %p, %v : tensor<3x5x7xf32>, tensor<3x7x2xf32> -> tensor<3x5x2xf32>
+  func.return %o : tensor<3x5x2xf32>
+}
+// No scale: 1.0 (SDPA's own default would be 1/sqrt(8)).
+// CHECK-LABEL: func.func @unscaled_3d
+// CHECK-NEXT:  %{{.*}} = tn.sdpa %q, %k, %v scale = 1.000000e+00 : tensor<3x5x8xf32>, tensor<3x7x8xf32>, tensor<3x7x2xf32> -> tensor<3x5x2xf32>
+
+// -----
+func.func @masked_fill(%q: tensor<2x5x8xf32>, %k: tensor<2x7x8xf32>, %v: tensor<2x7x8xf32>, %keep: tensor<2x1x7xi1>) -> tensor<2x5x8xf32> {
+  %kt = tn.permute %k perm = [0, 2, 1] : tensor<2x7x8xf32> -> tensor<2x8x7xf32>
+  %s = tn.bmm %q, %kt : tensor<2x5x8xf32>, tensor<2x8x7xf32> -> tensor<2x5x7xf32>
+  %c = tn.constant dense<0.5> : tensor<f32> -> tensor<f32>
+  %m = tn.mul %c, %s : tensor<f32>, tensor<2x5x7xf32> -> tensor<2x5x7xf32>
+  %drop = tn.bitwise_not %keep : tensor<2x1x7xi1>
+  %ninf = tn.constant dense<0xFF800000> : tensor<f32> -> tensor<f32>
+  %w = tn.where %drop, %ninf, %m : tensor<2x1x7xi1>, tensor<f32>, tensor<2x5x7xf32> -> tensor<2x5x7xf32>
+  %p = tn.softmax %w dim = 2 : tensor<2x5x7xf32>
+  %o = tn.bmm %p, %v : tensor<2x5x7xf32>, tensor<2x7x8xf32> -> tensor<2x5x8xf32>
+  func.return %o : tensor<2x5x8xf32>
+}
+// masked_fill(~keep, -inf) is a boolean mask that keeps `keep`; a scale on the left works too.
+// CHECK-LABEL: func.func @masked_fill
+// CHECK-NEXT:  %{{.*}} = tn.sdpa %q, %k, %v mask %keep scale = 5.000000e-01 : {{.*}} mask tensor<2x1x7xi1> -> tensor<2x5x8xf32>
+// CHECK-NEXT:  func.return
+
+// -----
+func.func @masked_where_keep(%q: tensor<2x5x8xf32>, %k: tensor<2x7x8xf32>, %v: tensor<2x7x8xf32>, %drop: tensor<2x5x7xi1>) -> tensor<2x5x8xf32> {
+  %kt = tn.permute %k perm = [0, 2, 1] : tensor<2x7x8xf32> -> tensor<2x8x7xf32>
+  %s = tn.bmm %q, %kt : tensor<2x5x8xf32>, tensor<2x8x7xf32> -> tensor<2x5x7xf32>
+  %ninf = tn.constant dense<0xFF800000> : tensor<f32> -> tensor<f32>
+  %w = tn.where %drop, %ninf, %s : tensor<2x5x7xi1>, tensor<f32>, tensor<2x5x7xf32> -> tensor<2x5x7xf32>
+  %p = tn.softmax %w dim = 2 : tensor<2x5x7xf32>
+  %o = tn.bmm %p, %v : tensor<2x5x7xf32>, tensor<2x7x8xf32> -> tensor<2x5x8xf32>
+  func.return %o : tensor<2x5x8xf32>
+}
+// A condition that is not a negation is negated once (SDPA's boolean mask keeps where true).
+// CHECK-LABEL: func.func @masked_where_keep
+// CHECK-NEXT:  %[[KEEP:.*]] = tn.logical_not %drop
+// CHECK-NEXT:  %{{.*}} = tn.sdpa %q, %k, %v mask %[[KEEP]] scale = 1.000000e+00
+
+// -----
+func.func @additive_mask(%q: tensor<2x5x8xf32>, %k: tensor<2x7x8xf32>, %v: tensor<2x7x8xf32>, %bias: tensor<5x7xf32>) -> tensor<2x5x8xf32> {
+  %kt = tn.permute %k perm = [0, 2, 1] : tensor<2x7x8xf32> -> tensor<2x8x7xf32>
+  %s = tn.bmm %q, %kt : tensor<2x5x8xf32>, tensor<2x8x7xf32> -> tensor<2x5x7xf32>
+  %c = tn.constant dense<0.125> : tensor<f32> -> tensor<f32>
+  %m = tn.mul %s, %c : tensor<2x5x7xf32>, tensor<f32> -> tensor<2x5x7xf32>
+  %a = tn.add %bias, %m : tensor<5x7xf32>, tensor<2x5x7xf32> -> tensor<2x5x7xf32>
+  %p = tn.softmax %a dim = 2 : tensor<2x5x7xf32>
+  %o = tn.bmm %p, %v : tensor<2x5x7xf32>, tensor<2x7x8xf32> -> tensor<2x5x8xf32>
+  func.return %o : tensor<2x5x8xf32>
+}
+// A float mask added after the scale is SDPA's additive mask.
+// CHECK-LABEL: func.func @additive_mask
+// CHECK-NEXT:  %{{.*}} = tn.sdpa %q, %k, %v mask %bias scale = 1.250000e-01 : {{.*}} mask tensor<5x7xf32> -> tensor<2x5x8xf32>
+
+// -----
+func.func @probabilities_used_twice(%q: tensor<3x5x8xf32>, %k: tensor<3x7x8xf32>, %v: tensor<3x7x2xf32>) -> (tensor<3x5x2xf32>, tensor<3x5x7xf32>) {
+  %kt = tn.permute %k perm = [0, 2, 1] : tensor<3x7x8xf32> -> tensor<3x8x7xf32>
+  %s = tn.bmm %q, %kt : tensor<3x5x8xf32>, tensor<3x8x7xf32> -> tensor<3x5x7xf32>
+  %p = tn.softmax %s dim = 2 : tensor<3x5x7xf32>
+  %o = tn.bmm %p, %v : tensor<3x5x7xf32>, tensor<3x7x2xf32> -> tensor<3x5x2xf32>
+  func.return %o, %p : tensor<3x5x2xf32>, tensor<3x5x7xf32>
+}
+// The probabilities are needed elsewhere (a training graph saves them): no substitution.
+// CHECK-LABEL: func.func @probabilities_used_twice
+// CHECK-NOT:   tn.sdpa
+// CHECK:       tn.softmax
+
+// -----
+func.func @softmax_not_over_keys(%q: tensor<3x5x8xf32>, %k: tensor<3x7x8xf32>, %v: tensor<3x5x2xf32>) -> tensor<3x7x2xf32> {
+  %kt = tn.permute %k perm = [0, 2, 1] : tensor<3x7x8xf32> -> tensor<3x8x7xf32>
+  %s = tn.bmm %q, %kt : tensor<3x5x8xf32>, tensor<3x8x7xf32> -> tensor<3x5x7xf32>
+  %p = tn.softmax %s dim = 1 : tensor<3x5x7xf32>
+  %pt = tn.permute %p perm = [0, 2, 1] : tensor<3x5x7xf32> -> tensor<3x7x5xf32>
+  %o = tn.bmm %pt, %v : tensor<3x7x5xf32>, tensor<3x5x2xf32> -> tensor<3x7x2xf32>
+  func.return %o : tensor<3x7x2xf32>
+}
+// CHECK-LABEL: func.func @softmax_not_over_keys
+// CHECK-NOT:   tn.sdpa
+
+// -----
+func.func @scale_not_constant(%q: tensor<3x5x8xf32>, %k: tensor<3x7x8xf32>, %v: tensor<3x7x2xf32>, %t: tensor<f32>) -> tensor<3x5x2xf32> {
+  %kt = tn.permute %k perm = [0, 2, 1] : tensor<3x7x8xf32> -> tensor<3x8x7xf32>
+  %s = tn.bmm %q, %kt : tensor<3x5x8xf32>, tensor<3x8x7xf32> -> tensor<3x5x7xf32>
+  %d = tn.div %s, %t : tensor<3x5x7xf32>, tensor<f32> -> tensor<3x5x7xf32>
+  %p = tn.softmax %d dim = 2 : tensor<3x5x7xf32>
+  %o = tn.bmm %p, %v : tensor<3x5x7xf32>, tensor<3x7x2xf32> -> tensor<3x5x2xf32>
+  func.return %o : tensor<3x5x2xf32>
+}
+// A temperature that is a graph input is not a compile-time scale.
+// CHECK-LABEL: func.func @scale_not_constant
+// CHECK-NOT:   tn.sdpa

@@ -1,0 +1,79 @@
+"""Attention written out (matmul, scale, mask, softmax, matmul) against eager, with the fuse-attention substitution
+(one tn.sdpa extern, torch's scaled_dot_product_attention) and without it (options={"attention": False})."""
+
+import math
+
+import pytest
+import torch
+
+import irc
+from tests.conftest import compile_irc
+
+TOL = dict(atol=2e-5, rtol=2e-5)
+
+
+def scaled(q, k, v):
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v
+
+
+def unscaled_3d(q, k, v):
+    return torch.softmax(torch.bmm(q, k.transpose(1, 2)), dim=-1) @ v
+
+
+def masked_fill(q, k, v, keep):
+    s = (q @ k.transpose(-2, -1)) * 0.3
+    s = s.masked_fill(~keep[:, None, None, :], float("-inf"))
+    return torch.softmax(s, dim=-1) @ v
+
+
+def additive(q, k, v, bias):
+    return torch.softmax(q @ k.transpose(-2, -1) * 0.25 + bias, dim=-1) @ v
+
+
+def _qkv(b, h, L, S, E, Ev, *, strided=False):
+    g = torch.Generator().manual_seed(0)
+    if strided:  # heads split out of one (b, n, 3, h, e) projection, as a transformer does: non-contiguous views
+        x = torch.randn(b, L, 3, h, E, generator=g)
+        return tuple(x.permute(2, 0, 3, 1, 4))
+    return torch.randn(b, h, L, E, generator=g), torch.randn(b, h, S, E, generator=g), torch.randn(b, h, S, Ev, generator=g)
+
+
+CASES = {
+    "scaled": (scaled, lambda: _qkv(2, 3, 7, 5, 16, 9)),
+    "scaled-strided": (scaled, lambda: _qkv(2, 4, 6, 6, 8, 8, strided=True)),
+    "unscaled-3d": (unscaled_3d, lambda: tuple(t[0] for t in _qkv(1, 3, 5, 11, 4, 6))),
+    "masked-fill": (masked_fill, lambda: (*_qkv(3, 2, 9, 9, 8, 8), torch.arange(9)[None, :] < torch.tensor([[9], [4], [1]]))),
+    "additive": (additive, lambda: (*_qkv(2, 2, 5, 7, 8, 3), torch.randn(5, 7))),
+}
+
+
+@pytest.mark.parametrize("attention", [True, False], ids=["sdpa", "unfused"])
+@pytest.mark.parametrize("case", CASES)
+def test_attention_matches_eager(case, attention):
+    fn, make = CASES[case]
+    args = make()
+    got = compile_irc(fn, attention=attention)(*args)
+    torch.testing.assert_close(got, fn(*args), **TOL)
+
+
+@pytest.mark.parametrize("case", ["scaled", "masked-fill"])
+def test_substitution_shows_in_report(case):
+    fn, make = CASES[case]
+    externs = irc.explain(fn, *make(), options={"strict": True}).graphs[0].externs
+    assert externs.count("tn.sdpa") == 1 and "tn.bmm" not in externs
+    externs = irc.explain(fn, *make(), options={"strict": True, "attention": False}).graphs[0].externs
+    assert "tn.sdpa" not in externs and externs.count("tn.bmm") == 2
+
+
+def test_training_graph_keeps_its_products():
+    """The forward graph of a training step saves the probabilities for the backward: no substitution, same gradients."""
+    q, k, v = (t.clone().requires_grad_() for t in _qkv(2, 2, 5, 5, 8, 8))
+    compiled = compile_irc(scaled)
+    compiled(q, k, v).sum().backward()
+    grads = [t.grad for t in (q, k, v)]
+    q2, k2, v2 = (t.detach().clone().requires_grad_() for t in (q, k, v))
+    scaled(q2, k2, v2).sum().backward()
+    for g, want in zip(grads, (q2.grad, k2.grad, v2.grad)):
+        torch.testing.assert_close(g, want, **TOL)
+    forward = [g for g in irc.explain(scaled, q, k, v, options={"strict": True}).graphs if g.kind == "forward"]
+    assert forward and "tn.sdpa" not in forward[0].externs
