@@ -19,10 +19,11 @@ class Options:
 
     @classmethod
     def resolve(cls, mode: str | None = None, options: dict[str, Any] | None = None) -> "Options":
-        mode = mode or "default"
+        options = dict(options or {})
+        # torch.compile takes mode= or options=, not both: options={"mode": ...} carries it alongside others
+        mode = mode or options.pop("mode", None) or "default"
         if mode not in MODES:
             raise ValueError(f"irc: unknown mode {mode!r}; valid modes: {', '.join(MODES)}")
-        options = dict(options or {})
         valid = [f.name for f in fields(cls) if f.name != "mode"]
         if unknown := sorted(set(options) - set(valid)):
             raise ValueError(f"irc: unknown option(s) {', '.join(map(repr, unknown))}; valid options: {', '.join(valid)}")

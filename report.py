@@ -25,6 +25,9 @@ class GraphReport:
     fusion_refusals: list[str] = field(default_factory=list)
     cache_hit: bool | None = None  # cpu: the machine code came from the on-disk cache
     target_fallbacks: list[tuple[str, str]] = field(default_factory=list)  # (kernel or extern, why it runs on the reference)
+    mode: str = "default"  # the compile mode (options.MODES)
+    python_steps: int | None = None  # cpu: Python-level steps one call runs (a JITed launcher counts as one)
+    mode_notes: list[str] = field(default_factory=list)  # cpu: what the mode did (launchers, autotuned choices)
 
     @property
     def native(self) -> bool:
@@ -56,6 +59,8 @@ class GraphReport:
             lines.append(f"  cpu: {self.kernels} JITed kernels{cached}, {len(self.target_fallbacks)} on the reference evaluator")
             for what, reason in self.target_fallbacks:
                 lines.append(f"    reference {what}: {reason}")
+            lines.append(f"  mode {self.mode}: a call runs {self.python_steps} Python steps")
+            lines += [f"    {note}" for note in self.mode_notes]
         elif self.target:
             lines.append(f"  runs on the {self.target} target")
         times = ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in self.stage_seconds.items())

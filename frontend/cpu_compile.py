@@ -103,7 +103,7 @@ def compile_cpu(gm, module, result, opts: Options, rep: report.GraphReport, dump
     t0 = time.perf_counter()
     try:
         with cache.enabled(opts.cache):
-            program = Program(module, args, cache=opts.cache)
+            program = Program(module, args, cache=opts.cache, mode=opts.mode)
     except Exception as e:  # the runtime cannot take this @main: the mem-stage reference runs it
         if STRICT:
             raise
@@ -114,13 +114,14 @@ def compile_cpu(gm, module, result, opts: Options, rep: report.GraphReport, dump
         return MemRunner(module)
     rep.target, rep.kernels, rep.cache_hit = "cpu", program.kernels, program.cache_hit if program.kernels else None
     rep.target_fallbacks = list(program.fallbacks)
+    rep.mode, rep.python_steps, rep.mode_notes = opts.mode, program.python_steps, list(program.mode_notes)
     if STRICT and any(w.startswith("kernel") for w, _ in program.fallbacks):
         raise RuntimeError(f"cpu target fallbacks: {program.fallbacks}")
     rep.stage_seconds["llvm"] = time.perf_counter() - t0
     return program
 
 
-def program_for(fn, *inputs, dynamic: bool = False, cache: bool = True):
+def program_for(fn, *inputs, dynamic: bool = False, cache: bool = True, mode: str = "default"):
     """(Program, constants) for a plain function, without Dynamo: make_fx with the backend's decompositions,
     import, tensor-opt, lower, JIT. Call as `program([*inputs, *constants])`. For tests and benchmarks."""
     from torch.fx.experimental.proxy_tensor import make_fx
@@ -142,4 +143,5 @@ def program_for(fn, *inputs, dynamic: bool = False, cache: bool = True):
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     metas = [n.meta.get("val") for n in placeholders] + list(res.constants)
     names = [n.name for n in placeholders] + [f"c{i}" for i in range(len(res.constants))]
-    return Program(module, [ArgSpec.of(m, name) for m, name in zip(metas, names)], cache=cache), list(res.constants)
+    specs = [ArgSpec.of(m, name) for m, name in zip(metas, names)]
+    return Program(module, specs, cache=cache, mode=mode), list(res.constants)

@@ -20,7 +20,7 @@ from functools import partial
 import torch
 from llvmlite import ir
 
-from . import alloc, extern_ops, jit, parallel, steps
+from . import alloc, extern_ops, jit, launcher, parallel, steps
 from .affine import Lin
 from .emit import BufSpec, emit_kernel
 from .steps import Ctx
@@ -44,26 +44,29 @@ class _Launch:
 class Program:
     """`Program(module, argspecs)(args) -> results` for a mem-stage module (see graph.ArgSpec)."""
 
-    def __init__(self, module, args, *, cache: bool = True, entry: str = "main", lanes: int | None = None):
+    def __init__(self, module, args, *, cache: bool = True, entry: str = "main", lanes: int | None = None,
+                 mode: str = "default"):  # fmt: skip
         t0 = time.perf_counter()
-        self.module, self.g = module, plan_graph(module, args, entry)
+        self.module, self.g, self.mode = module, plan_graph(module, args, entry), mode
         self.lanes = lanes or jit.host().lanes(32)
         self.fallbacks: list[tuple[str, str]] = []
         self.fixed: dict[tuple[int, int], int] = {}  # (arena root, byte offset) -> cell set once per context
         self.ncells = self.g.ncells
         self.launches = [self._specialize(i, st) for i, st in enumerate(self.g.steps) if st.kind == "launch"]
-        self.cache_hit, self.kernels = self._compile(cache)
-        self._interp = None
-        self.externs = {id(st): self._extern(st) for st in self.g.steps if st.kind == "extern"}
         # A graph that also calls library kernels shares the cores with torch's OpenMP threads, which spin
         # after each call: kernels then go parallel only when large, on a pool that does not spin back.
-        if self.externs:
+        if any(st.kind == "extern" for st in self.g.steps):
             self.parallel, self.min_work = steps.parallel_blocking, parallel.MIN_WORK * SHARED_FACTOR
         else:
             self.parallel, self.min_work = parallel.parallel_for, parallel.MIN_WORK
+        self._static = not self.g.sources and not self.g.checks
+        self.externs = {id(st): None for st in self.g.steps if st.kind == "extern"}  # prepared after the JIT
+        self._native_plan, self._lib, self._segments = None, None, []
+        self.cache_hit, self.kernels = self._compile(cache)
+        self._interp = None
+        self.externs = {id(st): self._extern(st) for st in self.g.steps if st.kind == "extern"}
         self._tensor_args = [(r.arg, r.cell) for r in self.g.roots if r.kind == "input"]
         self._pack = struct.Struct(f"<{len(self._tensor_args)}q")
-        self._static = not self.g.sources and not self.g.checks
         # results that are whole buffers this program allocates: they never share memory with an input
         self.fresh = [isinstance(r, Buf) and self.g.roots[r.root].kind == "alloc" and self.g.roots[r.root].buf is r
                       for r in self.g.returns]  # fmt: skip
@@ -72,6 +75,9 @@ class Program:
 
         with unset_fake_temporarily():  # compiling runs under Dynamo's fake mode: the arena must be real
             self._free.append(self._context())
+        cx = self._free[0]
+        self.python_steps = len(cx.fast.steps if cx.fast is not None else cx.steps)  # a launcher counts as one
+        self.mode_notes = launcher.describe(self)
         self.seconds = time.perf_counter() - t0
 
     # -- compile time ------------------------------------------------------------------------------
@@ -115,9 +121,13 @@ class Program:
                 ln.reason, ln.plan = ln.plan, None
                 self.fallbacks.append((f"kernel {ln.step.op.callee.root_reference.data}", ln.reason))
         self.llvm_ir = str(mod)  # what `irc-opt -t llvm` prints
-        if not any(ln.fname for ln in self.launches):
+        if self.mode != "default" and self._static:  # reduce-overhead: launchers over the emitted kernels
+            self._native_plan = launcher.plan(self)
+        segs = launcher.emit(self, mod, self._native_plan) if self._native_plan else []
+        if not any(ln.fname for ln in self.launches) and not segs:
             return False, 0
         lib = jit.compile_module(mod, use_cache=cache)
+        self._segments = segs
         for ln in self.launches:
             if ln.fname:
                 ln.fn = lib.function(ln.fname, *_SIG)
@@ -151,13 +161,18 @@ class Program:
             cx.set(c, cx.vals[g.roots[r].cell] + off)
         base = ctypes.addressof(cx.frame)
         steps = iter(self.launches)
-        for st in g.steps:
+        bound = {}
+        for i, st in enumerate(g.steps):
             ln = next(steps) if st.kind == "launch" else None
-            step = self._bind_step(cx, st, ln, base)
+            step = bound[i] = self._bind_step(cx, st, ln, base)
+            if ln is not None and ln.fn is not None:
+                cx.argv[i] = ctypes.addressof(cx.keep[-1])
             if step is not None:
                 cx.steps.append(step)
                 cx.names.append(_describe(st, ln))
         cx.per_call = [r for r, root in enumerate(g.roots) if root.kind != "arena"]
+        if self._native_plan is not None:
+            cx.fast = launcher.Bound(self, cx, bound, self._lib, self._segments)
         return cx
 
     def _bind_step(self, cx, st, ln, base):
@@ -195,8 +210,22 @@ class Program:
             cx = self._context()
         try:
             self._bind(cx, args)
-            for step in cx.steps:
-                step()
+            fast = cx.fast
+            if fast is None:
+                for step in cx.steps:
+                    step()
+            elif fast.pool is None:
+                for step in fast.steps:
+                    step()
+            elif fast.usable() and fast.pool._busy.acquire(blocking=False):  # the launchers publish pool tasks
+                try:
+                    for step in fast.steps:
+                        step()
+                finally:
+                    fast.pool._busy.release()
+            else:  # the pool is busy (another thread's call) or was replaced: the Python steps
+                for step in cx.steps:
+                    step()
             return [self._result(cx, r) for r in self.g.returns]
         finally:
             for r in cx.per_call:

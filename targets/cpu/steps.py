@@ -22,6 +22,8 @@ class Ctx:
         self.names: list[str] = []
         self.keep: list = []
         self.per_call: list = []
+        self.argv: dict[int, int] = {}  # step index -> address of its launch's argv
+        self.fast = None  # launcher.Bound under reduce-overhead
 
     def set(self, c: int, v: int) -> None:
         self.vals[c] = v

@@ -1,0 +1,275 @@
+"""mode="reduce-overhead": the steps of a static graph as JITed launchers, so that a call runs almost no Python.
+
+    void seg(i64* env)   # env: frame, sgemm_, pool ctl, task, tramp_1, launch; argv of launch j; parts of j
+
+Consecutive steps that native code can run become one function `seg<i>` in the graph's own LLVM module
+(so the on-disk cache keys it with the kernels, and small kernels may be inlined into it):
+  - a JITed launch: a direct call of its kernel over all its items when the work is small, else one
+    task published to the native pool (nativepool.py, the same split as parallel.plan), in graphs
+    without library externs (where those run, large launches keep the Python pool that blocks);
+  - an f32 `tn.mm` extern on static, unit-stride 2-D buffers: MKL's `sgemm_` (the BLAS torch.mm
+    calls), through its address, writing the planned out buffer.
+Every other step (a reference launch, any other extern, a derive) stays the Python step it was,
+between two launchers. Output allocations (static) are hoisted to the front of the call. So the MLP
+runs as: bind arguments, allocate its output, one ctypes call.
+
+Addresses (the frame, sgemm_, the pool) are per process and per context: they come through env,
+never as constants in the code, so the module text is the same in every process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+from dataclasses import dataclass, field
+
+import torch
+from llvmlite import ir
+
+from irc.dialects import memory
+from irc.dialects import tensor as tn
+
+from . import parallel, steps
+from .vec import I32, I64
+
+VOID = ir.VoidType()
+F32 = ir.FloatType()
+FRAME, SGEMM, CTL, TASK, TRAMP, POOL_LAUNCH, ARGV0 = range(7)  # env slots; then per launch argv, then parts
+
+
+@functools.cache
+def sgemm_address() -> int | None:
+    """The address of MKL's (LP64, Fortran-convention) sgemm_ in torch's own library, or None."""
+    path = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+    try:
+        return ctypes.cast(ctypes.CDLL(path).sgemm_, ctypes.c_void_p).value
+    except (OSError, AttributeError):
+        return None
+
+
+@dataclass
+class Plan:
+    """Who runs each step: a launcher segment, a Python step, or the hoisted allocations."""
+
+    segments: list[list[tuple]] = field(default_factory=list)  # per segment: ("launch", i, j) | ("mm", i)
+    order: list[tuple] = field(default_factory=list)  # ("segment", s) | ("step", i) | ("alloc", i), in call order
+    launches: int = 0  # env slots for argv addresses
+    pooled: bool = False  # some launch goes to the native pool
+    python_steps: int = 0
+    reasons: list[str] = field(default_factory=list)  # why a step stays Python (distinct)
+
+
+def _mm_layout(rows: int, cols: int, s0: int, s1: int):
+    """(trans, ld) describing X[rows, cols] (row-major logical, strides s0, s1) transposed, column-major."""
+    if s1 == 1 or cols == 1:
+        ld = s0 if rows > 1 else max(1, cols)
+        return ("N", ld) if ld >= max(1, cols) else None
+    if s0 == 1 or rows == 1:
+        ld = s1 if cols > 1 else max(1, rows)
+        return ("T", ld) if ld >= max(1, rows) else None
+    return None
+
+
+def _mm_native(prog, st) -> str | None:
+    """None when this extern can be one sgemm_ call, else why not."""
+    inner = [o for o in st.op.body.block.ops if not isinstance(o, memory.YieldOp)]
+    if len(inner) != 1 or not isinstance(inner[0], tn.MmOp):
+        return "extern other than mm"
+    if sgemm_address() is None:
+        return "no sgemm_ in torch's library"
+    if len(st.outs) != 1 or st.results or len(st.ins) != 2:
+        return "mm without a planned out buffer"
+    bufs = [*st.ins, st.outs[0]]
+    if any(b.dtype != torch.float32 or len(b.sizes) != 2 for b in bufs):
+        return "mm not on 2-D f32 buffers"
+    if not all(q.static for b in bufs for q in (*b.sizes, *b.strides, b.offset)):
+        return "mm with runtime sizes"
+    (m, k), (_, n) = (s.const for s in bufs[0].sizes), (s.const for s in bufs[1].sizes)
+    if 0 in (m, n, k) or max(m, n, k) >= 2**31:
+        return "mm with an empty or huge dim"
+    lay = [_mm_layout(*(s.const for s in b.sizes), *(s.const for s in b.strides)) for b in bufs]
+    if None in lay or lay[2][0] != "N":
+        return "mm operand without a unit stride"
+    return None
+
+
+def plan(prog) -> Plan:
+    """Decide, per step of prog.g (a static graph), who runs it."""
+    p, cur = Plan(), []
+    launches = iter(prog.launches)
+
+    def close():
+        if cur:
+            p.order.append(("segment", len(p.segments)))
+            p.segments.append(list(cur))
+            cur.clear()
+
+    for i, st in enumerate(prog.g.steps):
+        ln = next(launches) if st.kind == "launch" else None
+        why = None
+        if st.kind == "alloc" and all(q.static for q in (*prog.g.roots[st.root].buf.sizes, *prog.g.roots[st.root].buf.strides)):
+            p.order.insert(0, ("alloc", i))  # a fresh static output: nothing before it refers to it
+            continue
+        if st.kind == "launch":
+            if ln.fname is None:
+                why = "kernel on the reference evaluator"
+            else:
+                count = steps.counter(ln.plan, st.syms)
+                if not isinstance(count, tuple):
+                    why = "launch with runtime sizes"
+                elif count[0] * count[1] >= prog.min_work and prog.externs:
+                    why = "large launch in a graph with library externs (blocking pool)"
+                else:
+                    if count[0] * count[1] >= prog.min_work:
+                        p.pooled = True
+                    cur.append(("launch", i, p.launches))
+                    p.launches += 1
+                    continue
+        elif st.kind == "extern":
+            why = _mm_native(prog, st)
+            if why is None:
+                cur.append(("mm", i))
+                continue
+        else:
+            why = f"{st.kind} step"
+        close()
+        p.order.append(("step", i))
+        p.python_steps += 1
+        if why not in p.reasons:
+            p.reasons.append(why)
+    close()
+    return p
+
+
+# -- code -------------------------------------------------------------------------------------------
+def emit(prog, mod: ir.Module, p: Plan) -> list[str]:
+    """Add `seg<i>` for each segment of `p` to `mod` (which holds the kernels); their names."""
+    names = []
+    for s, seg in enumerate(p.segments):
+        fn = ir.Function(mod, ir.FunctionType(VOID, [I64.as_pointer()]), f"seg{s}")
+        fn.args[0].add_attribute("noalias")
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        env = fn.args[0]
+
+        def slot(k, b=b, env=env):
+            return b.load(b.gep(env, [ir.Constant(I64, k)]))
+
+        for what in seg:
+            st = prog.g.steps[what[1]]
+            if what[0] == "mm":
+                _emit_mm(b, slot, st, prog)
+            else:
+                _emit_launch(b, slot, mod, prog, st, what[2])
+        b.ret_void()
+        names.append(fn.name)
+    return names
+
+
+def _launch_of(prog, st):
+    return next(ln for ln in prog.launches if ln.step is st)
+
+
+def _emit_launch(b, slot, mod, prog, st, j):
+    ln = _launch_of(prog, st)
+    kfn = mod.get_global(ln.fname)
+    items, work = steps.counter(ln.plan, st.syms)
+    argv = b.inttoptr(slot(ARGV0 + j), kfn.args[2].type)
+    if items <= 0:
+        return
+    if items * work < prog.min_work:
+        b.call(kfn, [ir.Constant(I64, 0), ir.Constant(I64, items), argv])
+        return
+    # the native pool: publish (tramp_1, fn, argv of the task, start, end, parts, align, pad, argv) and launch;
+    # parts comes from the context (the pool's size), in env after the argv slots
+    task = b.inttoptr(slot(TASK), I64.as_pointer())
+
+    def put(k, v):
+        b.store(v, b.gep(task, [ir.Constant(I64, k)]))
+
+    put(0, slot(TRAMP))
+    put(1, b.ptrtoint(kfn, I64))
+    put(2, b.ptrtoint(b.gep(task, [ir.Constant(I64, 8)]), I64))
+    put(3, ir.Constant(I64, 0))
+    put(4, ir.Constant(I64, items))
+    put(5, slot(ARGV0 + prog._native_plan.launches + j))
+    put(6, ir.Constant(I64, 1))
+    put(8, slot(ARGV0 + j))
+    launch_ty = ir.FunctionType(VOID, [I32.as_pointer(), I64.as_pointer()])
+    b.call(b.inttoptr(slot(POOL_LAUNCH), launch_ty.as_pointer()), [b.inttoptr(slot(CTL), I32.as_pointer()), task])
+
+
+
+def _emit_mm(b, slot, st, prog):
+    a, bb, c = st.ins[0], st.ins[1], st.outs[0]
+    (m, k), n = (s.const for s in a.sizes), bb.sizes[1].const
+    ta, lda = _mm_layout(k, n, *(s.const for s in bb.strides))  # B^T as sgemm's first operand
+    tb, ldb = _mm_layout(m, k, *(s.const for s in a.strides))
+    _, ldc = _mm_layout(m, n, *(s.const for s in c.strides))
+    frame = b.inttoptr(slot(FRAME), I64.as_pointer())
+
+    def addr(buf):  # the root's address (its cell) plus the static offset
+        base = b.load(b.gep(frame, [ir.Constant(I64, prog.g.roots[buf.root].cell)]))
+        return b.inttoptr(b.add(base, ir.Constant(I64, buf.offset.const * 4)), F32.as_pointer())
+
+    def const(ty, v):
+        p = b.alloca(ty)
+        b.store(ir.Constant(ty, v), p)
+        return p
+
+    i8 = ir.IntType(8)
+    args = [const(i8, ord(ta)), const(i8, ord(tb)), const(I32, n), const(I32, m), const(I32, k), const(F32, 1.0),
+            addr(bb), const(I32, lda), addr(a), const(I32, ldb), const(F32, 0.0), addr(c), const(I32, ldc)]  # fmt: skip
+    ty = ir.FunctionType(VOID, [x.type for x in args])
+    b.call(b.inttoptr(slot(SGEMM), ty.as_pointer()), args)
+
+
+# -- a context's launchers ----------------------------------------------------------------------------
+class Bound:
+    """A context's call sequence under reduce-overhead, and the env its launchers read."""
+
+    def __init__(self, prog, cx, bound: dict, lib, names):  # bound: step index -> its Python callable or None
+        p = prog._native_plan
+        self.pool = parallel.native_pool(parallel.num_threads()) if p.pooled else None
+        if p.pooled and self.pool is None:
+            raise RuntimeError("no native pool")
+        env = [0] * (ARGV0 + 2 * p.launches)
+        env[FRAME], env[SGEMM] = ctypes.addressof(cx.frame), sgemm_address() or 0
+        if self.pool is not None:
+            env[CTL], env[TASK] = self.pool._ptrs
+            env[TRAMP], env[POOL_LAUNCH] = self.pool._tramps[1], self.pool._lib.address("launch")
+        for seg in p.segments:
+            for what in seg:
+                if what[0] == "launch":
+                    st = prog.g.steps[what[1]]
+                    env[ARGV0 + what[2]] = cx.argv[what[1]]
+                    items, work = steps.counter(_launch_of(prog, st).plan, st.syms)
+                    parts, _ = parallel._split(items, parallel.num_threads(), work, prog.min_work, 1)
+                    env[ARGV0 + p.launches + what[2]] = parts
+        self.env = (ctypes.c_int64 * len(env))(*env)
+        cx.keep.append(self.env)
+        addr = ctypes.addressof(self.env)
+        segs = [lib.function(name, None, ctypes.c_void_p) for name in names]
+        self.steps = []
+        for kind, i in p.order:
+            if kind == "segment":
+                self.steps.append(functools.partial(segs[i], addr))
+            elif bound.get(i) is not None:
+                self.steps.append(bound[i])
+
+    def usable(self) -> bool:
+        return self.pool is None or parallel.native_pool(parallel.num_threads()) is self.pool
+
+
+def describe(prog) -> list[str]:
+    """What reduce-overhead did for the compile report."""
+    if prog.mode == "default":
+        return []
+    p = prog._native_plan
+    if p is None:
+        return ["no launcher: the graph has runtime sizes (each call binds them in Python)"]
+    native = sum(len(seg) for seg in p.segments)
+    notes = [f"{len(p.segments)} JITed launcher(s) run {native} of {len(prog.g.steps)} steps"
+             f"{' (the native pool for large launches)' if p.pooled else ''}; {p.python_steps} stay Python steps"]
+    notes += [f"python step: {why}" for why in p.reasons]
+    return notes

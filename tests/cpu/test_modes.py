@@ -1,0 +1,108 @@
+"""The compile modes on the CPU target: reduce-overhead (JITed launchers: a call runs almost no Python) and
+max-autotune (measured kernel variants, kept in the disk cache), numerically against eager."""
+
+import threading
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import irc
+from irc import report
+from irc.bench.models import convnet, mlp
+
+from .programs import tolerance
+
+MODES = ("reduce-overhead", "max-autotune")
+
+
+def randn(*shape):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(sum(shape)))
+
+
+def _compiled(fn, mode, **options):
+    return torch.compile(fn, backend=irc.backend, options={"mode": mode, "strict": True, **options})
+
+
+def _graphs(start):
+    return [g for g in report.reports_since(start).graphs if g.target == "cpu"]
+
+
+CASES = {
+    "pointwise": (lambda x, y: (x * 2 + y).relu() * y.sigmoid(), lambda: (randn(33, 65), randn(33, 65))),
+    "pointwise-large": (lambda x: (x * 3).sin() + 1, lambda: (randn(515, 257),)),  # parallel: the native pool
+    "reduction": (lambda x: torch.softmax(x, -1) + x.sum(0, keepdim=True), lambda: (randn(17, 130),)),
+    "linear-relu": (lambda x, w, b: F.linear(x, w, b).relu(), lambda: (randn(8, 96), randn(40, 96), randn(40))),
+    "matmul-transposed": (lambda a, b: a.t() @ b + a.sum(), lambda: (randn(70, 24), randn(70, 33))),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_mode_matches_eager(mode, case):
+    fn, make = CASES[case]
+    inputs = make()
+    f = _compiled(fn, mode)
+    for _ in range(2):  # the second call reuses the context the first prepared
+        torch.testing.assert_close(f(*inputs), fn(*inputs), **tolerance(torch.float32))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("demo", ["mlp", "convnet"])
+def test_demo_models(mode, demo):
+    model, inputs = mlp(32) if demo == "mlp" else convnet()
+    model.eval()
+    start = report.mark()
+    with torch.no_grad():
+        got, want = _compiled(model, mode)(*inputs), model(*inputs)
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    assert all(g.mode == mode for g in _graphs(start))
+
+
+def test_reduce_overhead_runs_the_mlp_as_one_launcher():
+    model, (x,) = mlp(32)
+    model.eval()
+    steps = {}
+    for mode in ("default", "reduce-overhead"):
+        start = report.mark()
+        with torch.no_grad():
+            torch.testing.assert_close(_compiled(model, mode)(x), model(x), rtol=1e-4, atol=1e-4)
+        (g,) = _graphs(start)
+        steps[mode] = g.python_steps
+    # default: three externs and three launches and the output's allocation, each a Python step; reduce-overhead:
+    # the allocation, then one JITed launcher that runs the three matmuls (sgemm_) and the three kernels
+    assert steps == {"default": 7, "reduce-overhead": 2}
+    assert "1 JITed launcher(s) run 6 of 7 steps" in str(g)
+
+
+def test_reduce_overhead_with_runtime_sizes_says_why_not():
+    start = report.mark()
+    f = torch.compile(lambda x: x * 2 + 1, backend=irc.backend, dynamic=True,
+                      options={"mode": "reduce-overhead", "strict": True})  # fmt: skip
+    for n in (5, 9):
+        x = randn(n, 3)
+        torch.testing.assert_close(f(x), x * 2 + 1)
+    assert any("runtime sizes" in note for g in _graphs(start) for note in g.mode_notes)
+
+
+def test_reduce_overhead_concurrent_calls():
+    fn, make = CASES["pointwise-large"]
+    (x,) = make()
+    f = _compiled(fn, "reduce-overhead")
+    want = fn(x)
+    f(x)
+    errors = []
+
+    def work():
+        try:
+            for _ in range(20):
+                torch.testing.assert_close(f(x), want)
+        except Exception as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
