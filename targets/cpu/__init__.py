@@ -3,6 +3,7 @@
     program.py      Program: a mem-stage module prepared once (kernels JITed, arena, launch list), called per graph run
     steps.py        what one call runs: the frame of cells, roots, alloc/derive/extern/launch steps
     launcher.py     mode="reduce-overhead": runs of steps as JITed launchers (kernels, sgemm_, the native pool)
+    autotune.py     mode="max-autotune": per launch, vector width and serial/parallel measured, kept on disk
     graph.py        the planner: @main as roots, cells (runtime integers) and steps; ArgSpec (what code assumes)
     emit.py         one loop.nest, specialised per launch, as `void k(start, end, argv)`: loops, lanes, reductions
     access.py       loads and stores: vector, broadcast, gather, masked, guarded (clamped) addresses

@@ -116,12 +116,13 @@ def plan(prog) -> Plan:
                 why = "kernel on the reference evaluator"
             else:
                 count = steps.counter(ln.plan, st.syms)
+                mw = prog.min_work if ln.min_work is None else ln.min_work
                 if not isinstance(count, tuple):
                     why = "launch with runtime sizes"
-                elif count[0] * count[1] >= prog.min_work and prog.externs:
+                elif count[0] * count[1] >= mw and prog.externs:
                     why = "large launch in a graph with library externs (blocking pool)"
                 else:
-                    if count[0] * count[1] >= prog.min_work:
+                    if count[0] * count[1] >= mw:
                         p.pooled = True
                     cur.append(("launch", i, p.launches))
                     p.launches += 1
@@ -177,7 +178,7 @@ def _emit_launch(b, slot, mod, prog, st, j):
     argv = b.inttoptr(slot(ARGV0 + j), kfn.args[2].type)
     if items <= 0:
         return
-    if items * work < prog.min_work:
+    if items * work < (prog.min_work if ln.min_work is None else ln.min_work):
         b.call(kfn, [ir.Constant(I64, 0), ir.Constant(I64, items), argv])
         return
     # the native pool: publish (tramp_1, fn, argv of the task, start, end, parts, align, pad, argv) and launch;
@@ -243,8 +244,10 @@ class Bound:
                 if what[0] == "launch":
                     st = prog.g.steps[what[1]]
                     env[ARGV0 + what[2]] = cx.argv[what[1]]
-                    items, work = steps.counter(_launch_of(prog, st).plan, st.syms)
-                    parts, _ = parallel._split(items, parallel.num_threads(), work, prog.min_work, 1)
+                    ln = _launch_of(prog, st)
+                    items, work = steps.counter(ln.plan, st.syms)
+                    mw = prog.min_work if ln.min_work is None else ln.min_work
+                    parts, _ = parallel._split(items, parallel.num_threads(), work, mw, 1)
                     env[ARGV0 + p.launches + what[2]] = parts
         self.env = (ctypes.c_int64 * len(env))(*env)
         cx.keep.append(self.env)

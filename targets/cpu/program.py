@@ -20,7 +20,7 @@ from functools import partial
 import torch
 from llvmlite import ir
 
-from . import alloc, extern_ops, jit, launcher, parallel, steps
+from . import alloc, autotune, extern_ops, jit, launcher, parallel, steps
 from .affine import Lin
 from .emit import BufSpec, emit_kernel
 from .steps import Ctx
@@ -36,9 +36,11 @@ class InputMismatch(ValueError):
 
 
 class _Launch:
-    def __init__(self, step, fname, plan, cells, reason):
-        self.step, self.fname, self.plan, self.cells, self.reason = step, fname, plan, cells, reason
-        self.fn = None
+    def __init__(self, step, key, params, cells):
+        self.step, self.key, self.params, self.cells = step, key, params, cells
+        self.fname, self.plan, self.reason, self.fn = None, None, None, None
+        self.lanes: int | None = None  # max-autotune's vector width for this launch (None: the program's)
+        self.min_work: int | None = None  # max-autotune's parallel threshold (None: the program's)
 
 
 class Program:
@@ -75,9 +77,15 @@ class Program:
 
         with unset_fake_temporarily():  # compiling runs under Dynamo's fake mode: the arena must be real
             self._free.append(self._context())
+            tuned, tune_notes = (False, [])
+            if mode == "max-autotune" and self._static and self.kernels:
+                tuned, tune_notes = autotune.tune(self, cache)
+            if tuned:  # other widths or thresholds than the first build's: build again with them
+                self.cache_hit, self.kernels = self._compile(cache)
+                self._free = [self._context()]
         cx = self._free[0]
         self.python_steps = len(cx.fast.steps if cx.fast is not None else cx.steps)  # a launcher counts as one
-        self.mode_notes = launcher.describe(self)
+        self.mode_notes = launcher.describe(self) + tune_notes
         self.seconds = time.perf_counter() - t0
 
     # -- compile time ------------------------------------------------------------------------------
@@ -100,23 +108,30 @@ class Program:
             params.append(BufSpec(buf.elem, tuple(map(loc, buf.sizes)), tuple(map(loc, buf.strides)), loc(offset), ptr))
         params += [loc(s) for s in st.syms]
         cells = sorted(local, key=local.get)
-        return _Launch(st, (name, repr(params)), params, cells, None)
+        return _Launch(st, (name, repr(params)), params, cells)
+
+    def emit_kernels(self, mod: ir.Module, lanes_of) -> None:
+        """Every launch's kernel into `mod` at lanes_of(launch) lanes (launches that agree share a function);
+        sets each launch's fname and plan (fname None, plan the reason: the emitter could not)."""
+        names: dict = {}
+        for ln in self.launches:
+            key = (*ln.key, lanes_of(ln))
+            if key not in names:
+                fname = f"k{len(names)}"
+                try:
+                    plan = emit_kernel(mod, fname, self.g.kernels[ln.key[0]], ln.params, key[-1])
+                except Exception as e:  # noqa: BLE001 - any emitter failure: that kernel runs on the reference
+                    mod.globals.pop(fname, None)
+                    fname, plan = None, _reason(e)
+                names[key] = (fname, plan)
+            ln.fname, ln.plan = names[key]
 
     def _compile(self, cache: bool):
-        mod, names = ir.Module("irc_graph"), {}
+        mod = ir.Module("irc_graph")
+        self.emit_kernels(mod, lambda ln: ln.lanes or self.lanes)
+        self.fallbacks = [f for f in self.fallbacks if not f[0].startswith("kernel ")]
         for ln in self.launches:
-            if ln.fname in names:
-                ln.fname, ln.plan = names[ln.fname]
-                continue
-            key, fname = ln.fname, f"k{len(names)}"
-            try:
-                plan = emit_kernel(mod, fname, self.g.kernels[key[0]], ln.plan, self.lanes)
-            except Exception as e:  # noqa: BLE001 - any emitter failure: that kernel runs on the reference
-                mod.globals.pop(fname, None)
-                fname, plan = None, _reason(e)
-            names[key] = (fname, plan)
-            ln.fname, ln.plan = fname, plan
-        for ln in self.launches:
+            ln.reason = ln.fn = None
             if ln.fname is None:
                 ln.reason, ln.plan = ln.plan, None
                 self.fallbacks.append((f"kernel {ln.step.op.callee.root_reference.data}", ln.reason))
@@ -197,9 +212,10 @@ class Program:
             items, work = count
             if items <= 0:
                 return None
-            if items * work < self.min_work:
+            mw = self.min_work if ln.min_work is None else ln.min_work
+            if items * work < mw:
                 return partial(ln.fn, 0, items, addr)
-            return partial(self.parallel, ln.fn, 0, items, addr, work_per_item=work, align=1, min_work=self.min_work)
+            return partial(self.parallel, ln.fn, 0, items, addr, work_per_item=work, align=1, min_work=mw)
         return partial(steps.dynamic_launch, vals, ln.fn, addr, count, self.parallel, self.min_work)
 
     # -- a call ------------------------------------------------------------------------------------

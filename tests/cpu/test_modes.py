@@ -106,3 +106,26 @@ def test_reduce_overhead_concurrent_calls():
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+def test_max_autotune_choices_come_from_the_disk_cache_the_second_time(tmp_path, monkeypatch):
+    from irc.targets.cpu import autotune, cache
+
+    monkeypatch.setattr(autotune, "BUDGET_S", 0.2)  # bounded: the test checks reuse, not the choice
+    cache.set_dir(tmp_path)
+    try:
+        fn, make = CASES["reduction"]
+        inputs = make()
+        notes = []
+        for _ in range(2):  # a second compile of the same graph, as a second process would do
+            torch._dynamo.reset()  # else Dynamo reuses its first compile and irc is not asked again
+            before = dict(autotune.STATS)
+            start = report.mark()
+            torch.testing.assert_close(_compiled(fn, "max-autotune")(*inputs), fn(*inputs), **tolerance(torch.float32))
+            (g,) = _graphs(start)
+            notes.append(next(n for n in g.mode_notes if n.startswith("autotune")))
+            notes.append({k: autotune.STATS[k] - before[k] for k in before})
+    finally:
+        cache.set_dir(None)
+    assert notes[1] == {"measured": 1, "disk_hits": 0} and "measured in" in notes[0]
+    assert notes[3] == {"measured": 0, "disk_hits": 1} and "from the disk cache" in notes[2]
