@@ -83,5 +83,9 @@ MICRO = (
          bandwidth=True),  # fmt: skip
     Case("row-sum", _micro(row_sum, (4096, 4096)), "micro", "x.sum(-1), 4096x4096", bandwidth=True),
 )
-MODELS = tuple(Case(d.name, _model(d), "model", d.description, dynamic=d.dynamic) for d in DEMOS)
+# the compile modes (issue 8): their effect on an overhead-bound model, against eager, inductor and irc's default
+MODES = (("reduce-overhead", {"mode": "reduce-overhead"}), ("max-autotune", {"mode": "max-autotune"}))
+VARIANTS = {"mlp-b32": MODES}
+MODELS = tuple(Case(d.name, _model(d), "model", d.description, dynamic=d.dynamic, variants=VARIANTS.get(d.name, ()))
+               for d in DEMOS)  # fmt: skip
 CASES = {c.name: c for c in MODELS + MICRO}
