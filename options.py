@@ -4,6 +4,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 MODES = ("default", "reduce-overhead", "max-autotune")
+LAYOUTS = ("auto", "nchw", "nhwc")  # convolution regions: chosen by the cost model (lowering/select_layout.py), or forced
 TARGETS = ("cpu", "reference")
 
 
@@ -15,6 +16,7 @@ class Options:
     strict: bool = False  # raise irc's own compile errors instead of running that graph eagerly
     verify: bool = False  # run each graph before and after every pass on random inputs; a pass that changes the result is reported
     attention: bool = True  # substitute matmul-softmax-matmul attention with one scaled_dot_product_attention (lowering/fuse_attention.py)
+    layout: str = "auto"  # per convolution region: "auto" (cost model: conversions, measured conv speed), "nchw" or "nhwc"
     cache: bool = True  # reuse compiled code and extern choices from the on-disk cache (IRC_CACHE_DIR, see targets/cpu/cache.py)
 
     @classmethod
@@ -29,6 +31,8 @@ class Options:
             raise ValueError(f"irc: unknown option(s) {', '.join(map(repr, unknown))}; valid options: {', '.join(valid)}")
         if options.get("target", "cpu") not in TARGETS:
             raise ValueError(f"irc: unknown target {options['target']!r}; valid targets: {', '.join(TARGETS)}")
+        if options.get("layout", "auto") not in LAYOUTS:
+            raise ValueError(f"irc: unknown layout {options['layout']!r}; valid layouts: {', '.join(LAYOUTS)}")
         for name in ("strict", "verify", "cache", "attention"):
             if name in options and not isinstance(options[name], bool):
                 raise ValueError(f"irc: option {name!r} must be a bool")

@@ -25,6 +25,7 @@ class GraphReport:
     fusion_refusals: list[str] = field(default_factory=list)
     cache_hit: bool | None = None  # cpu: the machine code came from the on-disk cache
     target_fallbacks: list[tuple[str, str]] = field(default_factory=list)  # (kernel or extern, why it runs on the reference)
+    layouts: list[str] = field(default_factory=list)  # per convolution region: the layout select-layout chose, and why
     mode: str = "default"  # the compile mode (options.MODES)
     python_steps: int | None = None  # cpu: Python-level steps one call runs (a JITed launcher counts as one)
     mode_notes: list[str] = field(default_factory=list)  # cpu: what the mode did (launchers, autotuned choices)
@@ -48,6 +49,7 @@ class GraphReport:
         lines.append(f"  imported {ops} aten calls ({len(self.imported)} distinct ops), {len(self.fallbacks)} eager fallbacks")
         for target, reason in sorted(set(self.fallbacks)):
             lines.append(f"    fallback {target}: {reason}")
+        lines += [f"  layout {note}" for note in self.layouts]
         if self.fused_kernels or self.externs:
             lines.append(
                 f"  {self.fused_kernels} fused kernels, {len(self.externs)} externs; planned peak "

@@ -6,6 +6,8 @@ alone, for `irc-opt --model irc.bench.models:make_mlp --inputs 32x1024xf32`.
 
     MLP              Linear(1024,1024)-ReLU-Linear(1024,1024)-ReLU-Linear(1024,10), batch 32 or 1024
     ConvNet          Conv-BN-ReLU-Conv-BN-ReLU-flatten-Linear on (32,3,32,32), eval or train
+    ResNet18         basic blocks, strided convs with 1x1 downsampling, residual adds, adaptive average
+                     pooling, fc; eval on (8,3,224,224) in the benchmark
     MiniTransformer  embeddings + 4 post-norm encoder blocks (hand-written attention) + classifier
     graph_break      Python control flow on a tensor value: Dynamo splits the function in two
     attention_pool   a sequence-length-dynamic function (compiled with dynamic=True, or
@@ -73,6 +75,66 @@ def convnet(batch: int = 32, train: bool = False, seed: int = 0):
             bn.bias.uniform_(-0.1, 0.1)
     model.train(train)
     return model, (torch.randn(batch, 3, 32, 32),)
+
+
+# -- ResNet-18 ----------------------------------------------------------------------------------
+
+
+class BasicBlock(nn.Module):
+    """3x3 conv-BN-ReLU, 3x3 conv-BN, plus the input (through a strided 1x1 conv-BN when the shape changes), ReLU."""
+
+    def __init__(self, cin: int, cout: int, stride: int = 1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return F.relu(y + (x if self.down is None else self.down(x)))
+
+
+class ResNet18(nn.Module):
+    """ResNet-18: 7x7/2 stem, 3x3/2 max pool, 4 stages of 2 basic blocks (64, 128, 256, 512 channels), global average pool, fc."""
+
+    def __init__(self, classes: int = 1000, width: int = 64):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, width, 7, 2, 3, bias=False), nn.BatchNorm2d(width), nn.ReLU(),
+                                  nn.MaxPool2d(3, 2, 1))  # fmt: skip
+        blocks, cin = [], width
+        for i, cout in enumerate((width, 2 * width, 4 * width, 8 * width)):
+            blocks += [BasicBlock(cin, cout, 1 if i == 0 else 2), BasicBlock(cout, cout)]
+            cin = cout
+        self.blocks = nn.Sequential(*blocks)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(cin, classes)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.pool(self.blocks(self.stem(x))), 1))
+
+
+def _perturb_batch_norms(model: nn.Module) -> None:
+    """Non-trivial running statistics and affine parameters, so eval-mode BatchNorm is not an identity."""
+    with torch.no_grad():
+        for bn in (m for m in model.modules() if isinstance(m, nn.BatchNorm2d)):
+            bn.running_mean.uniform_(-0.1, 0.1)
+            bn.running_var.uniform_(0.5, 1.5)
+            bn.weight.uniform_(0.5, 1.5)
+            bn.bias.uniform_(-0.1, 0.1)
+
+
+def resnet18(batch: int = 8, size: int = 224, classes: int = 1000, train: bool = False, seed: int = 0):
+    """ResNet-18 on (batch, 3, size, size); the benchmark runs batch 8 at 224x224, the tests a small input."""
+    torch.manual_seed(seed)
+    model = ResNet18(classes)
+    _perturb_batch_norms(model)
+    model.train(train)
+    return model, (torch.randn(batch, 3, size, size),)
 
 
 # -- MiniTransformer ---------------------------------------------------------------------------
@@ -194,6 +256,11 @@ def make_convnet():
     return convnet(train=False)[0]
 
 
+def make_resnet18():
+    """inputs: 8x3x224x224xf32 (or a smaller image, e.g. 2x3x32x32xf32)"""
+    return resnet18(train=False)[0]
+
+
 def make_mini_transformer():
     """inputs: 16x128xi64"""
     return mini_transformer(dropout=0.0)[0].eval()
@@ -234,6 +301,7 @@ DEMOS = (
     Demo("convnet-eval", lambda: convnet(train=False), description="ConvNet, eval mode (BatchNorm running stats)"),
     Demo("convnet-train", lambda: convnet(train=True), train=True,
          description="ConvNet, train mode (batch statistics, running-stat updates)"),
+    Demo("resnet18", lambda: resnet18(8, 224), description="ResNet-18, eval mode, batch 8, 3x224x224"),
     Demo("mini-transformer", lambda: mini_transformer(dropout=0.0), train=True,
          description="MiniTransformer d256 h8 L4, ids (16,128)"),
     Demo("mini-transformer-mask", lambda: mini_transformer(dropout=0.0, mask=True),

@@ -13,7 +13,8 @@ from irc.log import Progress, configure
 from irc.log import stage as progress_stage
 from irc.ir import PassTiming, make_context, print_module, run_passes
 from irc.ir.check import ResultMismatch
-from irc.lowering.pipeline import TENSOR_OPT, tensor_opt
+from irc.lowering.pipeline import TENSOR_OPT, tensor_opt, with_layout
+from irc.lowering.select_layout import layout_notes
 from irc.options import Options
 from irc.targets.reference import make_interpreter
 from irc.targets.runtime import CompiledGraph, OutputSpec, output_spec
@@ -86,12 +87,18 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
     progress_stage("tensor-opt")
     timing = PassTiming()
     checks = [_result_check(gm, result.constants)] if opts.verify else []
+    timer = None
+    if opts.target == "cpu" and opts.layout == "auto":
+        from .cpu_compile import conv_timer
+
+        timer = conv_timer(opts)
     try:
-        run_passes(make_context(ALL_DIALECTS), module, tensor_opt(TENSOR_OPT, attention=opts.attention), timing=timing, instruments=checks)
+        run_passes(make_context(ALL_DIALECTS), module, with_layout(tensor_opt(TENSOR_OPT, attention=opts.attention), opts.layout, timer), timing=timing, instruments=checks)
     except ResultMismatch as e:  # an irc bug: the graph runs eagerly (or strict raises), the report names the pass
         rep.verify_failure = str(e)
         raise
     rep.stage_seconds["tensor-opt"] = sum(timing.seconds.values())
+    rep.layouts = layout_notes(module)
     compile_log.passes(rep, timing.seconds)
     dump("tensor-opt", print_module(module))
 

@@ -74,6 +74,19 @@ def _lower(module, args, opts: Options, rep: report.GraphReport, dump):
     return module, lowered, False
 
 
+def conv_timer(opts: Options):
+    """select-layout's measurement for the CPU target: (nchw_s, nhwc_s) of torch's convolution for one shape,
+    measured once and kept in the on-disk cache (targets/cpu/conv_layout.py), honouring options={"cache": ...}."""
+    from irc.targets.cpu import cache
+    from irc.targets.cpu.conv_layout import conv_seconds
+
+    def timer(**problem):
+        with cache.enabled(opts.cache):
+            return conv_seconds(**problem)
+
+    return timer
+
+
 def compile_cpu(gm, module, result, opts: Options, rep: report.GraphReport, dump):
     """The runnable program for a tensor-opt module (consumed), or None when lowering fails."""
     from irc.targets.cpu import cache

@@ -18,13 +18,15 @@ from irc.ir import PassTiming, make_context, run_passes
 from .bufferize import BufferizePass
 from .fuse_attention import FuseAttentionPass
 from .fusion.fuse import FuseLoopsPass
+from .layout_rules import FoldPermutesPass
 from .plan_buffers import PlanBuffersPass
+from .select_layout import SelectLayoutPass
 from .simplify_loop import SimplifyLoopPass
 from .simplify_tensor import SimplifyTensorPass
 from .tensor_to_loop import TensorToLoopPass
 
 # stage name -> passes that produce it from the previous stage (`fx` and `tensor` come from the frontend)
-TENSOR_OPT = (FuseAttentionPass(), SimplifyTensorPass(), CommonSubexpressionElimination(), DeadCodeElimination())
+TENSOR_OPT = (FuseAttentionPass(), SimplifyTensorPass(), SelectLayoutPass(), FoldPermutesPass(), CommonSubexpressionElimination(), DeadCodeElimination())
 LOOP = (TensorToLoopPass(), SimplifyLoopPass(), FuseLoopsPass(), SimplifyLoopPass())
 MEM = (BufferizePass(), PlanBuffersPass())
 
@@ -35,6 +37,11 @@ STAGE_ORDER = ("fx", "tensor", "tensor-opt", "loop", "mem")
 def tensor_opt(passes=TENSOR_OPT, *, attention: bool = True) -> tuple:
     """The tensor-opt passes for a compile's options: options={"attention": False} keeps attention unfused."""
     return tuple(p for p in passes if attention or not isinstance(p, FuseAttentionPass))
+
+
+def with_layout(passes: tuple, layout: str = "auto", conv_timer=None) -> tuple:
+    """`passes` with select-layout set for one compile: options={"layout": ...} and the target's convolution timer."""
+    return tuple(SelectLayoutPass(layout, conv_timer) if isinstance(p, SelectLayoutPass) else p for p in passes)
 
 
 @dataclass

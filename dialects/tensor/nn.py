@@ -101,7 +101,8 @@ class ConvParams(IRDLOperation):
 
 @irdl_op_definition
 class ConvolutionOp(ConvParams):
-    """N-d cross-correlation of (N, C, *spatial) input with (O, C/groups, *kernel) weight, plus an optional bias per output channel.
+    """N-d cross-correlation of (N, C, *spatial) input with (O, C/groups, *kernel) weight, plus an optional bias per output channel;
+    `channels_last`: the input is (N, *spatial, C) and the result (N, *spatial, O) (NHWC), the weight stays (O, C/groups, *kernel).
     %r = tn.convolution %x, %w, %b stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<2x4x8x8xf32>"""
 
     name = "tn.convolution"
@@ -112,17 +113,26 @@ class ConvolutionOp(ConvParams):
     traits = traits_def(Pure())
     assembly_format = (
         "$input `,` $weight (`,` $bias^)? `stride` `=` $stride `padding` `=` $padding `dilation` `=` $dilation "
-        "`output_padding` `=` $output_padding (`transposed` $transposed^)? `groups` `=` $groups attr-dict "
+        "`output_padding` `=` $output_padding (`transposed` $transposed^)? `groups` `=` $groups "
+        "(`channels_last` $channels_last^)? attr-dict "
         "`:` type($input) `,` type($weight) (`,` type($bias)^)? `->` type($result)"
     )
+    channels_last = opt_prop_def(UnitAttr)
 
-    def __init__(self, input, weight, bias, result_type, *, stride, padding, dilation, transposed, output_padding, groups):
+    def __init__(self, input, weight, bias, result_type, *, stride, padding, dilation, transposed, output_padding, groups,
+                 channels_last: bool = False):  # fmt: skip
         props = self.conv_properties(stride, padding, dilation, transposed, output_padding, groups)
+        if channels_last:
+            props["channels_last"] = UnitAttr()
         super().__init__(operands=[input, weight, [bias] if bias else []], result_types=[result_type], properties=props)
 
     def verify_(self):
-        expected = self.conv_output_shape(shape(self.input), shape(self.weight))
-        check_shape(self.name, "result", shape(self.result), expected)
+        x = shape(self.input)
+        last = self.channels_last is not None
+        if last and self.transposed is not None:
+            raise VerifyException(f"{self.name}: channels_last needs a non-transposed convolution")
+        expected = self.conv_output_shape([x[0], x[-1], *x[1:-1]] if last else x, shape(self.weight))
+        check_shape(self.name, "result", shape(self.result), [expected[0], *expected[2:], expected[1]] if last else expected)
         if self.bias is not None:
             check_shape(self.name, "bias", shape(self.bias), [expected[1]])
         if not element(self.input) == element(self.weight) == element(self.result):

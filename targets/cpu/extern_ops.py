@@ -60,16 +60,23 @@ def _convolution(op) -> Callable | None:
         return None
     stride, padding, dilation = (list(a.get_values()) for a in (op.stride, op.padding, op.dilation))
     groups = op.groups.value.data
+    last = op.channels_last is not None  # NHWC in and out: torch sees channels-last strided NCHW views
     chosen: dict = {}
 
     def compute(ins, out):
         x, w, b = ins[0], ins[1], ins[2] if len(ins) > 2 else None
+        if last:
+            x = x.movedim(-1, 1)
         k = externs.ConvKernel(w, b, stride, padding, dilation, groups, constant=False)
         key = (tuple(x.shape), tuple(x.stride()), tuple(w.shape), x.dtype)
         path = chosen.get(key)
         if path is None:
             path = chosen[key] = k.choose(x)
-        return k.run(x, path)
+        y = k.run(x, path)
+        if last and out is not None:
+            out.movedim(-1, 1).copy_(y)  # both channels-last: a plain copy
+            return out
+        return y.movedim(1, -1).contiguous() if last else y
 
     return _into(compute)
 

@@ -43,8 +43,12 @@ def _conv(op):
 def _convolution(op, *values):
     v = _bind(op, values)
     c = _conv(op)
-    return aten.convolution(v(op.input), v(op.weight), v(op.bias), c["stride"], c["padding"], c["dilation"],
-                            c["transposed"], c["output_padding"], c["groups"])
+    x, last = v(op.input), op.channels_last is not None
+    if last:  # (N, *spatial, C) -> a channels-last strided (N, C, *spatial) view, and back for the result
+        x = x.movedim(-1, 1)
+    y = aten.convolution(x, v(op.weight), v(op.bias), c["stride"], c["padding"], c["dilation"],
+                         c["transposed"], c["output_padding"], c["groups"])
+    return y.movedim(1, -1).contiguous() if last else y
 
 
 def _convolution_backward(op, grad, x, w):

@@ -1,7 +1,7 @@
-// RUN: irc-opt --stage tensor-opt --print-ir-after-all %s 2>&1 | filecheck %s --check-prefix=AFTER-ALL
-// RUN: irc-opt --stage tensor-opt --print-ir-before-all %s 2>&1 | filecheck %s --check-prefix=BEFORE-ALL
+// RUN: irc-opt -p cse,dce --print-ir-after-all %s 2>&1 | filecheck %s --check-prefix=AFTER-ALL
+// RUN: irc-opt -p cse,dce --print-ir-before-all %s 2>&1 | filecheck %s --check-prefix=BEFORE-ALL
 // RUN: irc-opt --stage loop --print-ir-before=fuse-loops --print-ir-after=tensor-to-loop %s 2>&1 | filecheck %s --check-prefix=SELECTED
-// RUN: irc-opt --stage loop --print-ir-after-change %s 2>&1 | filecheck %s --check-prefix=CHANGE
+// RUN: irc-opt -p cse,dce,tensor-to-loop,simplify-loop,fuse-loops,simplify-loop --print-ir-after-change %s 2>&1 | filecheck %s --check-prefix=CHANGE
 // RUN: irc-opt -p dce,dce --print-ir-after-all --print-ir-after-change %s 2>&1 | filecheck %s --check-prefix=CHANGE-ALL
 // RUN: not irc-opt -p cse,test-break-types,dce --print-ir-after-failure %s 2>&1 | filecheck %s --check-prefix=FAILURE
 

@@ -17,6 +17,10 @@ func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
 // CHECK-NEXT:   Total Execution Time: {{[0-9.]+}} seconds
 // CHECK-EMPTY:
 // CHECK-NEXT:   ----Wall Time----  ----Name----
+// CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  fuse-attention
+// CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  simplify-tensor
+// CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  select-layout
+// CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  fold-permutes
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  cse
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  dce
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  tensor-to-loop

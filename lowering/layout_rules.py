@@ -1,0 +1,146 @@
+"""Layout rules at the tensor level: permutes compose and cancel, and each op of a convolution region has an NHWC form.
+
+Cancelling (the `fold-permutes` pass, rules applied to a fixpoint):
+
+    permute(permute(x, p), q) -> permute(x, [p[i] for i in q])        fold_permute_permute
+    permute(x, [0, 1, ..., n-1]) -> x                                  fold_permute_identity
+
+NHWC forms (`to_nhwc(op)`, used by select-layout on the ops of a region it puts in NHWC): each op
+becomes its NHWC computation between a permute into NHWC of each 4-d operand and a permute of the
+result back to NCHW, so the rewrite means the same on its own; fold-permutes then cancels every
+permute pair inside a region and leaves conversions only at its boundaries.
+
+    conv(x, w, b)          -> permute(conv channels_last(permute(x, TO_NHWC), w, b), TO_NCHW)
+    unary(x)               -> permute(unary(permute(x, TO_NHWC)), TO_NCHW)
+    binary(x, y)           -> permute(binary(permute(x, TO_NHWC), permute(y, TO_NHWC)), TO_NCHW)   (0-d operands as they are)
+    batch_norm_inference   -> permute((x' - mean) * rsqrt(var + eps) * w + b, TO_NCHW)   ([C] parameters broadcast
+                              along the last dim of x' = permute(x, TO_NHWC); the same arithmetic as its loop form)
+"""
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from irc.dialects import tensor as tn
+from irc.dialects.tensor.base import Binary, Unary, element, shape
+from irc.ir.rules import apply_rules, rule
+
+TO_NHWC = (0, 2, 3, 1)  # NCHW value -> NHWC value
+TO_NCHW = (0, 3, 1, 2)  # NHWC value -> NCHW value
+
+
+def perm_of(op: Operation | None) -> tuple[int, ...] | None:
+    return tuple(op.perm.get_values()) if isinstance(op, tn.PermuteOp) else None
+
+
+@rule(tn.PermuteOp)
+def fold_permute_permute(op):  # permute(permute(x, p), q) -> permute(x, p o q), or x when that is the identity
+    inner = op.input.owner
+    if not isinstance(inner, tn.PermuteOp):
+        return None
+    p, q = perm_of(inner), perm_of(op)
+    composed = [p[i] for i in q]
+    return inner.input if composed == list(range(len(q))) else tn.PermuteOp(inner.input, composed)
+
+
+@rule(tn.PermuteOp)
+def fold_permute_identity(op):  # permute(x, identity) -> x
+    return op.input if perm_of(op) == tuple(range(len(perm_of(op)))) else None
+
+
+RULES = (fold_permute_permute, fold_permute_identity)
+
+
+@dataclass(frozen=True)
+class FoldPermutesPass(ModulePass):
+    """Compose permutes of permutes; drop identity permutes (layout conversions that cancel)."""
+
+    name = "fold-permutes"
+
+    def apply(self, ctx: Context, module: ModuleOp) -> None:
+        apply_rules(module, RULES)
+
+
+# ---- NHWC forms ----------------------------------------------------------------------------------
+
+
+def is_image(v: SSAValue) -> bool:
+    """A 4-d tensor: a value that has a layout (NCHW or NHWC)."""
+    return isinstance(v.type, TensorType) and len(shape(v)) == 4
+
+
+def layout_operands(op: Operation) -> list[SSAValue] | None:
+    """The operands of `op` whose layout follows the op's, when the op has an NHWC form; else None."""
+    if isinstance(op, tn.ConvolutionOp):
+        ok = (op.transposed is None and op.channels_last is None and is_image(op.input)
+              and element(op.input) in _FLOATS)  # fmt: skip
+        return [op.input] if ok else None
+    if isinstance(op, tn.BatchNormInferenceOp):  # its [C] parameters meet x in elementwise ops: one element type
+        same = all(element(v) == element(op.input) for v in op.operands)
+        return [op.input] if is_image(op.input) and same else None
+    if isinstance(op, Unary):
+        return [op.input] if is_image(op.input) else None
+    if isinstance(op, Binary) and is_image(op.result):
+        if all(is_image(v) or not shape(v) for v in op.operands):
+            return [v for v in op.operands if is_image(v)]
+    return None
+
+
+def _floats():
+    from xdsl.dialects.builtin import bf16, f16, f32, f64
+
+    return (f16, bf16, f32, f64)
+
+
+_FLOATS = _floats()
+
+
+def to_nhwc(op: Operation) -> list[Operation]:
+    """Ops computing `op` in NHWC between permutes; the last op's result replaces op's result."""
+    ops: list[Operation] = []
+
+    def add(o: Operation) -> SSAValue:
+        ops.append(o)
+        return o.results[0]
+
+    def nhwc(v: SSAValue) -> SSAValue:
+        return add(tn.PermuteOp(v, list(TO_NHWC))) if is_image(v) else v
+
+    if isinstance(op, tn.ConvolutionOp):
+        x = nhwc(op.input)
+        r = shape(op.result)
+        out = TensorType(element(op.result), [r[0], r[2], r[3], r[1]])
+        conv = tn.ConvolutionOp(
+            x, op.weight, op.bias, out, stride=op.stride.get_values(), padding=op.padding.get_values(),
+            dilation=op.dilation.get_values(), transposed=False, output_padding=op.output_padding.get_values(),
+            groups=op.groups.value.data, channels_last=True,
+        )  # fmt: skip
+        y = add(conv)
+    elif isinstance(op, tn.BatchNormInferenceOp):
+        y = _batch_norm_nhwc(add, nhwc(op.input), op)
+    elif isinstance(op, Unary):
+        y = add(type(op)(nhwc(op.input)))
+    elif isinstance(op, Binary):
+        y = add(type(op)(nhwc(op.lhs), nhwc(op.rhs)))
+    else:
+        raise AssertionError(f"no NHWC form for {op.name}")
+    add(tn.PermuteOp(y, list(TO_NCHW)))
+    return ops
+
+
+def _batch_norm_nhwc(add, x: SSAValue, op: tn.BatchNormInferenceOp) -> SSAValue:
+    el = element(x)
+    eps = add(tn.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(el, []), [op.eps.value.data])))
+    rstd = add(tn.RsqrtOp(add(tn.AddOp(op.running_var, eps))))
+    y = add(tn.MulOp(add(tn.SubOp(x, op.running_mean)), rstd))
+    if op.weight is not None:
+        y = add(tn.MulOp(y, op.weight))
+    if op.bias is not None:
+        y = add(tn.AddOp(y, op.bias))
+    return y
+
+
+__all__ = ["FoldPermutesPass", "RULES", "TO_NCHW", "TO_NHWC", "layout_operands", "to_nhwc", "is_image", "perm_of"]

@@ -1,0 +1,186 @@
+"""select-layout: NCHW or NHWC per convolution region, by a cost model; the choice and its reason go on the function.
+
+A region is a connected set of ops that have an NHWC form (layout_rules.layout_operands: 2-d
+convolutions, batch norm, elementwise ops on 4-d tensors) holding at least one convolution, joined
+through their 4-d data operands. For each region and each layout the cost model adds up
+
+    convolutions     seconds per convolution in that layout: `conv_timer(**problem)` -> (nchw_s, nhwc_s)
+                     when the caller gives one (the CPU target measures torch's convolution once per shape
+                     and caches it on disk), else an estimate from the flop count, the same in both layouts
+                     except a penalty for grouped and depthwise convolutions in NHWC
+    conversions      one per 4-d value crossing the region's boundary in a layout other than the region's
+                     (an NHWC value that arrives as permute(v, TO_NCHW), or leaves through permute(., TO_NHWC),
+                     is free in NHWC and a conversion in NCHW), each costing a read and a write of the tensor
+
+and `layout=auto` takes the cheaper (NCHW on a tie); `nchw` and `nhwc` force one. A region put in NHWC
+has every op replaced by its NHWC form between permutes (layout_rules.to_nhwc); fold-permutes, run
+next, cancels the pairs inside, so permutes remain only at the region's boundaries. The function gets
+`irc.layout = ["region 0 (2 convs): nhwc: ...", ...]`, which the compile report shows.
+"""
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from irc.dialects import tensor as tn
+from irc.dialects.tensor.base import element, shape
+from irc.ir.types import DYN
+
+from .layout_rules import TO_NCHW, TO_NHWC, is_image, layout_operands, perm_of, to_nhwc
+
+LAYOUTS = ("auto", "nchw", "nhwc")
+COPY_BYTES_PER_S = 4e9  # a transposing copy (read + write) on one socket
+CONV_FLOPS_PER_S = 1e11  # the estimate when nothing is measured; only ratios matter
+GROUPED_PENALTY = 1.5  # estimated NHWC slowdown of grouped / depthwise convolutions when nothing is measured
+ConvTimer = Callable[..., "tuple[float, float] | None"]
+
+
+@dataclass
+class Region:
+    ops: list[Operation]  # program order
+    convs: list[tn.ConvolutionOp] = field(default_factory=list)
+    inputs: list[SSAValue] = field(default_factory=list)  # 4-d data operands from outside
+    outputs: list[SSAValue] = field(default_factory=list)  # results read outside (or by a non-layout operand)
+
+
+def regions(f: func.FuncOp) -> list[Region]:
+    members = {op: layout_operands(op) for op in f.body.walk()}
+    members = {op: vs for op, vs in members.items() if vs is not None}
+    parent = {op: op for op in members}
+
+    def find(op):
+        while parent[op] is not op:
+            parent[op] = parent[parent[op]]
+            op = parent[op]
+        return op
+
+    for op, vs in members.items():
+        for v in vs:
+            if v.owner in members:
+                parent[find(v.owner)] = find(op)
+    groups: dict[Operation, Region] = {}
+    for op in members:  # dict order is program order
+        groups.setdefault(find(op), Region([])).ops.append(op)
+    out = []
+    for r in groups.values():
+        inside = set(r.ops)
+        r.convs = [op for op in r.ops if isinstance(op, tn.ConvolutionOp)]
+        if not r.convs:
+            continue
+        for op in r.ops:
+            r.inputs += [v for v in members[op] if v.owner not in inside and v not in r.inputs]
+            for res in op.results:
+                if any(u.operation not in inside or u.index not in _layout_indices(u.operation, members) for u in res.uses):
+                    r.outputs.append(res)
+        out.append(r)
+    return out
+
+
+def _layout_indices(op: Operation, members) -> set[int]:
+    vs = members.get(op) or []
+    return {i for i, v in enumerate(op.operands) if v in vs}
+
+
+def _bytes(v: SSAValue) -> int:
+    width = getattr(element(v), "bitwidth", 32)
+    return math.prod(1 if d == DYN else d for d in shape(v)) * max(1, width // 8)
+
+
+def conversions(r: Region, layout: str) -> list[SSAValue]:
+    """The boundary values that need a copy into (or out of) the region's layout."""
+    arrives_nhwc = [perm_of(v.owner) == TO_NCHW for v in r.inputs]
+    leaves_nhwc = [bool(list(v.uses)) and all(perm_of(u.operation) == TO_NHWC for u in v.uses) for v in r.outputs]
+    want = layout == "nhwc"
+    return [v for v, n in zip(r.inputs, arrives_nhwc) if n != want] + [v for v, n in zip(r.outputs, leaves_nhwc) if n != want]
+
+
+def conv_problem(op: tn.ConvolutionOp) -> dict:
+    return dict(x=list(shape(op.input)), w=list(shape(op.weight)), stride=list(op.stride.get_values()),
+                padding=list(op.padding.get_values()), dilation=list(op.dilation.get_values()),
+                groups=op.groups.value.data, dtype=str(element(op.input)), bias=op.bias is not None)  # fmt: skip
+
+
+def estimate(op: tn.ConvolutionOp) -> tuple[float, float]:
+    """(nchw_s, nhwc_s) from the flop count; grouped and depthwise convolutions pay GROUPED_PENALTY in NHWC."""
+    out = [1 if d == DYN else d for d in shape(op.result)]
+    w = [1 if d == DYN else d for d in shape(op.weight)]
+    s = 2 * math.prod(out) * math.prod(w[1:]) / CONV_FLOPS_PER_S
+    return s, s * (GROUPED_PENALTY if op.groups.value.data > 1 else 1.0)
+
+
+@dataclass(frozen=True)
+class Choice:
+    layout: str
+    reason: str
+
+
+def choose(r: Region, layout: str, timer: ConvTimer | None) -> Choice:
+    conv = [0.0, 0.0]
+    measured = True
+    for op in r.convs:
+        t = None
+        if timer is not None and layout == "auto" and DYN not in shape(op.input):  # a forced layout measures nothing
+            t = timer(**conv_problem(op))
+        measured &= t is not None
+        t = t or estimate(op)
+        conv = [conv[0] + t[0], conv[1] + t[1]]
+    conv_nchw, conv_nhwc = conversions(r, "nchw"), conversions(r, "nhwc")
+    copy = [sum(2 * _bytes(v) for v in c) / COPY_BYTES_PER_S for c in (conv_nchw, conv_nhwc)]
+    cost = [conv[0] + copy[0], conv[1] + copy[1]]
+    grouped = sum(op.groups.value.data > 1 for op in r.convs)
+    how = "measured" if measured else "estimated" + (f", {grouped} grouped with penalty" if grouped else "")
+    why = (f"convs {conv[1] * 1e3:.3g} ms nhwc vs {conv[0] * 1e3:.3g} ms nchw ({how}); conversions "
+           f"{len(conv_nhwc)} nhwc ({copy[1] * 1e3:.3g} ms) vs {len(conv_nchw)} nchw ({copy[0] * 1e3:.3g} ms)")  # fmt: skip
+    if layout != "auto":
+        return Choice(layout, f"forced by layout={layout}; {why}")
+    return Choice("nhwc" if cost[1] < cost[0] else "nchw", f"cost {cost[1] * 1e3:.3g} ms nhwc vs {cost[0] * 1e3:.3g} ms nchw: {why}")
+
+
+def select_layout(f: func.FuncOp, layout: str = "auto", timer: ConvTimer | None = None) -> list[str]:
+    """Choose and apply a layout per region of `f`; returns one note per region."""
+    notes = []
+    for i, r in enumerate(regions(f)):
+        c = choose(r, layout, timer)
+        notes.append(f"region {i} ({len(r.convs)} convs, {len(r.ops)} ops): {c.layout}: {c.reason}")
+        if c.layout == "nhwc":
+            for op in r.ops:
+                new = to_nhwc(op)
+                Rewriter.replace_op(op, new)
+    return notes
+
+
+@dataclass(frozen=True)
+class SelectLayoutPass(ModulePass):
+    """NCHW or NHWC per convolution region by a cost model (layout=auto|nchw|nhwc); permutes at region boundaries."""
+
+    name = "select-layout"
+    layout: str = "auto"
+    conv_timer: ConvTimer | None = field(default=None, compare=False, repr=False)
+
+    def apply(self, ctx: Context, module: ModuleOp) -> None:
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"select-layout: unknown layout {self.layout!r}; valid layouts: {', '.join(LAYOUTS)}")
+        for f in module.body.block.ops:
+            if isinstance(f, func.FuncOp) and f.body.blocks:
+                notes = select_layout(f, self.layout, self.conv_timer)
+                if notes:
+                    f.attributes["irc.layout"] = ArrayAttr([StringAttr(n) for n in notes])
+
+
+def layout_notes(module: ModuleOp) -> list[str]:
+    """The notes select-layout left on the module's functions (for the compile report)."""
+    notes = []
+    for f in module.walk():
+        if isinstance(attr := f.attributes.get("irc.layout"), ArrayAttr):
+            notes += [n.data for n in attr.data]
+    return notes
+
+
+__all__ = ["SelectLayoutPass", "LAYOUTS", "select_layout", "regions", "conversions", "choose", "layout_notes", "conv_problem"]

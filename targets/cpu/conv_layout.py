@@ -1,0 +1,76 @@
+"""The speed of torch's convolution in each layout, as the CPU extern runs it, measured once per shape.
+
+    conv_seconds(x=[8, 64, 56, 56], w=[64, 64, 3, 3], stride=[1, 1], padding=[1, 1], dilation=[1, 1],
+                 groups=1, dtype="f32", bias=False) -> (nchw_s, nhwc_s) or None
+
+Each layout times what targets/cpu/extern_ops.py does for a convolution in that layout: the path
+ConvKernel chooses for an input in that layout, and the copy of its result into an output buffer of
+that layout. The two run interleaved (externs.measure). Results are kept in memory and on disk
+(cache.py, kind "layout"), keyed by the problem, the CPU, the thread count and the versions, so a second
+process measures nothing. select-layout (lowering/) receives this function from the frontend.
+Anything that goes wrong gives None (the pass then estimates).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import torch
+
+from . import cache, externs
+
+log = logging.getLogger("irc")
+DTYPES = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16, "f16": torch.float16}
+_seen: dict[str, tuple[float, float] | None] = {}
+_lock = threading.Lock()
+STATS = {"measured": 0, "disk_hits": 0}
+
+
+def _measure(x, w, stride, padding, dilation, groups, dtype, bias) -> tuple[float, float]:
+    g = torch.Generator().manual_seed(0)
+    xt = torch.randn(x, generator=g).to(dtype)
+    wt = torch.randn(w, generator=g).to(dtype)
+    bt = torch.randn(w[0], generator=g).to(dtype) if bias else None
+    k = externs.ConvKernel(wt, bt, stride, padding, dilation, groups, constant=False)
+    y = k.run(xt, "aten")
+    runs = {}
+    for name, fmt in (("nchw", torch.contiguous_format), ("nhwc", torch.channels_last)):
+        xin = xt.contiguous(memory_format=fmt)
+        out = torch.empty_like(y, memory_format=fmt)
+        path = k.choose(xin)
+        runs[name] = lambda xin=xin, out=out, path=path: out.copy_(k.run(xin, path))
+    times = externs.measure(runs, reps=5, budget_s=0.3)
+    return times["nchw"], times["nhwc"]
+
+
+def conv_seconds(*, x, w, stride, padding, dilation, groups, dtype: str, bias: bool) -> tuple[float, float] | None:
+    """(seconds in NCHW, seconds in NHWC) for one convolution, or None when it cannot be measured."""
+    if dtype not in DTYPES or len(x) != 4:
+        return None
+    from .jit import host, versions
+
+    problem = repr((list(x), list(w), list(stride), list(padding), list(dilation), groups, dtype, bias))
+    key = cache.make_key("conv-layout", problem, host().cpu, str(torch.get_num_threads()), torch.__version__, versions())
+    with _lock:
+        if key in _seen:
+            return _seen[key]
+        rec = cache.get_json("layout", key)
+        if rec is not None:
+            STATS["disk_hits"] += 1
+            t = (rec["nchw"], rec["nhwc"])
+        else:
+            try:
+                with torch.no_grad():
+                    t = _measure(x, w, stride, padding, dilation, groups, DTYPES[dtype], bias)
+            except Exception as e:  # noqa: BLE001 - a measurement is advice: the pass estimates instead
+                log.info("irc: convolution layout timing failed for %s (%s)", problem, e)
+                _seen[key] = None
+                return None
+            STATS["measured"] += 1
+            cache.put_json("layout", key, {"problem": problem, "nchw": t[0], "nhwc": t[1]})
+        _seen[key] = t
+        return t
+
+
+__all__ = ["conv_seconds", "STATS"]

@@ -1,0 +1,73 @@
+// RUN: irc-opt --split-input-file %s -p 'select-layout{layout=nhwc},fold-permutes,dce' | filecheck %s --check-prefix=NHWC
+// RUN: irc-opt --split-input-file %s -p select-layout,fold-permutes,dce | filecheck %s --check-prefix=AUTO
+// RUN: irc-opt --split-input-file %s -p 'select-layout{layout=nchw},fold-permutes,dce' | filecheck %s --check-prefix=NCHW
+// Layout selection per convolution region. Without a measurement hook (irc-opt has none) the cost
+// model estimates both layouts' convolutions from their flops (equal, but grouped convolutions pay a
+// penalty in nhwc) and adds a read and a write for each conversion at the region's boundary.
+
+func.func @block(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>, %w2: tensor<4x4x3x3xf32>) -> tensor<2x4x8x8xf32> {
+  %c = tn.convolution %x, %w, %b stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<2x4x8x8xf32>
+  %n = tn.batch_norm_inference %c weight %m bias %v stats %m, %v eps = 1.000000e-05 : tensor<2x4x8x8xf32> weight tensor<4xf32> bias tensor<4xf32> stats tensor<4xf32>, tensor<4xf32> -> tensor<2x4x8x8xf32>
+  %r = tn.relu %n : tensor<2x4x8x8xf32>
+  %c2 = tn.convolution %r, %w2 stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<2x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<2x4x8x8xf32>
+  %s = tn.add %c2, %r : tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32> -> tensor<2x4x8x8xf32>
+  func.return %s : tensor<2x4x8x8xf32>
+}
+// Forced to nhwc, every op computes in nhwc (batch norm as elementwise ops with its [C] parameters along
+// the last dim); the permute pairs between them cancel, one conversion in and one out remain.
+// NHWC-LABEL: func.func @block
+// NHWC-SAME:    irc.layout = ["region 0 (2 convs, 5 ops): nhwc: forced by layout=nhwc; {{.*}}conversions 2 nhwc
+// NHWC-NEXT:    %[[X:.*]] = tn.permute %x perm = [0, 2, 3, 1] : tensor<2x3x8x8xf32> -> tensor<2x8x8x3xf32>
+// NHWC-NEXT:    %[[C:.*]] = tn.convolution %[[X]], %w, %b {{.*}} groups = 1 channels_last : tensor<2x8x8x3xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<2x8x8x4xf32>
+// NHWC:         %[[EPS:.*]] = tn.constant dense<1.000000e-05> : tensor<f32>
+// NHWC-NEXT:    %[[VE:.*]] = tn.add %v, %[[EPS]] : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+// NHWC-NEXT:    %[[RSTD:.*]] = tn.rsqrt %[[VE]] : tensor<4xf32>
+// NHWC-NEXT:    %[[D:.*]] = tn.sub %[[C]], %m : tensor<2x8x8x4xf32>, tensor<4xf32> -> tensor<2x8x8x4xf32>
+// NHWC-NEXT:    %[[Y:.*]] = tn.mul %[[D]], %[[RSTD]]
+// NHWC-NEXT:    %[[YW:.*]] = tn.mul %[[Y]], %m
+// NHWC-NEXT:    %[[YB:.*]] = tn.add %[[YW]], %v
+// NHWC-NEXT:    %[[R:.*]] = tn.relu %[[YB]] : tensor<2x8x8x4xf32>
+// NHWC-NEXT:    %[[C2:.*]] = tn.convolution %[[R]], %w2 {{.*}} channels_last : tensor<2x8x8x4xf32>, tensor<4x4x3x3xf32> -> tensor<2x8x8x4xf32>
+// NHWC-NEXT:    %[[S:.*]] = tn.add %[[C2]], %[[R]] : tensor<2x8x8x4xf32>, tensor<2x8x8x4xf32> -> tensor<2x8x8x4xf32>
+// NHWC-NEXT:    %[[OUT:.*]] = tn.permute %[[S]] perm = [0, 3, 1, 2] : tensor<2x8x8x4xf32> -> tensor<2x4x8x8xf32>
+// NHWC-NEXT:    func.return %[[OUT]]
+// In auto, equal convolution estimates, and nhwc would need two conversions: nchw, unchanged.
+// AUTO-LABEL: func.func @block
+// AUTO-SAME:    irc.layout = ["region 0 (2 convs, 5 ops): nchw: cost {{.*}}conversions 2 nhwc {{.*}} vs 0 nchw
+// AUTO-NOT:     tn.permute
+// AUTO-NOT:     channels_last
+// NCHW-LABEL: func.func @block
+// NCHW-SAME:    nchw: forced by layout=nchw
+// NCHW-NOT:     tn.permute
+
+// -----
+func.func @nhwc_data(%x: tensor<1x16x16x8xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x16x16x8xf32> {
+  %xn = tn.permute %x perm = [0, 3, 1, 2] : tensor<1x16x16x8xf32> -> tensor<1x8x16x16xf32>
+  %c = tn.convolution %xn, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32> -> tensor<1x8x16x16xf32>
+  %r = tn.relu %c : tensor<1x8x16x16xf32>
+  %y = tn.permute %r perm = [0, 2, 3, 1] : tensor<1x8x16x16xf32> -> tensor<1x16x16x8xf32>
+  func.return %y : tensor<1x16x16x8xf32>
+}
+// Data that arrives and leaves in nhwc: nchw would keep two conversions, nhwc needs none; the
+// program's own permutes cancel against the region's and no permute is left.
+// AUTO-LABEL: func.func @nhwc_data
+// AUTO-SAME:    irc.layout = ["region 0 (1 convs, 2 ops): nhwc: {{.*}}conversions 0 nhwc (0 ms) vs 2 nchw
+// AUTO-NEXT:    %[[C:.*]] = tn.convolution %x, %w {{.*}} channels_last : tensor<1x16x16x8xf32>, tensor<8x8x3x3xf32> -> tensor<1x16x16x8xf32>
+// AUTO-NEXT:    %[[R:.*]] = tn.relu %[[C]] : tensor<1x16x16x8xf32>
+// AUTO-NEXT:    func.return %[[R]] : tensor<1x16x16x8xf32>
+// Forced to nchw, it keeps the program as it is.
+// NCHW-LABEL: func.func @nhwc_data
+// NCHW:         tn.permute %x perm = [0, 3, 1, 2]
+// NCHW-NOT:     channels_last
+
+// -----
+func.func @grouped(%x: tensor<1x8x8x256xf32>, %w: tensor<256x128x3x3xf32>) -> tensor<1x8x8x256xf32> {
+  %xn = tn.permute %x perm = [0, 3, 1, 2] : tensor<1x8x8x256xf32> -> tensor<1x256x8x8xf32>
+  %c = tn.convolution %xn, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 2 : tensor<1x256x8x8xf32>, tensor<256x128x3x3xf32> -> tensor<1x256x8x8xf32>
+  %y = tn.permute %c perm = [0, 2, 3, 1] : tensor<1x256x8x8xf32> -> tensor<1x8x8x256xf32>
+  func.return %y : tensor<1x8x8x256xf32>
+}
+// A grouped convolution with much arithmetic per element: the nhwc penalty outweighs two conversions.
+// AUTO-LABEL: func.func @grouped
+// AUTO-SAME:    irc.layout = ["region 0 (1 convs, 1 ops): nchw: {{.*}}(estimated, 1 grouped with penalty); conversions 0 nhwc (0 ms) vs 2 nchw
+// AUTO-NOT:     channels_last

@@ -1,0 +1,78 @@
+"""Each layout choice (options={"layout": "nchw" | "nhwc" | "auto"}) computes what eager computes: the
+ConvNet and ResNet-18 demo models in eval mode, convolution blocks with odd sizes, strides, groups and
+dilation, non-contiguous and channels-last inputs, a dynamic batch, and a ConvNet training step."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import irc
+from irc.bench import models as M
+from irc.bench.check import FORWARD_TOL, assert_close, compare_steps, loss_fn, targets_for, train_step, twin
+from tests.conftest import compile_irc
+
+LAYOUTS = ("nchw", "nhwc", "auto")
+
+
+def _layouts(report) -> list[str]:
+    return [note.split(": ")[1] for g in report.graphs for note in g.layouts]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name", ["convnet", "resnet18"])
+def test_eval_model_matches_eager(name, layout):
+    model, inputs = M.convnet(batch=2) if name == "convnet" else M.resnet18(batch=2, size=32)
+    model.eval()
+    with torch.no_grad():
+        want = model(*inputs)
+        got = compile_irc(twin(model), layout=layout)(*inputs)
+        report = irc.explain(twin(model), *inputs, options={"layout": layout, "strict": True})
+    assert_close("forward output", got, want, FORWARD_TOL)
+    chosen = _layouts(report)
+    assert chosen and (layout == "auto" or set(chosen) == {layout}), chosen
+    assert all(not g.target_fallbacks for g in report.graphs), [g.target_fallbacks for g in report.graphs]
+
+
+def block(x, w1, b1, w2, scale, shift):
+    """conv (strided, dilated) - affine - relu - grouped conv - residual add of a pooled input - sigmoid gate."""
+    y = F.conv2d(x, w1, b1, stride=2, padding=2, dilation=2)
+    y = torch.relu(y * scale + shift)
+    z = F.conv2d(y, w2, None, padding=1, groups=2)
+    return torch.sigmoid(z + y) * F.avg_pool2d(x, 2)[:, :1]
+
+
+def _block_inputs(n=3, h=14, w=10):
+    g = torch.Generator().manual_seed(0)
+    r = lambda *s: torch.randn(*s, generator=g)  # noqa: E731
+    return [r(n, 5, h, w), r(6, 5, 3, 3), r(6), r(6, 3, 3, 3), r(1, 6, 1, 1), r(1, 6, 1, 1)]
+
+
+@pytest.mark.parametrize("layout", ["nhwc", "nchw"])
+@pytest.mark.parametrize("inputs", ["contiguous", "channels_last", "transposed"])
+def test_conv_block_matches_eager(layout, inputs):
+    args = _block_inputs()
+    if inputs == "channels_last":
+        args[0] = args[0].contiguous(memory_format=torch.channels_last)
+    elif inputs == "transposed":
+        args[0] = args[0].transpose(2, 3).contiguous().transpose(2, 3)  # strides of a W x H tensor
+    got = compile_irc(block, layout=layout)(*args)
+    torch.testing.assert_close(got, block(*args), **FORWARD_TOL)
+
+
+def test_conv_block_dynamic_batch_nhwc():
+    f = compile_irc(block, layout="nhwc")
+    for n in (3, 5):
+        args = _block_inputs(n=n)
+        torch._dynamo.mark_dynamic(args[0], 0)  # one graph with a symbolic batch serves both sizes
+        torch.testing.assert_close(f(*args), block(*args), **FORWARD_TOL)
+
+
+def test_convnet_training_step_nhwc():
+    """Loss, gradients, BatchNorm running statistics and the SGD step of a training step with NHWC regions."""
+    model, inputs = M.convnet(batch=2, train=True)
+    mine = twin(model)
+    with torch.no_grad():
+        target = targets_for(twin(model)(*inputs))
+    got = train_step(mine, inputs, compile_irc(loss_fn(mine), layout="nhwc"), target, optimizer="sgd")
+    want = train_step(model, inputs, loss_fn(model), target, optimizer="sgd")
+    compare_steps(got, want)

@@ -1,0 +1,75 @@
+"""select-layout's cost model with an injected convolution timer (deterministic): measured speed and
+conversions decide in `auto`, forced layouts measure nothing, symbolic shapes are estimated, and the
+`layout` option is validated."""
+
+import pytest
+
+from irc.dialects import ALL_DIALECTS
+from irc.ir import make_context, parse_module, print_module, run_passes
+from irc.lowering.layout_rules import FoldPermutesPass
+from irc.lowering.select_layout import SelectLayoutPass, layout_notes
+from irc.options import Options
+
+BLOCK = """
+func.func @main(%x: tensor<{n}x16x8x8xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<{n}x16x8x8xf32> {{
+  %c = tn.convolution %x, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<{n}x16x8x8xf32>, tensor<16x16x3x3xf32> -> tensor<{n}x16x8x8xf32>
+  %r = tn.relu %c : tensor<{n}x16x8x8xf32>
+  %c2 = tn.convolution %r, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<{n}x16x8x8xf32>, tensor<16x16x3x3xf32> -> tensor<{n}x16x8x8xf32>
+  func.return %c2 : tensor<{n}x16x8x8xf32>
+}}
+"""
+
+
+def run(layout, timer, n="2"):
+    ctx = make_context(ALL_DIALECTS)
+    module = parse_module(ctx, BLOCK.format(n=n))
+    run_passes(ctx, module, (SelectLayoutPass(layout, timer), FoldPermutesPass()))
+    return print_module(module), layout_notes(module)
+
+
+class Timer:
+    def __init__(self, nchw, nhwc):
+        self.times, self.calls = (nchw, nhwc), []
+
+    def __call__(self, **problem):
+        self.calls.append(problem)
+        return self.times
+
+
+def test_measured_nhwc_speed_outweighs_conversions():
+    timer = Timer(1e-3, 0.5e-3)
+    text, notes = run("auto", timer)
+    assert len(timer.calls) == 2  # once per convolution, with the problem's shape
+    assert timer.calls[0] == dict(x=[2, 16, 8, 8], w=[16, 16, 3, 3], stride=[1, 1], padding=[1, 1], dilation=[1, 1],
+                                  groups=1, dtype="f32", bias=False)  # fmt: skip
+    assert text.count("channels_last") == 2 and text.count("tn.permute") == 2  # one conversion in, one out
+    assert notes[0].startswith("region 0 (2 convs, 3 ops): nhwc: cost") and "(measured)" in notes[0]
+
+
+def test_measured_gain_smaller_than_conversions_stays_nchw():
+    text, notes = run("auto", Timer(1.0e-6, 0.9e-6))
+    assert "channels_last" not in text and "tn.permute" not in text
+    assert ": nchw: cost" in notes[0]
+
+
+def test_forced_layouts_measure_nothing():
+    for layout in ("nchw", "nhwc"):
+        timer = Timer(1.0, 2.0)
+        text, notes = run(layout, timer)
+        assert timer.calls == [] and f": {layout}: forced by layout={layout}" in notes[0]
+        assert ("channels_last" in text) == (layout == "nhwc")
+
+
+def test_symbolic_shapes_are_estimated_not_measured():
+    timer = Timer(1e-3, 0.5e-3)
+    text, notes = run("auto", timer, n="?")
+    assert timer.calls == [] and "(estimated)" in notes[0]
+
+
+def test_layout_option_is_validated():
+    assert Options.resolve(options={"layout": "nhwc"}).layout == "nhwc"
+    assert Options.resolve().layout == "auto"
+    with pytest.raises(ValueError, match="valid layouts: auto, nchw, nhwc"):
+        Options.resolve(options={"layout": "NHWC"})
+    with pytest.raises(ValueError, match="valid layouts: auto, nchw, nhwc"):
+        run("channels_last", None)
