@@ -15,6 +15,7 @@ class Options:
     dump_dir: str | None = None  # write every stage's IR of every graph here
     strict: bool = False  # raise irc's own compile errors instead of running that graph eagerly
     verify: bool = False  # run each graph before and after every pass on random inputs; a pass that changes the result is reported
+    freeze: bool | None = None  # inference graphs: parameters become constants, BatchNorm and constants folded, checked per call (frontend/freeze.py); None or "auto" (the default) and True: on; False: off
     attention: bool = True  # substitute matmul-softmax-matmul attention with one scaled_dot_product_attention (lowering/fuse_attention.py)
     layout: str = "auto"  # per convolution region: "auto" (cost model: conversions, measured conv speed), "nchw" or "nhwc"
     cache: bool = True  # reuse compiled code and extern choices from the on-disk cache (IRC_CACHE_DIR, see targets/cpu/cache.py)
@@ -33,6 +34,10 @@ class Options:
             raise ValueError(f"irc: unknown target {options['target']!r}; valid targets: {', '.join(TARGETS)}")
         if options.get("layout", "auto") not in LAYOUTS:
             raise ValueError(f"irc: unknown layout {options['layout']!r}; valid layouts: {', '.join(LAYOUTS)}")
+        if not (options.get("freeze") is None or isinstance(options["freeze"], bool) or options["freeze"] == "auto"):
+            raise ValueError("irc: option 'freeze' must be True, False or 'auto'")
+        if options.get("freeze") == "auto":
+            options["freeze"] = None
         for name in ("strict", "verify", "cache", "attention"):
             if name in options and not isinstance(options[name], bool):
                 raise ValueError(f"irc: option {name!r} must be a bool")

@@ -16,6 +16,8 @@ class GraphReport:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     dump_dir: str | None = None
     verify_failure: str | None = None  # with options={"verify": True}: the first pass that changed the result
+    freeze: str | None = None  # inference graphs: what freezing folded (frontend/freeze.py)
+    attention: int = 0  # matmul-softmax-matmul patterns substituted by one tn.sdpa
     target: str = ""  # where the graph runs: "cpu" or "reference"
     kernels: int = 0  # cpu: JITed kernel functions
     fused_kernels: int = 0  # loop.nest ops after fusion
@@ -45,6 +47,10 @@ class GraphReport:
             lines.append(f"  runs eagerly: {self.eager_graph}")
         if self.verify_failure:
             lines.append(f"  verify: {self.verify_failure}")
+        if self.freeze:
+            lines.append(f"  freeze: {self.freeze}")
+        if self.attention:
+            lines.append(f"  attention: {self.attention} matmul-softmax-matmul -> tn.sdpa (scaled_dot_product_attention)")
         ops = sum(self.imported.values())
         lines.append(f"  imported {ops} aten calls ({len(self.imported)} distinct ops), {len(self.fallbacks)} eager fallbacks")
         for target, reason in sorted(set(self.fallbacks)):

@@ -23,6 +23,7 @@ from irc.dialects import ALL_DIALECTS
 from . import compile_log
 from .aliases import input_views
 from .decompositions import decomposition_table
+from .freeze import plan as plan_freeze, static_inputs
 from .fx_import import GraphUnsupported, import_graph
 
 
@@ -33,8 +34,10 @@ def backend(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None
     dynamo_graph = report.new_dynamo_graph()
     compile_log.dynamo_graph(gm, dynamo_graph)
 
+    static = static_inputs(example_inputs)  # parameters and buffers: inference graphs freeze them (frontend/freeze.py)
+
     def compiler(kind: str):
-        return lambda fx_gm, inputs: compile_graph(fx_gm, inputs, opts, kind, dynamo_graph)
+        return lambda fx_gm, inputs: compile_graph(fx_gm, inputs, opts, kind, dynamo_graph, static, len(example_inputs))
 
     aot = aot_autograd(
         fw_compiler=compiler("forward"),
@@ -53,14 +56,17 @@ def backend(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None
         return gm.forward
 
 
-def compile_graph(gm: torch.fx.GraphModule, example_inputs, opts: Options, kind: str, dynamo_graph: int):
+def compile_graph(gm: torch.fx.GraphModule, example_inputs, opts: Options, kind: str, dynamo_graph: int, static=None, n_inputs=0):
     rep = report.new_graph(dynamo_graph, kind)
     rep.nodes = sum(1 for n in gm.graph.nodes if n.op == "call_function")
     dump = _dumper(opts, rep)
     dump("fx", gm.print_readable(print_output=False))
     with Progress(compile_log.graph_name(rep)):  # a line on stderr when this takes over a second
         try:
-            compiled = _compile(gm, opts, rep, dump)
+            freezer = plan_freeze(gm, opts, kind, static, n_inputs)
+            compiled = _compile(gm, opts, rep, dump, freezer)
+            if freezer is not None:  # a frozen input that changes sends the calls to a compile without freezing
+                compiled = freezer.guard(compiled, lambda: compile_graph(gm, example_inputs, opts, kind, dynamo_graph))
             compile_log.graph_done(rep)
             return compiled
         except GraphUnsupported as e:
@@ -75,7 +81,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, opts: Options, kind:
     return make_boxed_func(gm.forward)
 
 
-def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
+def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> CompiledGraph:
     t0 = time.perf_counter()
     result = import_graph(gm)
     module = result.module
@@ -83,6 +89,9 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
     rep.stage_seconds["tensor"] = time.perf_counter() - t0
     rep.imported, rep.fallbacks = result.imported, [(f.target, f.reason) for f in result.fallbacks]
     dump("tensor", print_module(module))
+    if freezer is not None:
+        result.constants = freezer.apply(module, result.constants, rep)
+        dump("freeze", print_module(module))
 
     progress_stage("tensor-opt")
     timing = PassTiming()
@@ -98,6 +107,7 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
         rep.verify_failure = str(e)
         raise
     rep.stage_seconds["tensor-opt"] = sum(timing.seconds.values())
+    rep.attention = sum(op.name == "tn.sdpa" for op in module.walk())
     rep.layouts = layout_notes(module)
     compile_log.passes(rep, timing.seconds)
     dump("tensor-opt", print_module(module))
@@ -115,6 +125,8 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump) -> CompiledGraph:
         if run is not None:
             return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views)
         module = import_graph(gm).module  # the tensor-opt module was consumed: start again for the reference
+        if freezer is not None:
+            result.constants = freezer.apply(module, result.constants, rep)
         run_passes(make_context(ALL_DIALECTS), module, tensor_opt(TENSOR_OPT, attention=opts.attention))
     progress_stage("reference")
     t0 = time.perf_counter()

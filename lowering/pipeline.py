@@ -16,6 +16,8 @@ from irc.dialects import ALL_DIALECTS
 from irc.ir import PassTiming, make_context, run_passes
 
 from .bufferize import BufferizePass
+from .fold_batch_norm import FoldBatchNormPass, fold_batch_norm
+from .fold_constants import ConstantArgs, FoldConstantsPass, fold_constants
 from .fuse_attention import FuseAttentionPass
 from .fusion.fuse import FuseLoopsPass
 from .layout_rules import FoldPermutesPass
@@ -30,8 +32,17 @@ TENSOR_OPT = (FuseAttentionPass(), SimplifyTensorPass(), SelectLayoutPass(), Fol
 LOOP = (TensorToLoopPass(), SimplifyLoopPass(), FuseLoopsPass(), SimplifyLoopPass())
 MEM = (BufferizePass(), PlanBuffersPass())
 
+# inference graphs with frozen parameters first run these (freeze() below, given the parameters' values)
+FREEZE = (FoldBatchNormPass(), FoldConstantsPass())
+
 STAGES = {"tensor-opt": TENSOR_OPT, "loop": LOOP, "mem": MEM}
 STAGE_ORDER = ("fx", "tensor", "tensor-opt", "loop", "mem")
+
+
+def freeze(module: ModuleOp, constants: ConstantArgs) -> None:
+    """FREEZE with the frozen arguments' values: BatchNorm folded into the layers before it, then constants evaluated."""
+    fold_batch_norm(module, constants)
+    fold_constants(module, constants)
 
 
 def tensor_opt(passes=TENSOR_OPT, *, attention: bool = True) -> tuple:

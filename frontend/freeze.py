@@ -1,0 +1,123 @@
+"""Inference freezing (option `freeze`): parameters and buffers become compile-time constants of inference graphs.
+
+How parameters reach irc: Dynamo lifts each parameter and buffer of the modules it traces to an input of
+its graph, marks it static (`_dynamo_static_input_type`, or an nn.Parameter) and hands the backend the real
+tensors as example inputs; for an inference graph (run under torch.no_grad() or inference_mode) AOT
+autograd keeps the inputs one for one, and TracingContext.fw_metadata says which of them the graph
+mutates or returns views of. The others are frozen: lowering/pipeline.freeze folds BatchNorm into the
+convolution or linear layer before it (fold_batch_norm.py) and evaluates every computation of constants
+once (fold_constants.py), as inductor's freezing does.
+
+Safety: inductor's freezing assumes the parameters never change after compiling. irc checks instead: a
+frozen graph remembers each tensor a folded constant was computed from, with its version counter, and
+before each call compares them with the tensors passed in (identity and `_version`: an optimizer step,
+`load_state_dict` or any in-place update bumps it). On a difference the graph is compiled again without
+freezing, and that compile serves every later call. Only writes that bypass the version counter
+(`param.data.copy_(...)`) go unseen; options={"freeze": False} turns freezing off. Graphs where nothing
+folds run exactly as unfrozen ones, with no check.
+"""
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
+
+from xdsl.dialects import func
+
+from irc.ir.rules import count_matches
+from irc.lowering.fold_constants import ConstantArgs
+from irc.lowering.pipeline import freeze
+
+log = logging.getLogger("irc")
+
+
+def static_inputs(example_inputs) -> dict[int, torch.Tensor]:
+    """The real parameter and buffer tensors among a Dynamo graph's inputs, by position."""
+    out = {}
+    for i, x in enumerate(example_inputs):
+        if not isinstance(x, torch.Tensor) or isinstance(x, FakeTensor) or type(x) not in (torch.Tensor, torch.nn.Parameter):
+            continue
+        if (isinstance(x, torch.nn.Parameter) or getattr(x, "_dynamo_static_input_type", None)) and x.layout == torch.strided:
+            out[i] = x
+    return out
+
+
+@dataclass
+class Freezer:
+    """The frozen inputs of one inference graph and what folding made of them."""
+
+    values: dict[int, torch.Tensor]
+    base: list[torch.Tensor] | None = None  # the graph's own constants (get_attr), before folding appends any
+    table: ConstantArgs = field(default_factory=ConstantArgs)
+
+    def apply(self, module, constants: list[torch.Tensor], rep) -> list[torch.Tensor]:
+        """Fold a freshly imported `module` in place; the constants to pass after the inputs (the graph's own, then
+        the folded ones). Folding is deterministic: applied again to a fresh import, it gives the same list."""
+        if self.base is None:
+            self.base = list(constants)
+        main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+        n = len(main.body.block.args)  # placeholders, then the graph's own constants
+        self.table = ConstantArgs(values={**self.values, **{n - len(self.base) + k: t for k, t in enumerate(self.base)}})
+        t0 = time.perf_counter()
+        with count_matches() as counts, unset_fake_temporarily():  # real values: the compile runs under fake mode
+            freeze(module, self.table)
+        rep.stage_seconds["freeze"] = time.perf_counter() - t0
+        bn = counts["fold_conv_batch_norm"] + counts["fold_linear_batch_norm"]
+        used = len(self.table.used & set(self.values))
+        rep.freeze = (
+            f"{used} of {len(self.values)} parameters and buffers folded: {bn} BatchNorm into the layer before, "
+            f"{self.table.folded} ops evaluated into {len(self.table.appended)} constant tensors"
+        )
+        return [*self.base, *self.table.appended]
+
+    def guard(self, compiled, unfrozen):
+        """`compiled` as it is when nothing was folded from a frozen input, else checked against changes per call."""
+        checks = [(i, t, t._version) for i, t in self.values.items() if i in self.table.used]
+        return FrozenGraph(compiled, checks, unfrozen) if checks else compiled
+
+
+def plan(gm: torch.fx.GraphModule, opts, kind: str, static: dict[int, torch.Tensor] | None, n_inputs: int) -> Freezer | None:
+    """A Freezer for an inference graph whose frozen inputs are safe to fold, else None."""
+    if opts.freeze is False or kind != "inference" or not static:
+        return None
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != n_inputs:  # AOT autograd regrouped the inputs (synthetic bases, subclasses, tokens)
+        return None
+    ctx = torch._guards.TracingContext.try_get()
+    meta = getattr(ctx, "fw_metadata", None)
+    if meta is None or len(meta.input_info) != n_inputs:
+        return None
+    aliased = {o.base_idx for o in meta.output_info if o.base_idx is not None}
+    keep: dict[int, torch.Tensor] = {}
+    for i, t in static.items():
+        val = placeholders[i].meta.get("val")
+        mutated = meta.input_info[i].mutation_type != torch._functorch._aot_autograd.schemas.MutationType.NOT_MUTATED
+        if mutated or i in aliased or not isinstance(val, torch.Tensor):
+            continue
+        if tuple(val.shape) == tuple(t.shape) and val.dtype == t.dtype and tuple(val.stride()) == tuple(t.stride()):
+            keep[i] = t
+    return Freezer(keep) if keep else None
+
+
+class FrozenGraph:
+    """A compiled frozen graph that runs only while its frozen inputs are the tensors it folded, unchanged."""
+
+    _boxed_call = True
+
+    def __init__(self, frozen, checks, unfrozen):
+        self.frozen, self.checks, self.make_unfrozen, self.unfrozen = frozen, checks, unfrozen, None
+
+    def __call__(self, args):
+        if self.frozen is not None:
+            if all(args[i] is t and t._version == v for i, t, v in self.checks):
+                return self.frozen(args)
+            log.info("irc: a frozen parameter changed after compiling; compiling the graph again without freezing")
+            self.frozen = None
+        if self.unfrozen is None:
+            self.unfrozen = self.make_unfrozen()
+        return self.unfrozen(args)
+
+
+__all__ = ["Freezer", "FrozenGraph", "plan", "static_inputs"]

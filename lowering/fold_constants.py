@@ -1,0 +1,179 @@
+"""fold-constants: a tn op whose operands are all constants is evaluated once, at compile time.
+
+Constants are `tn.constant` ops and, when the frontend freezes an inference graph, the @main arguments
+that hold parameters and buffers (`ConstantArgs.values`, by argument index, their real tensors). A
+value is known when it is a constant or a foldable op of known values. A known op is evaluated when
+some op that is not known reads it; views of known values (permute, reshape, expand, ...) are not
+materialised on their own (a transposed copy of a weight would double its memory for nothing), only
+through the computation that reads them. A result that holds one value becomes a splat `tn.constant`;
+any other becomes a new @main argument appended at the end (`ConstantArgs.appended`, which the
+frontend passes with every call). Without a ConstantArgs table (irc-opt) only splat results are folded.
+
+Evaluation is torch on the op's meaning, from the table EVAL below: lowering may not import the
+reference target (targets/reference), so the few ops worth folding are listed here, and
+tests/unit/test_fold_constants.py checks that each entry agrees with the reference semantics.
+"""
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
+from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from irc.dialects import tensor as tn
+from irc.ir.types import torch_dtype
+
+
+def _ints(attr) -> list[int]:
+    return list(attr.get_values())
+
+
+def _batch_norm(op, x, *rest):
+    names = [n for n, v in (("weight", op.weight), ("bias", op.bias)) if v is not None]
+    params = dict(zip(names, rest))
+    mean, var = rest[len(names):]
+    return torch.nn.functional.batch_norm(x, mean, var, params.get("weight"), params.get("bias"), False, 0.0, op.eps.value.data)
+
+
+def _reshape(op, x):
+    return x.reshape(list(op.result.type.get_shape()))
+
+
+EVAL: dict[type, Callable] = {
+    tn.AddOp: lambda op, a, b: a + b, tn.SubOp: lambda op, a, b: a - b, tn.MulOp: lambda op, a, b: a * b,
+    tn.DivOp: lambda op, a, b: a / b, tn.NegOp: lambda op, x: -x, tn.RsqrtOp: lambda op, x: torch.rsqrt(x),
+    tn.SqrtOp: lambda op, x: torch.sqrt(x), tn.ReciprocalOp: lambda op, x: torch.reciprocal(x),
+    tn.ExpOp: lambda op, x: torch.exp(x), tn.ConvertOp: lambda op, x: x.to(torch_dtype(op.result.type.get_element_type())),
+    tn.WhereOp: lambda op, c, a, b: torch.where(c, a, b),
+    tn.EmbeddingOp: lambda op, w, i: torch.nn.functional.embedding(i, w),
+    tn.IotaOp: lambda op: torch.arange(op.result.type.get_shape()[0], dtype=torch_dtype(op.result.type.get_element_type())),
+    tn.BatchNormInferenceOp: _batch_norm,
+    # views: known, materialised only through an op that computes
+    tn.PermuteOp: lambda op, x: x.permute(_ints(op.perm)),
+    tn.ReshapeOp: _reshape,
+    tn.ExpandOp: lambda op, x: x.expand(list(op.result.type.get_shape())),
+    tn.UnsqueezeOp: lambda op, x: x.unsqueeze(op.dim.value.data),
+}
+VIEWS = (tn.PermuteOp, tn.ReshapeOp, tn.ExpandOp, tn.UnsqueezeOp)
+
+
+@dataclass
+class ConstantArgs:
+    """The @main arguments that are constants (index -> real tensor), and the ones folding appends."""
+
+    values: dict[int, torch.Tensor] = field(default_factory=dict)
+    appended: list[torch.Tensor] = field(default_factory=list)
+    used: set[int] = field(default_factory=set)  # indices of `values` some folded constant was computed from
+    folded: int = 0  # ops evaluated into a constant
+
+
+def _static(v: SSAValue) -> bool:
+    return isinstance(v.type, TensorType) and v.type.has_static_shape()
+
+
+class Folder:
+    def __init__(self, main: func.FuncOp, table: ConstantArgs | None):
+        self.main, self.table = main, table
+        self.memo: dict[SSAValue, torch.Tensor] = {}
+        self.is_known: dict[SSAValue, bool] = {}
+
+    def known(self, v: SSAValue) -> bool:
+        if v not in self.is_known:
+            self.is_known[v] = self._known(v)
+        return self.is_known[v]
+
+    def _known(self, v: SSAValue) -> bool:
+        if not _static(v):
+            return False
+        if isinstance(v, BlockArgument):
+            return self.table is not None and v.block is self.main.body.block and v.index in self.table.values
+        op = v.owner
+        if isinstance(op, tn.ConstantOp):
+            return True
+        return type(op) in EVAL and len(op.results) == 1 and all(self.known(o) for o in op.operands)
+
+    def value(self, v: SSAValue) -> torch.Tensor:
+        if v in self.memo:
+            return self.memo[v]
+        if isinstance(v, BlockArgument):
+            self.table.used.add(v.index)
+            out = self.table.values[v.index]
+        elif isinstance(v.owner, tn.ConstantOp):
+            t = v.type
+            vals = list(v.owner.value.get_values())
+            out = torch.tensor(vals, dtype=torch_dtype(t.get_element_type())).reshape(list(t.get_shape()))
+        else:
+            out = EVAL[type(v.owner)](v.owner, *[self.value(o) for o in v.owner.operands])
+        self.memo[v] = out
+        return out
+
+    def absorbs(self, user: Operation) -> bool:
+        """A known op that computes folds, and takes what it reads with it; a known view passes it on to its readers."""
+        if type(user) not in EVAL or len(user.results) != 1 or not self.known(user.results[0]):
+            return False
+        return not isinstance(user, VIEWS) or all(self.absorbs(u.operation) for u in user.results[0].uses)
+
+    def worth_folding(self, op: Operation) -> bool:
+        """A known op that computes (or a view of tn.constant ops) read by some op that does not absorb it."""
+        if isinstance(op, tn.ConstantOp) or type(op) not in EVAL or len(op.results) != 1 or not self.known(op.results[0]):
+            return False
+        if isinstance(op, VIEWS) and not all(isinstance(o.owner, tn.ConstantOp) for o in op.operands):
+            return False
+        return any(not self.absorbs(u.operation) for u in op.results[0].uses)
+
+    def fold(self, op: Operation) -> bool:
+        result = op.results[0]
+        value = self.value(result).contiguous()
+        flat = value.flatten()
+        t = result.type
+        if value.numel() and bool((flat == flat[0]).all()) and not value.dtype.is_complex:
+            x = flat[0].item()
+            attr = DenseIntOrFPElementsAttr.from_list(t, [float(x) if value.dtype.is_floating_point else int(x)] * max(1, math.prod(t.get_shape())))
+            new = tn.ConstantOp(attr).result
+            self.main.body.block.insert_op_before(new.owner, op)
+        elif self.table is not None:
+            self.table.appended.append(value)
+            new = self.main.body.block.insert_arg(t, len(self.main.body.block.args))
+            self.table.values[new.index] = value  # a constant like the others, for the folds still to come
+            self.main.function_type = func.FunctionType.from_lists([a.type for a in self.main.body.block.args], self.main.function_type.outputs.data)
+        else:
+            return False
+        new.name_hint = result.name_hint
+        result.replace_all_uses_with(new)
+        if self.table is not None:
+            self.table.folded += 1
+        return True
+
+    def run(self) -> bool:
+        changed = False
+        for op in list(self.main.body.block.ops):
+            if self.worth_folding(op) and self.fold(op):
+                changed = True
+        return changed
+
+
+def fold_constants(module: ModuleOp, table: ConstantArgs | None = None) -> bool:
+    """Fold what can be folded in @main (every function when there is no table); True when anything changed."""
+    changed = False
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and (table is None or op.sym_name.data == "main"):
+            changed |= Folder(op, table).run()
+    return changed
+
+
+@dataclass(frozen=True)
+class FoldConstantsPass(ModulePass):
+    """Evaluate tn ops of constant operands at compile time (splat results only: frozen parameters come with the frontend)."""
+
+    name = "fold-constants"
+
+    def apply(self, ctx: Context, module: ModuleOp) -> None:
+        fold_constants(module)
+
+
+__all__ = ["ConstantArgs", "EVAL", "FoldConstantsPass", "fold_constants"]
