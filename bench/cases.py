@@ -86,6 +86,12 @@ MICRO = (
 # the compile modes (issue 8): their effect on an overhead-bound model, against eager, inductor and irc's default
 MODES = (("reduce-overhead", {"mode": "reduce-overhead"}), ("max-autotune", {"mode": "max-autotune"}))
 VARIANTS = {"mlp-b32": MODES}
+# the attention substitution (issue 8): irc's default replaces matmul-softmax-matmul by one scaled_dot_product_attention
+ATTENTION = (("no-attention", {"options": {"attention": False}}),)
+# inference freezing (issue 8): irc's default folds BatchNorm and constants of frozen parameters
+FREEZE = (("no-freeze", {"options": {"freeze": False}}),)
+VARIANTS.update({"mini-transformer": ATTENTION, "mini-transformer-mask": ATTENTION})
+VARIANTS["convnet-eval"] = VARIANTS.get("convnet-eval", ()) + FREEZE
 MODELS = tuple(Case(d.name, _model(d), "model", d.description, dynamic=d.dynamic, variants=VARIANTS.get(d.name, ()))
                for d in DEMOS)  # fmt: skip
 CASES = {c.name: c for c in MODELS + MICRO}
