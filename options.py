@@ -5,19 +5,21 @@ from typing import Any
 
 MODES = ("default", "reduce-overhead", "max-autotune")
 LAYOUTS = ("auto", "nchw", "nhwc")  # convolution regions: chosen by the cost model (lowering/select_layout.py), or forced
-TARGETS = ("cpu", "reference")
+TARGETS = ("cpu", "reference", "triton")
+MATMULS = ("extern", "dot")  # triton target: torch's kernels, or irc's tl.dot template with the epilogue fused
 
 
 @dataclass(frozen=True)
 class Options:
     mode: str = "default"
-    target: str = "cpu"  # where compiled graphs run: "cpu" (llvmlite-JITed kernels) or "reference" (the torch-backed tn executor)
+    target: str = "cpu"  # where compiled graphs run: "cpu" (llvmlite-JITed kernels), "triton" (generated Triton kernels) or "reference" (the torch-backed tn executor)
     dump_dir: str | None = None  # write every stage's IR of every graph here
     strict: bool = False  # raise irc's own compile errors instead of running that graph eagerly
     verify: bool = False  # run each graph before and after every pass on random inputs; a pass that changes the result is reported
     freeze: bool | None = None  # inference graphs: parameters become constants, BatchNorm and constants folded, checked per call (frontend/freeze.py); None or "auto" (the default) and True: on; False: off
     attention: bool = True  # substitute matmul-softmax-matmul attention with one scaled_dot_product_attention (lowering/fuse_attention.py)
     layout: str = "auto"  # per convolution region: "auto" (cost model: conversions, measured conv speed), "nchw" or "nhwc"
+    matmul: str = "extern"  # triton target: "extern" (torch's mm/bmm) or "dot" (a tl.dot template holding the epilogue kernel)
     cache: bool = True  # reuse compiled code and extern choices from the on-disk cache (IRC_CACHE_DIR, see targets/cpu/cache.py)
 
     @classmethod
@@ -38,6 +40,8 @@ class Options:
             raise ValueError("irc: option 'freeze' must be True, False or 'auto'")
         if options.get("freeze") == "auto":
             options["freeze"] = None
+        if options.get("matmul", "extern") not in MATMULS:
+            raise ValueError(f"irc: unknown matmul {options['matmul']!r}; valid choices: {', '.join(MATMULS)}")
         for name in ("strict", "verify", "cache", "attention"):
             if name in options and not isinstance(options[name], bool):
                 raise ValueError(f"irc: option {name!r} must be a bool")

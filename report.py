@@ -19,7 +19,7 @@ class GraphReport:
     freeze: str | None = None  # inference graphs: what freezing folded (frontend/freeze.py)
     attention: int = 0  # matmul-softmax-matmul patterns substituted by one tn.sdpa
     target: str = ""  # where the graph runs: "cpu" or "reference"
-    kernels: int = 0  # cpu: JITed kernel functions
+    kernels: int = 0  # cpu: JITed kernel functions; triton: generated Triton kernels
     fused_kernels: int = 0  # loop.nest ops after fusion
     externs: list[str] = field(default_factory=list)  # tn ops run as torch kernels
     planned_peak_bytes: int = 0  # the arena the buffer plan needs
@@ -69,6 +69,9 @@ class GraphReport:
                 lines.append(f"    reference {what}: {reason}")
             lines.append(f"  mode {self.mode}: a call runs {self.python_steps} Python steps")
             lines += [f"    {note}" for note in self.mode_notes]
+        elif self.target == "triton":
+            lines.append(f"  triton: {self.kernels} generated kernels, {len(self.target_fallbacks)} on the reference evaluator")
+            lines += [f"    reference {what}: {reason}" for what, reason in self.target_fallbacks]
         elif self.target:
             lines.append(f"  runs on the {self.target} target")
         times = ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in self.stage_seconds.items())

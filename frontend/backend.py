@@ -118,10 +118,11 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> 
     aliased, views = input_views(gm)
     for k, i in enumerate(aliased):
         specs[i] = OutputSpec(("view", k), None, None)
-    if opts.target == "cpu":
+    if opts.target in ("cpu", "triton"):
         from .cpu_compile import compile_cpu
+        from .triton_compile import compile_triton
 
-        run = compile_cpu(gm, module, result, opts, rep, dump)
+        run = (compile_cpu if opts.target == "cpu" else compile_triton)(gm, module, result, opts, rep, dump)
         if run is not None:
             return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views)
         module = import_graph(gm).module  # the tensor-opt module was consumed: start again for the reference

@@ -26,6 +26,15 @@ EMITTERS: dict[str, Emitter | None] = {
     "triton": None,  # targets/triton: Triton source per kernel
 }
 
+
+def _triton(module: ModuleOp) -> str:
+    from irc.targets.triton.emit import triton_source
+
+    return triton_source(module)
+
+
+EMITTERS["triton"] = _triton
+
 EMIT_STAGE = "mem"  # the stage every target's code is generated from
 
 

@@ -1,0 +1,82 @@
+"""The backend's Triton path: tensor-opt -> loop -> mem (lowering/pipeline.lower, with the CPU path's disk
+cache of mem stages) -> a TritonRunner whose kernels are generated Triton source.
+
+Without a GPU the kernels run under Triton's interpreter (targets/triton sets TRITON_INTERPRET=1 before
+Triton is first imported). Nothing here may break the user's program: a lowering failure sends the graph
+to the tensor-level reference (the caller does that when this returns None), a kernel the generator
+cannot emit or Triton rejects runs on the reference evaluator, and the report lists each with its reason.
+options={"matmul": "dot"} runs mm/bmm with a tl.dot template that also holds the pointwise kernel after
+it; "extern" (the default) calls torch's kernels. mode="max-autotune" times block sizes with
+triton.autotune.
+"""
+
+import logging
+import time
+
+from irc import report
+from irc.options import Options
+
+from .cpu_compile import STRICT, _lower
+
+log = logging.getLogger("irc")
+
+
+def compile_triton(gm, module, result, opts: Options, rep: report.GraphReport, dump):
+    """The runnable graph for a tensor-opt module (consumed), or None when lowering fails."""
+    from irc.targets.cpu import cache
+    from irc.targets.cpu.graph import ArgSpec
+    from irc.targets.triton import ensure_interpreter
+
+    ensure_interpreter()
+    from irc.targets.triton.runtime import TritonRunner
+
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    names = [n.name for n in placeholders] + [f"constant{i}" for i in range(len(result.constants))]
+    values = [n.meta.get("val") for n in placeholders] + list(result.constants)
+    args = [ArgSpec.of(v, name) for v, name in zip(values, names)]
+    t0 = time.perf_counter()
+    try:
+        with cache.enabled(opts.cache):
+            module, lowered, cached = _lower(module, args, opts, rep, dump)
+    except Exception as e:  # a lowering bug: the graph still runs, on the tensor-level reference
+        if STRICT:
+            raise
+        log.warning("irc: lowering graph %d failed (%s); it runs on the reference target", rep.index, e)
+        rep.target_fallbacks.append(("graph", f"lowering failed: {type(e).__name__}: {e}"))
+        return None
+    rep.stage_seconds["mem (cached)" if cached else "loop+mem"] = time.perf_counter() - t0
+    rep.fused_kernels, rep.externs = lowered.kernels, list(lowered.externs)
+    rep.planned_peak_bytes, rep.intermediate_bytes = lowered.arena_bytes, lowered.intermediate_bytes
+    rep.fusion_refusals = list(lowered.refusals)
+    t0 = time.perf_counter()
+    with cache.enabled(opts.cache):
+        runner = TritonRunner(module, autotune=opts.mode == "max-autotune", matmul=opts.matmul, fallbacks=rep.target_fallbacks)
+    rep.target, rep.kernels = "triton", runner.kernels
+    if STRICT and runner.fallbacks:
+        raise RuntimeError(f"triton target fallbacks: {runner.fallbacks}")
+    rep.stage_seconds["triton"] = time.perf_counter() - t0
+    return runner
+
+
+def runner_for(fn, *inputs, dynamic: bool = False, **kw):
+    """(TritonRunner, constants) for a plain function, without Dynamo: make_fx with the backend's
+    decompositions, import, tensor-opt, lower. Call as `runner([*inputs, *constants])`. For tests."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from irc.dialects import ALL_DIALECTS
+    from irc.ir import make_context, run_passes
+    from irc.lowering.pipeline import TENSOR_OPT, lower
+    from irc.targets.triton import ensure_interpreter
+
+    ensure_interpreter()
+    from irc.targets.triton.runtime import TritonRunner
+
+    from .decompositions import decomposition_table
+    from .fx_import import import_graph
+
+    gm = make_fx(lambda *a: fn(*a), tracing_mode="symbolic" if dynamic else "fake",
+                 decomposition_table=decomposition_table())(*inputs)  # fmt: skip
+    res = import_graph(gm)
+    run_passes(make_context(ALL_DIALECTS), res.module, TENSOR_OPT)
+    lower(res.module)
+    return TritonRunner(res.module, **kw), list(res.constants)

@@ -1,0 +1,165 @@
+"""Matrix products as a tl.dot template (options={"matmul": "dot"}), with the pointwise kernel after them fused.
+
+A `mem.extern` whose region is one `tn.mm` of its two ins (f32, f16 or bf16) runs as a blocked tl.dot
+kernel: one program per BLOCK_M x BLOCK_N tile of the product, a loop over K in BLOCK_K steps,
+accumulating in f32. When the next launch of @main is a pointwise kernel over exactly the product's
+space that reads it only at (d0, d1), and nothing else reads the product, that kernel's body becomes
+the template's epilogue (bias, activation, residual, several outputs): the tile goes from registers
+to its consumers' outputs and the product is never written. Nothing that runs may lie between the two
+(the extern's operands must still hold their values when the fused kernel runs); the runtime also
+checks that the epilogue writes no operand of the product.
+"""
+
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, ModuleOp
+from xdsl.ir.affine import AffineDimExpr
+
+from irc.dialects import loop, memory
+from irc.dialects import tensor as tn
+
+from .prelude import PRELUDE
+from .source import _Gen
+from .types import Unsupported, compute_type, storage_type
+
+_NON_EXECUTING = (memory.DimOp, memory.AllocOp, memory.SlotOp, memory.ViewOp, memory.ReshapeOp, memory.ArenaOp, arith.ConstantOp)
+
+
+@dataclass
+class DotPlan:
+    """One mm extern and, when fusable, the launch whose kernel becomes its epilogue."""
+
+    extern: memory.ExternOp
+    launch: memory.LaunchOp | None
+    epilogue: func.FuncOp | None
+    operand: int | None  # which argument of the epilogue kernel is the product
+
+
+def _is_mm(op: memory.ExternOp) -> bool:
+    block = op.body.block
+    ops = list(block.ops)
+    if len(ops) != 2 or not isinstance(ops[0], tn.MmOp) or len(op.ins) != 2 or len(op.outs) + len(op.res) != 1:
+        return False
+    mm = ops[0]
+    if list(mm.operands) != list(block.args):
+        return False
+    return isinstance(mm.result.type.get_element_type(), Float32Type | Float16Type | BFloat16Type)
+
+
+def _epilogue_of(main_ops: list, i: int, product, kernels: dict):
+    """(launch, kernel, operand index) when the launch right after main_ops[i] can be fused, else None."""
+    uses = [u.operation for u in product.uses if u.operation is not main_ops[i]]
+    nxt = next((o for o in main_ops[i + 1:] if not isinstance(o, _NON_EXECUTING)), None)
+    if not isinstance(nxt, memory.LaunchOp) or any(u is not nxt and not isinstance(u, memory.DimOp) for u in uses):
+        return None
+    if list(nxt.ins).count(product) != 1 or product in nxt.outs:
+        return None
+    fn = kernels.get(nxt.callee.root_reference.data)
+    if fn is None:
+        return None
+    nest = next(o for o in fn.body.block.ops if isinstance(o, loop.NestOp))
+    k = list(nxt.ins).index(product)
+    param = fn.body.block.args[k]
+    if nest.rank != 2 or nest.reduction_dims():
+        return None
+    identity = [AffineDimExpr(0), AffineDimExpr(1)]
+    if any(list(ld.map.data.results) != identity for ld in nest.loads() if ld.source is param):
+        return None
+    if any(ld.indices and ld.source is param for ld in nest.loads()):
+        return None
+    return nxt, fn, k
+
+
+def plan_dots(module: ModuleOp, entry: str = "main") -> list[DotPlan]:
+    funcs = {op.sym_name.data: op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.body.blocks}
+    main_ops = list(funcs[entry].body.block.ops)
+    plans = []
+    for i, op in enumerate(main_ops):
+        if isinstance(op, memory.ExternOp) and _is_mm(op):
+            product = op.outs[0] if op.outs else op.res[0]
+            fused = _epilogue_of(main_ops, i, product, funcs)
+            plans.append(DotPlan(op, *(fused or (None, None, None))))
+    return plans
+
+
+class _Epilogue(_Gen):
+    """The epilogue kernel's body over one [BLOCK_M, BLOCK_N] tile; the product's loads read the accumulator."""
+
+    def __init__(self, fn: func.FuncOp, operand: int):
+        super().__init__(fn)
+        self.product = fn.body.block.args[operand]
+        self.unit = "[1, 1]"
+
+    def shape(self, groups) -> str:
+        return "[BLOCK_M, BLOCK_N]"
+
+    def value(self, op, env) -> str:
+        if isinstance(op, loop.LoadOp) and op.source is self.product:
+            return "acc_t"
+        return super().value(op, env)
+
+
+def dot_source(name: str, elem, epilogue: func.FuncOp | None = None, operand: int | None = None) -> tuple[str, list]:
+    """(kernel text, params of the epilogue kernel) for the template `name` computing an mm of element type `elem`."""
+    sig = ["a", "a_n0", "a_n1", "a_s0", "a_s1", "b", "b_n0", "b_n1", "b_s0", "b_s1"]
+    gen = _Epilogue(epilogue, operand) if epilogue is not None else None
+    if gen is None:
+        sig += ["c", "c_n0", "c_n1", "c_s0", "c_s1"]
+    else:
+        sig += gen.signature[:-4]  # its buffers and symbols, not its block arguments
+    sig += ["M", "N", "K", "BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr", "BLOCK_K: tl.constexpr"]
+    precision = ', input_precision="ieee"' if isinstance(elem, Float32Type) else ""  # f32 stays f32 (no tf32)
+    ind = "    "
+    lines = [
+        "@triton.jit",
+        f"def {name}({', '.join(sig)}):",
+        f"{ind}d0 = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]",
+        f"{ind}d1 = tl.program_id(1).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]",
+        f"{ind}xmask = (d0 < M) & (d1 < N)",
+        f"{ind}acc = tl.full([BLOCK_M, BLOCK_N], 0, tl.float32)",
+        f"{ind}for k0 in range(0, K, BLOCK_K):",
+        f"{ind}    rk = k0 + tl.arange(0, BLOCK_K)",
+        f"{ind}    at = tl.load(a + d0 * a_s0 + rk[None, :] * a_s1, mask=(d0 < M) & (rk[None, :] < K), other=0)",
+        f"{ind}    bt = tl.load(b + rk[:, None] * b_s0 + d1 * b_s1, mask=(rk[:, None] < K) & (d1 < N), other=0)",
+        f"{ind}    acc += tl.dot(at, bt{precision})",
+    ]
+    s, c = storage_type(elem), compute_type(elem)
+    lines.append(f"{ind}acc_t = acc" if s == c else f"{ind}acc_t = acc.to({s}).to({c})  # the product's own precision")
+    if gen is None:
+        lines.append(f"{ind}tl.store(c + d0 * c_s0 + d1 * c_s1, acc_t{'' if s == c else f'.to({s})'}, mask=xmask)")
+        return "\n".join(lines) + "\n", []
+    env: dict = {}
+    values = list(gen.nest.yield_op.values)
+    gen.emit_ops(lines, ind, env, gen._needed_all(values), "")
+    for i, v in enumerate(values):
+        gen.store(lines, ind, i, v, env)
+    return "\n".join(lines) + "\n", gen.params
+
+
+@dataclass
+class DotKernel:
+    """A generated template: its name, its source (with the prelude) and the epilogue's parameter kinds."""
+
+    name: str
+    kernel: str
+    params: list
+
+    @property
+    def text(self) -> str:
+        return PRELUDE + "\n\n" + self.kernel
+
+
+def dot_kernel(plan: DotPlan, index: int) -> DotKernel:
+    mm = next(iter(plan.extern.body.block.ops))
+    elem = mm.result.type.get_element_type()
+    name = f"mm{index}" if plan.epilogue is None else f"mm{index}_{plan.epilogue.sym_name.data}"
+    try:
+        text, params = dot_source(name, elem, plan.epilogue, plan.operand)
+    except Unsupported:
+        if plan.epilogue is None:
+            raise
+        plan.launch = plan.epilogue = plan.operand = None  # the epilogue stays a kernel of its own
+        text, params = dot_source(f"mm{index}", elem)
+        name = f"mm{index}"
+    return DotKernel(name, text, params)
