@@ -252,14 +252,20 @@ def why_not_epilogue(producer: Operation, consumer: loop.NestOp) -> EpiloguePlan
 
 
 def copy_source(nest: loop.NestOp) -> loop.LoadOp | None:
-    """The load of a nest that only copies (one load, yielded, perhaps widened and narrowed back)."""
+    """The load of a nest that only copies (one load, yielded, perhaps widened and narrowed back).
+
+    Narrowing is a copy only back to the loaded type: f32 -> bf16 -> f32 rounds, it does not copy."""
     if len(nest.yield_op.values) != 1:
         return None
-    v = nest.yield_op.values[0]
+    v, narrowed = nest.yield_op.values[0], []
     while isinstance(v.owner, arith.TruncFOp | arith.ExtFOp):
+        if isinstance(v.owner, arith.TruncFOp):
+            narrowed.append(v.type)
         v = v.owner.input
     ops = [op for op in nest.body.block.ops if not isinstance(op, loop.YieldOp | arith.TruncFOp | arith.ExtFOp)]
     if len(ops) != 1 or not isinstance(ops[0], loop.LoadOp) or v is not ops[0].result or ops[0].indices:
+        return None
+    if any(t != v.type for t in narrowed):
         return None
     return ops[0]
 
