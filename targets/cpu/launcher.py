@@ -30,7 +30,7 @@ from llvmlite import ir
 from irc.dialects import memory
 from irc.dialects import tensor as tn
 
-from . import parallel, steps
+from . import nativepool, parallel, steps
 from .vec import I32, I64
 
 VOID = ir.VoidType()
@@ -121,6 +121,8 @@ def plan(prog) -> Plan:
                     why = "launch with runtime sizes"
                 elif count[0] * count[1] >= mw and prog.externs:
                     why = "large launch in a graph with library externs (blocking pool)"
+                elif count[0] * count[1] >= mw and not (parallel.USE_NATIVE and nativepool.supported()):
+                    why = "large launch without the native pool"
                 else:
                     if count[0] * count[1] >= mw:
                         p.pooled = True

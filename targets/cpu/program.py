@@ -63,7 +63,7 @@ class Program:
             self.parallel, self.min_work = parallel.parallel_for, parallel.MIN_WORK
         self._static = not self.g.sources and not self.g.checks
         self.externs = {id(st): None for st in self.g.steps if st.kind == "extern"}  # prepared after the JIT
-        self._native_plan, self._lib, self._segments = None, None, []
+        self._native_plan, self._lib, self._segments, self._mode_error = None, None, [], None
         self.cache_hit, self.kernels = self._compile(cache)
         self._interp = None
         self.externs = {id(st): self._extern(st) for st in self.g.steps if st.kind == "extern"}
@@ -79,13 +79,18 @@ class Program:
             self._free.append(self._context())
             tuned, tune_notes = (False, [])
             if mode == "max-autotune" and self._static and self.kernels:
-                tuned, tune_notes = autotune.tune(self, cache)
+                try:
+                    tuned, tune_notes = autotune.tune(self, cache)
+                except Exception as e:  # noqa: BLE001 - measuring failed: the default variants stay
+                    tune_notes = [f"autotune failed ({type(e).__name__}: {e}); default variants"]
+                    for ln in self.launches:
+                        ln.lanes = ln.min_work = None
             if tuned:  # other widths or thresholds than the first build's: build again with them
                 self.cache_hit, self.kernels = self._compile(cache)
                 self._free = [self._context()]
         cx = self._free[0]
         self.python_steps = len(cx.fast.steps if cx.fast is not None else cx.steps)  # a launcher counts as one
-        self.mode_notes = launcher.describe(self) + tune_notes
+        self.mode_notes = ([self._mode_error] if self._mode_error else launcher.describe(self)) + tune_notes
         self.seconds = time.perf_counter() - t0
 
     # -- compile time ------------------------------------------------------------------------------
@@ -136,9 +141,7 @@ class Program:
                 ln.reason, ln.plan = ln.plan, None
                 self.fallbacks.append((f"kernel {ln.step.op.callee.root_reference.data}", ln.reason))
         self.llvm_ir = str(mod)  # what `irc-opt -t llvm` prints
-        if self.mode != "default" and self._static:  # reduce-overhead: launchers over the emitted kernels
-            self._native_plan = launcher.plan(self)
-        segs = launcher.emit(self, mod, self._native_plan) if self._native_plan else []
+        segs = self._launchers(mod) if self.mode != "default" and self._static else []
         if not any(ln.fname for ln in self.launches) and not segs:
             return False, 0
         lib = jit.compile_module(mod, use_cache=cache)
@@ -148,6 +151,17 @@ class Program:
                 ln.fn = lib.function(ln.fname, *_SIG)
         self._lib = lib
         return lib.cache_hit, len({ln.fname for ln in self.launches if ln.fname})
+
+    def _launchers(self, mod) -> list[str]:
+        """reduce-overhead: launchers over the emitted kernels (none, and a note, if that fails)."""
+        try:
+            self._native_plan = launcher.plan(self)
+            return launcher.emit(self, mod, self._native_plan)
+        except Exception as e:  # noqa: BLE001 - the graph still runs, step by step
+            for name in [n for n in mod.globals if n.startswith("seg")]:
+                mod.globals.pop(name)
+            self._native_plan, self._mode_error = None, f"no launcher: {type(e).__name__}: {e}"
+            return []
 
     def _extern(self, st):
         def interpreter():
@@ -187,7 +201,10 @@ class Program:
                 cx.names.append(_describe(st, ln))
         cx.per_call = [r for r, root in enumerate(g.roots) if root.kind != "arena"]
         if self._native_plan is not None:
-            cx.fast = launcher.Bound(self, cx, bound, self._lib, self._segments)
+            try:
+                cx.fast = launcher.Bound(self, cx, bound, self._lib, self._segments)
+            except Exception as e:  # noqa: BLE001 - this context runs its steps one by one
+                self._mode_error = f"no launcher: {type(e).__name__}: {e}"
         return cx
 
     def _bind_step(self, cx, st, ln, base):

@@ -129,3 +129,20 @@ def test_max_autotune_choices_come_from_the_disk_cache_the_second_time(tmp_path,
         cache.set_dir(None)
     assert notes[1] == {"measured": 1, "disk_hits": 0} and "measured in" in notes[0]
     assert notes[3] == {"measured": 0, "disk_hits": 1} and "from the disk cache" in notes[2]
+
+
+@pytest.mark.parametrize("broken", ["launcher", "autotune"])
+def test_a_mode_that_fails_leaves_the_default_steps(monkeypatch, broken):
+    from irc.targets.cpu import autotune, launcher
+
+    def fail(*a, **k):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(launcher, "emit", fail) if broken == "launcher" else monkeypatch.setattr(autotune, "tune", fail)
+    fn, make = CASES["linear-relu"]
+    inputs = make()
+    start = report.mark()
+    torch.testing.assert_close(_compiled(fn, "max-autotune", cache=False)(*inputs), fn(*inputs), **tolerance(torch.float32))
+    (g,) = _graphs(start)
+    want = "no launcher: RuntimeError: boom" if broken == "launcher" else "autotune failed (RuntimeError: boom)"
+    assert any(want in note for note in g.mode_notes), g.mode_notes
