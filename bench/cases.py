@@ -85,7 +85,9 @@ MICRO = (
 )
 # the compile modes (issue 8): their effect on an overhead-bound model, against eager, inductor and irc's default
 MODES = (("reduce-overhead", {"mode": "reduce-overhead"}), ("max-autotune", {"mode": "max-autotune"}))
-VARIANTS = {"mlp-b32": MODES}
+# the layout choices (issue 8): irc's default is layout=auto (the cost model); these force one layout everywhere
+LAYOUTS = (("nchw", {"options": {"layout": "nchw"}}), ("nhwc", {"options": {"layout": "nhwc"}}))
+VARIANTS = {"mlp-b32": MODES, "convnet-eval": LAYOUTS, "resnet18": LAYOUTS}
 # the attention substitution (issue 8): irc's default replaces matmul-softmax-matmul by one scaled_dot_product_attention
 ATTENTION = (("no-attention", {"options": {"attention": False}}),)
 # inference freezing (issue 8): irc's default folds BatchNorm and constants of frozen parameters

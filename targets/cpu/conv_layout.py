@@ -17,6 +17,7 @@ import logging
 import threading
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
 
 from . import cache, externs
 
@@ -30,6 +31,7 @@ STATS = {"measured": 0, "disk_hits": 0}
 def _measure(x, w, stride, padding, dilation, groups, dtype, bias) -> tuple[float, float]:
     g = torch.Generator().manual_seed(0)
     xt = torch.randn(x, generator=g).to(dtype)
+    assert not isinstance(xt, FakeTensor), "convolution timing needs real tensors"
     wt = torch.randn(w, generator=g).to(dtype)
     bt = torch.randn(w[0], generator=g).to(dtype) if bias else None
     k = externs.ConvKernel(wt, bt, stride, padding, dilation, groups, constant=False)
@@ -60,8 +62,8 @@ def conv_seconds(*, x, w, stride, padding, dilation, groups, dtype: str, bias: b
             STATS["disk_hits"] += 1
             t = (rec["nchw"], rec["nhwc"])
         else:
-            try:
-                with torch.no_grad():
+            try:  # real tensors, even when called while a compile traces with fake ones
+                with unset_fake_temporarily(), torch.no_grad():
                     t = _measure(x, w, stride, padding, dilation, groups, DTYPES[dtype], bias)
             except Exception as e:  # noqa: BLE001 - a measurement is advice: the pass estimates instead
                 log.info("irc: convolution layout timing failed for %s (%s)", problem, e)

@@ -1,0 +1,33 @@
+"""The convolution timer of select-layout (targets/cpu/conv_layout.py) times real convolutions in both
+layouts, also when called while a compile traces with fake tensors, and remembers each shape."""
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+from irc.targets.cpu import cache, conv_layout, externs
+
+PROBLEM = dict(x=[1, 3, 5, 7], w=[2, 3, 3, 3], stride=[1, 1], padding=[1, 1], dilation=[1, 1], groups=1, dtype="f32", bias=True)
+
+
+def test_times_real_convolutions_in_both_layouts_under_fake_mode(monkeypatch):
+    seen = {}
+
+    def measure(candidates, **kw):
+        for name, fn in candidates.items():  # also ConvKernel's own path choice (aten, aten_cl)
+            out = fn()
+            seen[name] = (isinstance(out, FakeTensor), out.is_contiguous(memory_format=torch.channels_last))
+        return {name: 1.0 + i for i, name in enumerate(candidates)}
+
+    monkeypatch.setattr(externs, "measure", measure)
+    monkeypatch.setattr(conv_layout, "_seen", {})
+    with cache.enabled(False), FakeTensorMode():
+        assert conv_layout.conv_seconds(**PROBLEM) == (1.0, 2.0)
+        assert conv_layout.conv_seconds(**PROBLEM) == (1.0, 2.0)  # remembered: measured once
+    assert {k: seen[k] for k in ("nchw", "nhwc")} == {"nchw": (False, False), "nhwc": (False, True)}
+    assert not any(fake for fake, _ in seen.values())
+    assert conv_layout.STATS["measured"] >= 1
+
+
+def test_unmeasurable_problems_give_none():
+    assert conv_layout.conv_seconds(**{**PROBLEM, "dtype": "i32"}) is None
+    assert conv_layout.conv_seconds(**{**PROBLEM, "x": [1, 3, 5], "w": [2, 3, 3]}) is None
