@@ -3,6 +3,8 @@ work is nil), called K = 1..32; the slope of the call time over K is what one mo
 prepared ctypes call, its output allocation and the output's return), the intercept what a call costs.
 
     .venv/bin/python -m irc.bench.graph_overhead
+
+Measured for the default mode and for mode="reduce-overhead" (the kernels run by one JITed launcher).
 """
 
 import statistics
@@ -32,12 +34,12 @@ def _slope(xs, ys) -> tuple[float, float]:
     return b, my - b * mx
 
 
-def measure() -> dict:
+def measure(mode: str = "default") -> dict:
     """{"per_launch_us", "per_call_us", "launch_step_us", "calls": {K: us}} on this machine."""
     calls, steps = {}, []
     for k in KS:
         inputs = [torch.randn(16) for _ in range(k)]
-        program, consts = program_for(lambda *xs: tuple(x * 2 + 1 for x in xs), *inputs)
+        program, consts = program_for(lambda *xs: tuple(x * 2 + 1 for x in xs), *inputs, mode=mode)
         args = [*inputs, *consts]
         calls[k] = _median_us(lambda: program(args))
         steps += [t * 1e6 for name, t in program.profile(args, reps=200) if name.startswith("launch")]
@@ -46,10 +48,11 @@ def measure() -> dict:
 
 
 def main() -> None:
-    r = measure()
-    print("K kernels -> median call time: " + ", ".join(f"{k}: {v:.1f} us" for k, v in r["calls"].items()))
-    print(f"per launch (call, output allocation and return): {r['per_launch_us']:.2f} us; "
-          f"fixed per call: {r['per_call_us']:.2f} us; a launch step alone: {r['launch_step_us']:.2f} us")  # fmt: skip
+    for mode in ("default", "reduce-overhead"):
+        r = measure(mode)
+        print(f"mode {mode}: K kernels -> median call time: " + ", ".join(f"{k}: {v:.1f} us" for k, v in r["calls"].items()))
+        print(f"  per launch (call, output allocation and return): {r['per_launch_us']:.2f} us; "
+              f"fixed per call: {r['per_call_us']:.2f} us; a launch step alone: {r['launch_step_us']:.2f} us")  # fmt: skip
 
 
 if __name__ == "__main__":
