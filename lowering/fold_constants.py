@@ -14,7 +14,6 @@ reference target (targets/reference), so the few ops worth folding are listed he
 tests/unit/test_fold_constants.py checks that each entry agrees with the reference semantics.
 """
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -133,7 +132,7 @@ class Folder:
         t = result.type
         if value.numel() and bool((flat == flat[0]).all()) and not value.dtype.is_complex:
             x = flat[0].item()
-            attr = DenseIntOrFPElementsAttr.from_list(t, [float(x) if value.dtype.is_floating_point else int(x)] * max(1, math.prod(t.get_shape())))
+            attr = DenseIntOrFPElementsAttr.from_list(t, [float(x) if value.dtype.is_floating_point else int(x)])  # a splat
             new = tn.ConstantOp(attr).result
             self.main.body.block.insert_op_before(new.owner, op)
         elif self.table is not None:
