@@ -64,3 +64,72 @@ def test_a_program_reading_uninitialised_memory_is_not_judged():
 
     assert deterministic(lambda x: x * 2, lambda: [torch.ones(3)], training=False)
     assert not deterministic(lambda x: torch.empty(64) + x.sum(), lambda: [torch.ones(3)], training=False)
+
+
+def features(p) -> set[str]:
+    """What a program exercises, in the words of the issue's list."""
+    sizes = {n for x in p.inputs for n in x.shape}
+    kinds = {op.kind for op in p.ops}
+    exprs = " ".join(op.expr for op in p.ops)
+    groups = {"matmul": ("mm", "bmm", "matmul", "linear", "addmm"), "conv": ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"),
+              "permute": ("permute", "transpose", "t", "movedim"), "slice": ("slice", "narrow"), "expand": ("expand", "broadcast_to"),
+              "select": ("select",), "reshape": ("reshape", "view", "flatten", "unflatten")}
+    out = {g for g, members in groups.items() if kinds & set(members)}
+    out |= {"2-d matmul" for k in kinds if k in ("mm", "addmm")} | {"batched matmul" for k in kinds if k == "bmm"}
+    out |= {f"keepdim={k}" for k in ("True", "False") if f"keepdim={k}" in exprs}
+    out |= {f"size {n}" for n in (0, 1) if n in sizes} | ({"prime size"} & {"prime size" for n in sizes if n in (3, 5, 7, 13)})
+    out |= {x.layout for x in p.inputs} | {"dynamic" for x in p.inputs if x.dynamic}
+    out |= {"mixed dtypes"} if len({x.dtype for x in p.inputs}) > 1 else set()
+    out |= {"training"} if p.training and any(x.grad for x in p.inputs) else set()
+    return out
+
+
+def sample(strategy, n: int) -> set[str]:
+    from hypothesis import Phase
+
+    seen: set[str] = set()
+
+    @profile(max_examples=n, phases=[Phase.generate])
+    @given(strategy)
+    def collect(p):
+        seen.update(features(p))
+
+    collect()
+    return seen
+
+
+def test_the_strategies_generate_everything_the_issue_lists():
+    """Broadcasting DAGs, reductions with and without keepdim, views, matmul and convolution, mixed dtypes,
+    non-contiguous and expanded (stride-0) inputs, sizes 0, 1 and primes, dynamic dims, and training programs."""
+    from hypothesis import strategies as st
+
+    from irc.tools.fuzz.strategies import training_programs
+
+    checks = [
+        (programs(families=("matmul", "conv")), {"matmul", "2-d matmul", "batched matmul", "conv"}),
+        (programs(families=("permute", "slice", "expand", "select", "reshape", "reduction")),
+         {"permute", "slice", "expand", "select", "reshape", "keepdim=True", "keepdim=False"}),
+        (st.one_of(programs(), training_programs()),
+         {"size 0", "size 1", "prime size", "transposed", "strided", "offset", "expanded", "dynamic", "mixed dtypes", "training"}),
+    ]
+    for strategy, want in checks:
+        seen = sample(strategy, 150)
+        assert want <= seen, f"never generated: {sorted(want - seen)}"
+
+
+def test_where_torch_meta_and_eager_kernels_disagree_on_a_dtype_the_meta_is_the_reference():
+    """bool ** True is bool in eager but int64 in torch's meta functions, which type every torch.compile graph."""
+    from irc.tools.fuzz.oracle import compare, meta_dtypes
+
+    def fn(x):
+        return (x > 0) ** True, x * 2
+
+    def make_inputs():
+        return [torch.tensor([0.5, -1.0, 0.0])]
+
+    assert meta_dtypes(lambda x: x * 2, make_inputs) is None
+    dtypes = meta_dtypes(fn, make_inputs)
+    assert dtypes == [torch.int64, torch.float32]
+    as_meta = lambda x: (((x > 0) ** True).long(), x * 2)  # noqa: E731
+    assert "eager gives torch.bool" in compare(fn, as_meta, make_inputs)
+    assert compare(fn, as_meta, make_inputs, dtypes) is None

@@ -51,7 +51,7 @@ class Builder:
         expanded = ()
         if layout == "expanded":
             big = [d for d, n in enumerate(shape) if n > 1]
-            expanded = tuple(d for d in big if self.draw(st.booleans()))
+            expanded = tuple(d for d in big if self.draw(st.booleans())) or tuple(big[:1])
             layout = layout if expanded else "contiguous"
         if layout == "transposed" and len(shape) < 2 or layout in ("strided", "offset") and not shape:
             layout = "contiguous"

@@ -18,7 +18,7 @@ def matmul(b: Builder) -> Op | None:
     k = t.shape[-1]
     n = b.draw(st.sampled_from((3, 2, 1, 5, 0)))
     dt = DTYPE_NAMES[t.dtype]
-    f = b.draw(st.sampled_from(("mm", "matmul", "linear", "bmm", "addmm")))
+    f = b.draw(st.sampled_from(("matmul", "linear") + {2: ("mm", "addmm"), 3: ("bmm",)}.get(t.dim(), ())))
     if f == "mm" and t.dim() == 2:
         return Op("mm", (x, b.fresh((k, n), dt)), "torch.mm({0}, {1})")
     if f == "bmm" and t.dim() == 3:

@@ -65,12 +65,34 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return a == b
 
 
-def compare(fn: Callable, compiled: Callable, make_inputs: Callable) -> str | None:
-    """None when compiled(*inputs) matches fn(*inputs), else the first difference."""
+def compare(fn: Callable, compiled: Callable, make_inputs: Callable, dtypes: list | None = None) -> str | None:
+    """None when compiled(*inputs) matches fn(*inputs) (cast to `dtypes`, when given), else the first difference."""
     with torch.no_grad():
         want = fn(*make_inputs())
         got = compiled(*make_inputs())
-        return close(got, want, _run64(fn, make_inputs))
+        want64 = _run64(fn, make_inputs)
+        if dtypes is not None:
+            want = [w.to(d) if isinstance(w, torch.Tensor) else w for w, d in zip(_leaves(want), dtypes)]
+            want64 = None if want64 is None else [w.to(d) if isinstance(w, torch.Tensor) else w for w, d in zip(_leaves(want64), dtypes)]
+        return close(got, want, want64)
+
+
+def meta_dtypes(fn: Callable, make_inputs: Callable) -> list | None:
+    """The output dtypes torch's meta functions give, where they differ from eager's (else None): torch.compile
+    types every graph by the meta functions, so no backend can give eager's dtype there (e.g. bool ** True is
+    bool in eager and int64 in the meta)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    try:
+        with torch.no_grad():
+            eager = _leaves(fn(*make_inputs()))
+            with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+                fake = _leaves(fn(*[mode.from_tensor(t) if isinstance(t, torch.Tensor) else t for t in make_inputs()]))
+    except Exception:
+        return None
+    dtypes = [f.dtype if isinstance(f, torch.Tensor) else None for f in fake]
+    same = len(eager) == len(fake) and all(not isinstance(e, torch.Tensor) or e.dtype == d for e, d in zip(eager, dtypes))
+    return None if same else dtypes
 
 
 def _run64(fn, make_inputs):

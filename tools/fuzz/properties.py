@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 
-from .oracle import compare, compare_training, deterministic
+from .oracle import compare, compare_training, deterministic, meta_dtypes
 from .programs import Program, describe, load, source
 
 class FuzzFailure(AssertionError):
@@ -126,6 +126,9 @@ def compile_on(p: Program, target: str, dump: Path) -> str | None:
         raise FuzzFailure("crash", f"irc on target {target!r} raised {_cause(e)}", p, *_first_stage(dump), target=target) from e
     if diff is not None and not deterministic(loaded.fn, loaded.make_inputs, p.training):
         raise Inconclusive("eager gives different results on every run (a torch kernel reads uninitialised memory)")
+    if diff is not None and not p.training and (dtypes := meta_dtypes(loaded.fn, loaded.make_inputs)) is not None:
+        if compare(loaded.fn, compiled, loaded.make_inputs, dtypes) is None:
+            raise Inconclusive(f"torch's meta functions type the outputs {dtypes}, eager's kernels otherwise; irc follows the meta")
     return diff
 
 
