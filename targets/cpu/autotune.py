@@ -4,14 +4,15 @@
 
 Variants per launch: the vector width (half, the host's own, double: LLVM splits a double-width vector
 into two registers per op, i.e. the body unrolled twice) and, where the launch has at least two items,
-serial against split across the thread pool (the parallel threshold). Each variant module is compiled
-once for all launches; the launches run on the program's own arena and on random inputs of the
-compiled sizes, every variant of one launch in turn (round-robin, so load from other processes hits all
-alike), medians decide, and a variant must beat the default by MARGIN to be taken (launches under
-SMALL_S are left alone: there the call's own overhead and noise decide). The whole search
-is bounded by BUDGET_S seconds. Choices are stored in the on-disk cache (cache.py, kind "autotune")
-keyed by the graph's default LLVM module, the CPU, the thread count and the versions, so a second
-process (or a second compile of the same graph) measures nothing: STATS counts both.
+serial against split across the thread pool (the parallel threshold). Per matmul the launchers run as
+MKL's sgemm_: MKL's own thread count against one thread (MKL_Set_Num_Threads_Local around the call).
+Each variant module is compiled once for all launches; the launches run on the program's own arena and
+on random inputs of the compiled sizes, every variant of one launch in turn (round-robin, so load from
+other processes hits all alike), medians decide, and a variant must beat the default by MARGIN to be
+taken (launches under SMALL_S are left alone: there the call's own overhead and noise decide). The
+whole search is bounded by BUDGET_S seconds. Choices are stored in the on-disk cache (cache.py, kind
+"autotune") keyed by the graph's default LLVM module, the CPU, the thread count and the versions, so a
+second process (or a second compile of the same graph) measures nothing: STATS counts both.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from functools import partial
 import torch
 from llvmlite import ir
 
-from . import cache, jit, parallel, steps
+from . import cache, jit, launcher, parallel, steps
 from .externs import measure
 
 BUDGET_S = 3.0  # seconds of measurement per graph, at most (compiling the variants not included)
@@ -68,7 +69,7 @@ def _variants(prog) -> dict[int, object]:
     return libs
 
 
-def _measure(prog) -> list[list]:
+def _measure(prog) -> tuple[list[list], dict]:
     """Per launch [lanes, parallel, note] of the fastest variant ([None, None, None]: the default's)."""
     chosen = [[None, None, None] for _ in prog.launches]
     saved = [(ln.fname, ln.plan) for ln in prog.launches]
@@ -104,19 +105,40 @@ def _measure(prog) -> list[list]:
             us = ", ".join(f"{lanes}{'p' if par else ''} {t * 1e6:.1f}" for (lanes, par), t in times.items())
             how = "parallel" if best[1] else "serial"
             chosen[j] = [best[0], best[1], f"{ln.key[0]}: {best[0]} lanes, {how} (median us: {us})"]
-    return chosen
+    return chosen, _measure_mm(prog, cx, deadline)
+
+
+def _measure_mm(prog, cx, deadline) -> dict[str, list]:
+    """Per native sgemm_ of the launchers (step index): [MKL threads, note] when one thread beats MKL's own choice."""
+    p, threads = prog._native_plan, parallel.num_threads()
+    if p is None or threads < 2 or "MKL_Set_Num_Threads_Local" not in launcher._blas():
+        return {}
+    out = {}
+    for i in [what[1] for seg in p.segments for what in seg if what[0] == "mm"]:
+        if time.perf_counter() > deadline:
+            break
+        st = prog.g.steps[i]
+        a, b, c = (steps.tensor_of(cx, buf) for buf in (*st.ins, st.outs[0]))
+        cands = {"mkl": launcher.sgemm_call(st, a, b, c), 1: launcher.sgemm_call(st, a, b, c, threads=1)}
+        times = measure(cands, reps=9, budget_s=max(0.02, min(0.3, deadline - time.perf_counter())))
+        if times[1] < MARGIN * times["mkl"]:
+            (m, k), n = a.shape, b.shape[1]
+            out[str(i)] = [1, f"mm {m}x{k}x{n}: one MKL thread (median us: {times[1] * 1e6:.1f}, "
+                              f"MKL's own {times['mkl'] * 1e6:.1f})"]  # fmt: skip
+    return out
 
 
 def tune(prog, use_cache: bool = True) -> tuple[bool, list[str]]:
     """Choose each launch's variant (from the disk cache when this graph was tuned before); (changed, notes)."""
     key = _key(prog)
     rec = cache.get_json("autotune", key) if use_cache and cache.is_enabled() else None
-    if rec is not None and len(rec.get("launches", ())) == len(prog.launches):
+    if rec is not None and len(rec.get("launches", ())) == len(prog.launches) and "mm" in rec:
         STATS["disk_hits"] += 1
         source = "from the disk cache"
     else:
         t0 = time.perf_counter()
-        rec = {"launches": _measure(prog)}
+        launches, mm = _measure(prog)
+        rec = {"launches": launches, "mm": mm}
         STATS["measured"] += 1
         source = f"measured in {time.perf_counter() - t0:.2f} s"
         if use_cache and cache.is_enabled():
@@ -128,5 +150,9 @@ def tune(prog, use_cache: bool = True) -> tuple[bool, list[str]]:
         ln.lanes = lanes if lanes != prog.lanes else None
         ln.min_work = 0 if par else 1 << 62
         changed = True
+    for i, (threads, _) in rec["mm"].items():
+        prog.mm_threads[int(i)] = threads
+        changed = True
     notes = [note for *_, note in rec["launches"] if note]
-    return changed, [f"autotune ({source}): {len(notes)} of {len(prog.launches)} launches off the default"] + notes
+    head = f"autotune ({source}): {len(notes)} of {len(prog.launches)} launches, {len(rec['mm'])} matmuls off the default"
+    return changed, [head, *notes, *(note for _, note in rec["mm"].values())]

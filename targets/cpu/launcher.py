@@ -35,17 +35,29 @@ from .vec import I32, I64
 
 VOID = ir.VoidType()
 F32 = ir.FloatType()
-FRAME, SGEMM, CTL, TASK, TRAMP, POOL_LAUNCH, ARGV0 = range(7)  # env slots; then per launch argv, then parts
+FRAME, SGEMM, CTL, TASK, TRAMP, POOL_LAUNCH, MKL_LOCAL, ARGV0 = range(8)  # env slots; then argv, parts per launch
 
 
 @functools.cache
-def sgemm_address() -> int | None:
-    """The address of MKL's (LP64, Fortran-convention) sgemm_ in torch's own library, or None."""
+def _blas() -> dict[str, int]:
+    """Addresses in torch's own library: MKL's sgemm_ (LP64, Fortran convention) and MKL_Set_Num_Threads_Local (the C
+    one: the lowercase symbol is the Fortran interface, taking a pointer)."""
     path = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+    out = {}
     try:
-        return ctypes.cast(ctypes.CDLL(path).sgemm_, ctypes.c_void_p).value
-    except (OSError, AttributeError):
-        return None
+        lib = ctypes.CDLL(path)
+    except OSError:
+        return out
+    for name in ("sgemm_", "MKL_Set_Num_Threads_Local"):
+        try:
+            out[name] = ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+        except AttributeError:
+            pass
+    return out
+
+
+def sgemm_address() -> int | None:
+    return _blas().get("sgemm_")
 
 
 @dataclass
@@ -161,7 +173,7 @@ def emit(prog, mod: ir.Module, p: Plan) -> list[str]:
         for what in seg:
             st = prog.g.steps[what[1]]
             if what[0] == "mm":
-                _emit_mm(b, slot, st, prog)
+                _emit_mm(b, slot, st, prog, what[1])
             else:
                 _emit_launch(b, slot, mod, prog, st, what[2])
         b.ret_void()
@@ -202,13 +214,41 @@ def _emit_launch(b, slot, mod, prog, st, j):
     b.call(b.inttoptr(slot(POOL_LAUNCH), launch_ty.as_pointer()), [b.inttoptr(slot(CTL), I32.as_pointer()), task])
 
 
-
-def _emit_mm(b, slot, st, prog):
+def mm_args(st) -> tuple:
+    """sgemm_'s (transa, transb, m, n, k, lda, ldb, ldc) for C = A @ B row-major: C^T = B^T A^T column-major."""
     a, bb, c = st.ins[0], st.ins[1], st.outs[0]
     (m, k), n = (s.const for s in a.sizes), bb.sizes[1].const
     ta, lda = _mm_layout(k, n, *(s.const for s in bb.strides))  # B^T as sgemm's first operand
     tb, ldb = _mm_layout(m, k, *(s.const for s in a.strides))
     _, ldc = _mm_layout(m, n, *(s.const for s in c.strides))
+    return ta, tb, n, m, k, lda, ldb, ldc
+
+
+def sgemm_call(st, a, b, c, threads: int | None = None):
+    """A Python callable making the very sgemm_ call the launcher makes, on tensors a, b, c (for measuring);
+    `threads`: MKL's thread count for this call (mkl_set_num_threads_local), None: MKL's own."""
+    ta, tb, n, m, k, lda, ldb, ldc = mm_args(st)
+    P = ctypes.c_void_p
+    fn = ctypes.CFUNCTYPE(None, *[P] * 13)(sgemm_address())
+    keep = [ctypes.c_char(ta.encode()), ctypes.c_char(tb.encode()), *map(ctypes.c_int32, (n, m, k)), ctypes.c_float(1.0),
+            ctypes.c_int32(lda), ctypes.c_int32(ldb), ctypes.c_float(0.0), ctypes.c_int32(ldc)]  # fmt: skip
+    r = [ctypes.addressof(x) for x in keep]
+    args = (*r[:6], b.data_ptr(), r[6], a.data_ptr(), r[7], r[8], c.data_ptr(), r[9])
+    local = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(_blas()["MKL_Set_Num_Threads_Local"]) if threads else None
+
+    def call(keep=keep):  # keep: the argument cells live as long as the callable
+        if local is None:
+            return fn(*args)
+        prev = local(threads)
+        fn(*args)
+        local(prev)
+
+    return call
+
+
+def _emit_mm(b, slot, st, prog, i):
+    a, bb, c = st.ins[0], st.ins[1], st.outs[0]
+    ta, tb, n, m, k, lda, ldb, ldc = mm_args(st)
     frame = b.inttoptr(slot(FRAME), I64.as_pointer())
 
     def addr(buf):  # the root's address (its cell) plus the static offset
@@ -224,7 +264,13 @@ def _emit_mm(b, slot, st, prog):
     args = [const(i8, ord(ta)), const(i8, ord(tb)), const(I32, n), const(I32, m), const(I32, k), const(F32, 1.0),
             addr(bb), const(I32, lda), addr(a), const(I32, ldb), const(F32, 0.0), addr(c), const(I32, ldc)]  # fmt: skip
     ty = ir.FunctionType(VOID, [x.type for x in args])
+    threads = prog.mm_threads.get(i)  # max-autotune's MKL thread count for this product
+    if threads:
+        local = b.inttoptr(slot(MKL_LOCAL), ir.FunctionType(I32, [I32]).as_pointer())
+        prev = b.call(local, [ir.Constant(I32, threads)])
     b.call(b.inttoptr(slot(SGEMM), ty.as_pointer()), args)
+    if threads:
+        b.call(local, [prev])
 
 
 # -- a context's launchers ----------------------------------------------------------------------------
@@ -238,6 +284,7 @@ class Bound:
             raise RuntimeError("no native pool")
         env = [0] * (ARGV0 + 2 * p.launches)
         env[FRAME], env[SGEMM] = ctypes.addressof(cx.frame), sgemm_address() or 0
+        env[MKL_LOCAL] = _blas().get("MKL_Set_Num_Threads_Local", 0)
         if self.pool is not None:
             env[CTL], env[TASK] = self.pool._ptrs
             env[TRAMP], env[POOL_LAUNCH] = self.pool._tramps[1], self.pool._lib.address("launch")

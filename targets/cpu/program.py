@@ -64,6 +64,7 @@ class Program:
         self._static = not self.g.sources and not self.g.checks
         self.externs = {id(st): None for st in self.g.steps if st.kind == "extern"}  # prepared after the JIT
         self._native_plan, self._lib, self._segments, self._mode_error = None, None, [], None
+        self.mm_threads: dict[int, int] = {}  # max-autotune: step index -> MKL threads for its native sgemm_
         self.cache_hit, self.kernels = self._compile(cache)
         self._interp = None
         self.externs = {id(st): self._extern(st) for st in self.g.steps if st.kind == "extern"}
@@ -78,7 +79,7 @@ class Program:
         with unset_fake_temporarily():  # compiling runs under Dynamo's fake mode: the arena must be real
             self._free.append(self._context())
             tuned, tune_notes = (False, [])
-            if mode == "max-autotune" and self._static and self.kernels:
+            if mode == "max-autotune" and self._static and (self.kernels or self._native_plan):
                 try:
                     tuned, tune_notes = autotune.tune(self, cache)
                 except Exception as e:  # noqa: BLE001 - measuring failed: the default variants stay

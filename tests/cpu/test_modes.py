@@ -146,3 +146,22 @@ def test_a_mode_that_fails_leaves_the_default_steps(monkeypatch, broken):
     (g,) = _graphs(start)
     want = "no launcher: RuntimeError: boom" if broken == "launcher" else "autotune failed (RuntimeError: boom)"
     assert any(want in note for note in g.mode_notes), g.mode_notes
+
+
+@pytest.mark.parametrize("case", ["linear-relu", "pointwise-large", "matmul-transposed"])
+def test_max_autotune_chosen_variants_compute_the_same(monkeypatch, case):
+    """Whatever the measurement picks (here: any variant at all, the margin set so that every one qualifies,
+    one MKL thread included), the rebuilt program matches eager."""
+    from irc.targets.cpu import autotune
+
+    monkeypatch.setattr(autotune, "MARGIN", 1e9)
+    monkeypatch.setattr(autotune, "SMALL_S", 0.0)
+    monkeypatch.setattr(autotune, "BUDGET_S", 0.5)
+    fn, make = CASES[case]
+    inputs = make()
+    start = report.mark()
+    torch.testing.assert_close(_compiled(fn, "max-autotune", cache=False)(*inputs), fn(*inputs), **tolerance(torch.float32))
+    (g,) = _graphs(start)
+    assert any(note.startswith("autotune (measured") for note in g.mode_notes), g.mode_notes
+    if case != "pointwise-large" and torch.get_num_threads() > 1:
+        assert any("one MKL thread" in note for note in g.mode_notes), g.mode_notes
