@@ -142,6 +142,8 @@ def import_batch_norm_no_stats(b, node, x, weight, bias, training, momentum, eps
 def import_softmax(b, node, x, dim, half_to_float):
     if half_to_float:
         raise Unsupported("softmax with half_to_float")
+    if not node.meta["val"].dtype.is_floating_point:  # eager has no integer kernel: only an empty tensor gets here
+        raise Unsupported(f"softmax of a {node.meta['val'].dtype} tensor")
     op_cls = tn.SoftmaxOp if node.target == aten._softmax.default else tn.LogSoftmaxOp
     return b.add(op_cls(x, dim % max(rank(x), 1)))
 
