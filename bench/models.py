@@ -9,6 +9,8 @@ alone, for `irc-opt --model irc.bench.models:make_mlp --inputs 32x1024xf32`.
     ResNet18         basic blocks, strided convs with 1x1 downsampling, residual adds, adaptive average
                      pooling, fc; eval on (8,3,224,224) in the benchmark
     MiniTransformer  embeddings + 4 post-norm encoder blocks (hand-written attention) + classifier
+    TorchTransformer torch's own nn.TransformerEncoder (embeddings, encoder layers, classifier)
+    SelfAttention    torch's own nn.MultiheadAttention in a pre-norm residual block, mean-pooled
     graph_break      Python control flow on a tensor value: Dynamo splits the function in two
     attention_pool   a sequence-length-dynamic function (compiled with dynamic=True, or
                      recompiled with a dynamic dim by automatic dynamic on a second size)
@@ -208,6 +210,64 @@ def mini_transformer(batch: int = 16, seq: int = 128, dropout: float = 0.0, mask
     return model, (ids, keep)
 
 
+# -- torch's own transformer modules ------------------------------------------------------------
+
+
+class TorchTransformer(nn.Module):
+    """Token + position embeddings, nn.TransformerEncoder (post-norm GELU layers), classifier on the mean.
+    In eval mode without grad torch runs each layer as one fused op (the encoder fast path)."""
+
+    def __init__(self, vocab: int = 10000, d_model: int = 256, heads: int = 8, layers: int = 4, d_ff: int = 1024,
+                 max_len: int = 512, classes: int = 10, dropout: float = 0.0):  # fmt: skip
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, d_model)
+        self.positions = nn.Embedding(max_len, d_model)
+        layer = nn.TransformerEncoderLayer(d_model, heads, d_ff, dropout, activation="gelu", batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Linear(d_model, classes)
+
+    def forward(self, ids, pad=None):  # pad: (b, n) bool, True where a token is padding
+        x = self.tokens(ids) + self.positions(torch.arange(ids.shape[1], device=ids.device))
+        return self.head(self.encoder(x, src_key_padding_mask=pad).mean(1))
+
+
+def torch_transformer(batch: int = 16, seq: int = 128, mask: bool = False, seed: int = 0, **config):
+    """TorchTransformer (default d256 h8 L4 ff1024, like MiniTransformer) on (batch, seq) ids; mask=True adds a
+    key-padding mask. `config` overrides the sizes (the tests use tiny ones)."""
+    torch.manual_seed(seed)
+    model = TorchTransformer(**config)
+    ids = torch.randint(0, model.tokens.num_embeddings, (batch, seq))
+    if not mask:
+        return model, (ids,)
+    lengths = torch.randint(seq // 2, seq + 1, (batch,))
+    return model, (ids, torch.arange(seq)[None, :] >= lengths[:, None])
+
+
+class SelfAttention(nn.Module):
+    """x + MHA(LN(x)) with torch's nn.MultiheadAttention (fused in-projection, SDPA inside), then mean and a classifier."""
+
+    def __init__(self, d_model: int = 256, heads: int = 8, classes: int = 10):
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model)
+        self.attn = nn.MultiheadAttention(d_model, heads, batch_first=True)
+        self.head = nn.Linear(d_model, classes)
+
+    def forward(self, x, pad=None):
+        h = self.norm(x)
+        x = x + self.attn(h, h, h, key_padding_mask=pad, need_weights=False)[0]
+        return self.head(x.mean(1))
+
+
+def self_attention(batch: int = 16, seq: int = 128, d_model: int = 256, heads: int = 8, mask: bool = False, seed: int = 0):
+    """SelfAttention on (batch, seq, d_model) activations; mask=True adds a key-padding mask."""
+    torch.manual_seed(seed)
+    model, x = SelfAttention(d_model, heads), torch.randn(batch, seq, d_model)
+    if not mask:
+        return model, (x,)
+    lengths = torch.randint(seq // 2, seq + 1, (batch,))
+    return model, (x, torch.arange(seq)[None, :] >= lengths[:, None])
+
+
 # -- functions ---------------------------------------------------------------------------------
 
 
@@ -266,6 +326,16 @@ def make_mini_transformer():
     return mini_transformer(dropout=0.0)[0].eval()
 
 
+def make_torch_transformer():
+    """inputs: 16x128xi64"""
+    return torch_transformer()[0].eval()
+
+
+def make_self_attention():
+    """inputs: 16x128x256xf32"""
+    return self_attention()[0].eval()
+
+
 def make_graph_break():
     """inputs: 64x128xf32 128x128xf32"""
     return graph_break_fn
@@ -306,6 +376,12 @@ DEMOS = (
          description="MiniTransformer d256 h8 L4, ids (16,128)"),
     Demo("mini-transformer-mask", lambda: mini_transformer(dropout=0.0, mask=True),
          description="MiniTransformer with a key-padding mask"),
+    Demo("torch-transformer", lambda: torch_transformer(), train=True,
+         description="nn.TransformerEncoder d256 h8 L4 (GELU), ids (16,128)"),
+    Demo("torch-transformer-mask", lambda: torch_transformer(mask=True),
+         description="nn.TransformerEncoder with a key-padding mask"),
+    Demo("torch-mha", lambda: self_attention(), train=True,
+         description="nn.MultiheadAttention d256 h8 in a pre-norm block, (16,128,256)"),
     Demo("graph-break", graph_break, expect_dynamo_graphs=2,
          description="`if x.sum() > 0:` on a tensor value splits the function"),
     Demo("dynamic-seq", lambda: dynamic_seq(48), dynamic=True, more_inputs=_seq_inputs((17, 128, 5)),

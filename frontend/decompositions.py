@@ -4,6 +4,7 @@ import torch
 from torch._decomp import core_aten_decompositions, get_decompositions
 
 from .aten_table import load_all
+from .attention_ops import DECOMPOSITIONS as ATTENTION_OPS
 
 aten = torch.ops.aten
 
@@ -25,6 +26,7 @@ EXTRA = [
 def decomposition_table() -> dict:
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(EXTRA))
+    table.update(ATTENTION_OPS)  # torch's fused attention ops (attention_ops.py)
     importers = load_all()
     # An op irc imports natively stays whole: its own lowering beats the generic decomposition.
     return {op: fn for op, fn in table.items() if op not in importers}
