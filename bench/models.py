@@ -390,4 +390,7 @@ DEMOS = (
          description="attention pooling, automatic dynamic: static first, one dynamic recompile"),
 )
 
+from .hf_models import demos as hf_demos  # noqa: E402 - BERT, GPT-2 when transformers is installed
+
+DEMOS += hf_demos()
 BY_NAME = {d.name: d for d in DEMOS}
