@@ -77,3 +77,17 @@ def test_training_graph_keeps_its_products():
         torch.testing.assert_close(g, want, **TOL)
     forward = [g for g in irc.explain(scaled, q, k, v, options={"strict": True}).graphs if g.kind == "forward"]
     assert forward and "tn.sdpa" not in forward[0].externs
+
+
+@pytest.mark.parametrize("attention", [True, False], ids=["sdpa", "unfused"])
+def test_small_transformer_with_causal_mask(attention):
+    """tests/numeric/test_nn_models.py's MiniTransformer (masked_fill of a causal mask, a scale on the right), both ways."""
+    from tests.numeric.test_nn_models import CASES as MODELS
+
+    torch.manual_seed(0)
+    model, inputs = MODELS["transformer-masked"]()
+    model.eval()
+    with torch.no_grad():
+        graphs = irc.explain(model, *inputs, options={"strict": True, "attention": attention}).graphs
+        assert [g.attention for g in graphs] == [len(model.blocks) if attention else 0]
+        torch.testing.assert_close(compile_irc(model, attention=attention)(*inputs), model(*inputs), **TOL)
