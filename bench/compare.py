@@ -18,7 +18,8 @@ Per case and backend:
                      preallocated tensor, measured at the start and after each such case: the best
                      median counts, as STREAM reports its best)
 Everything runs under torch.no_grad() (inference). Goals are reported, never asserted. Results go to
-bench/results/compare-<time>.json and .md, and bench/results/latest.md.
+bench/results/compare-<time>.json and .md, and bench/results/latest.md; figures (speedup, first call, peak
+memory) as PNGs beside them, linked from the .md (bench/plots.py).
 """
 
 import argparse
@@ -183,6 +184,9 @@ def main(argv=None) -> int:
     meta = {"torch": torch.__version__, "threads": torch.get_num_threads(), "cpus": os.cpu_count(),
             "load_before": os.getloadavg(), "started": time.strftime("%Y-%m-%d %H:%M:%S")}  # fmt: skip
     meta["copy_gbps"] = copy_bandwidth()
+    from .plots import machine, markdown_links, write_figures
+
+    meta["machine"] = machine()
     from .graph_overhead import measure
 
     meta["overhead"] = {k: v for k, v in measure().items() if k != "calls"}
@@ -210,6 +214,10 @@ def main(argv=None) -> int:
     doc = {"meta": meta, "cases": results, "goals": goals(results, meta)}
     (RESULTS / f"compare-{stamp}.json").write_text(json.dumps(doc, indent=1, default=str))
     md = markdown(results, meta)
+    try:
+        md += markdown_links(write_figures(doc, RESULTS, f"compare-{stamp}"))
+    except Exception as e:  # noqa: BLE001 - figures must not lose the results
+        print(f"figures not drawn: {type(e).__name__}: {e}", file=sys.stderr)
     (RESULTS / f"compare-{stamp}.md").write_text(md)
     (RESULTS / "latest.md").write_text(md)
     print(md)

@@ -1,0 +1,244 @@
+"""Figures of a `python -m irc.bench.compare` run (matplotlib, PNG), and the README's latest-figures section.
+
+    .venv/bin/python -m irc.bench.plots                        # figures of the newest bench/results/compare-*.json
+    .venv/bin/python -m irc.bench.plots bench/results/compare-20261122-073408.json
+    .venv/bin/python -m irc.bench.plots --publish              # also copy them to docs/figures/ and fill README's
+                                                               # latest-figures section (commit both)
+
+compare.py calls `write_figures` at the end of every run. Three figures per run, each beside its JSON as
+compare-<time>-<figure>.png and copied to bench/results/latest-<figure>.png:
+
+    speedup       steady-state latency of eager / that of each compiled backend, per case (log scale; above
+                  1 is faster than eager): inductor, irc, and irc's variants (irc:<label>) where a case has them
+    first-call    seconds from torch.compile to the first result in a fresh process, cold (empty compile
+                  caches) and warm (the caches the cold process filled), inductor and irc (log scale)
+    peak-memory   resident-memory peak of steady calls above the level before them, per backend (MB)
+
+A figure with no data in the run (compare --no-first-call has no first-call or memory data) is not drawn.
+"""
+
+import argparse
+import json
+import platform
+import shutil
+import sys
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = Path(__file__).resolve().parents[1]
+FIGURES = ("speedup", "first-call", "peak-memory")
+MARK_START, MARK_END = "<!-- latest-figures:start -->", "<!-- latest-figures:end -->"
+COLORS = {"eager": "#9e9e9e", "inductor": "#1f77b4", "irc": "#d62728"}
+
+
+def machine() -> str:
+    """This host in words: CPU model, cores, OS (for runs whose JSON does not name its machine)."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import os
+
+    return f"{model}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}"
+
+
+def _backends(cases: dict) -> list[str]:
+    seen: list[str] = []
+    for row in cases.values():
+        seen += [b for b in row if isinstance(row[b], dict) and b not in seen]
+    return seen
+
+
+def _color(backend: str, i: int):
+    if backend in COLORS:
+        return COLORS[backend]
+    import matplotlib
+
+    return matplotlib.colormaps["Oranges"](0.35 + 0.15 * (i % 4))  # irc variants: shades beside irc's red
+
+
+def _first(row: dict, backend: str, kind: str) -> float | None:
+    fc = row.get(backend, {}).get("first_call", {}).get(kind) or {}
+    return fc.get("first_call_s")
+
+
+def _bars(ax, names: list[str], series: list[tuple[str, list, object]], hatch: dict | None = None, zero: bool = False,
+          labels: bool = False) -> None:  # fmt: skip
+    """Grouped bars: one group per case, one bar per (label, values, color) with a value (None, or 0 unless
+    `zero`: no bar); `labels` writes each bar's value above it."""
+    width = 0.8 / max(1, len(series))
+    for i, (label, values, color) in enumerate(series):
+        keep = [(k, v) for k, v in enumerate(values) if v is not None and (v or zero)]
+        xs = [k + (i - (len(series) - 1) / 2) * width for k, _ in keep]
+        bars = ax.bar(xs, [v for _, v in keep], width, label=label, color=color, hatch=(hatch or {}).get(label))
+        if labels:
+            ax.bar_label(bars, fmt="%.0f", fontsize=6)
+    ax.set_xticks(range(len(names)), names, rotation=35, ha="right", fontsize=8)
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _title(ax, doc: dict, what: str) -> None:
+    meta = doc.get("meta", {})
+    where = meta.get("machine") or f"{meta.get('cpus', '?')} CPUs"
+    ax.set_title(f"{what}\n{where}; torch {meta.get('torch', '?')}, {meta.get('threads', '?')} threads, "
+                 f"{meta.get('started', '')}", fontsize=9)  # fmt: skip
+
+
+def speedup(doc: dict, ax) -> bool:
+    cases = doc["cases"]
+    names = [n for n, r in cases.items() if r.get("eager", {}).get("steady_s")]
+    backends = [b for b in _backends(cases) if b != "eager"]
+    series = []
+    for i, b in enumerate(backends):
+        vals = [cases[n]["eager"]["steady_s"] / s if (s := cases[n].get(b, {}).get("steady_s")) else None for n in names]
+        if any(vals):
+            series.append((b, vals, _color(b, i)))
+    if not series:
+        return False
+    _bars(ax, names, series)
+    ax.set_yscale("log")
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.set_ylabel("speedup over eager (eager time / backend time)")
+    _title(ax, doc, "Steady-state speedup over eager (higher is better)")
+    return True
+
+
+def first_call(doc: dict, ax) -> bool:
+    cases = doc["cases"]
+    names = [n for n in cases if any(_first(cases[n], b, "cold") for b in ("inductor", "irc"))]
+    series = [(f"{b} {kind}", [_first(cases[n], b, kind) for n in names], COLORS[b])
+              for b in ("inductor", "irc") for kind in ("cold", "warm")]  # fmt: skip
+    series = [s for s in series if any(s[1])]
+    if not series:
+        return False
+    _bars(ax, names, series, hatch={f"{b} warm": "//" for b in ("inductor", "irc")})
+    ax.set_yscale("log")
+    ax.set_ylabel("seconds to the first result (fresh process)")
+    _title(ax, doc, "First call: compile + one run, cold and warm caches (lower is better)")
+    return True
+
+
+def peak_memory(doc: dict, ax) -> bool:
+    cases = doc["cases"]
+    backends = _backends(cases)
+
+    def peak(n, b):
+        fc = cases[n].get(b, {}).get("first_call", {}).get("warm") or {}
+        return fc.get("peak_mb")
+
+    names = [n for n in cases if any(peak(n, b) is not None for b in backends)]
+    series = [(b, [max(peak(n, b), 0.0) if peak(n, b) is not None else None for n in names], _color(b, i))
+              for i, b in enumerate(backends)]  # fmt: skip
+    series = [s for s in series if any(v is not None for v in s[1])]
+    if not series:
+        return False
+    _bars(ax, names, series, zero=True, labels=True)
+    ax.set_ylabel("peak resident memory above the start (MB)")
+    _title(ax, doc, "Peak memory of steady calls (lower is better)")
+    return True
+
+
+DRAW = {"speedup": speedup, "first-call": first_call, "peak-memory": peak_memory}
+
+
+def write_figures(doc: dict, out_dir: Path = RESULTS, stem: str = "compare") -> dict[str, Path]:
+    """Draw each figure that has data: out_dir/<stem>-<figure>.png, also copied to out_dir/latest-<figure>.png."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+
+    written = {}
+    for name, draw in DRAW.items():
+        fig, ax = plt.subplots(figsize=(max(7.0, 0.55 * len(doc["cases"]) + 3), 4.8))
+        try:
+            if draw(doc, ax):
+                fig.tight_layout()
+                path = out_dir / f"{stem}-{name}.png"
+                fig.savefig(path, dpi=110)
+                shutil.copyfile(path, out_dir / f"latest-{name}.png")
+                written[name] = path
+        finally:
+            plt.close(fig)
+    return written
+
+
+def markdown_links(figures: dict[str, Path]) -> str:
+    """The markdown that shows the figures, for the report beside them."""
+    if not figures:
+        return ""
+    return "\n## Figures\n\n" + "\n".join(f"![{n}]({p.name})" for n, p in figures.items()) + "\n"
+
+
+def readme_section(doc: dict, source: str, root: Path = ROOT) -> str:
+    meta = doc.get("meta", {})
+    cases = doc["cases"]
+    lines = [MARK_START, "",
+             f"From `{source}` ({meta.get('started', '?')}), on {meta.get('machine') or machine()}: torch "
+             f"{meta.get('torch', '?')}, {meta.get('threads', '?')} threads, load average "
+             f"{_load(meta)}. Regenerate with `python -m irc.bench.compare` then "
+             "`python -m irc.bench.plots --publish`.", ""]  # fmt: skip
+    rows = []
+    for n, r in cases.items():
+        e, i, c = (r.get(b, {}).get("steady_s") for b in ("eager", "inductor", "irc"))
+        if e and c:
+            rows.append(f"| {n} | {e / c:.2f}x | {f'{i / c:.2f}x' if i else '-'} | "
+                        f"{_fmt(_first(r, 'irc', 'cold'))} / {_fmt(_first(r, 'irc', 'warm'))} | "
+                        f"{_fmt(_first(r, 'inductor', 'cold'))} / {_fmt(_first(r, 'inductor', 'warm'))} |")  # fmt: skip
+    if rows:
+        lines += ["| case | irc vs eager | irc vs inductor | irc first call cold / warm | inductor cold / warm |",
+                  "|---|---|---|---|---|", *rows, ""]  # fmt: skip
+    lines += [f"![{n}](docs/figures/{n}.png)" for n in FIGURES if (root / "docs" / "figures" / f"{n}.png").exists()]
+    return "\n".join([*lines, "", MARK_END])
+
+
+def _load(meta: dict) -> str:
+    load = (meta.get("load_before") or [None])[0]
+    return f"{load:.1f}" if isinstance(load, (int, float)) else "?"
+
+
+def _fmt(s: float | None) -> str:
+    return "-" if s is None else f"{s:.2f} s"
+
+
+def publish(doc: dict, figures: dict[str, Path], source: str, root: Path = ROOT) -> None:
+    """Copy the figures to docs/figures/<figure>.png and replace README's latest-figures section."""
+    readme, dest = root / "README.md", root / "docs" / "figures"
+    dest.mkdir(parents=True, exist_ok=True)
+    for name, path in figures.items():
+        shutil.copyfile(path, dest / f"{name}.png")
+    text = readme.read_text()
+    if MARK_START not in text or MARK_END not in text:
+        raise SystemExit(f"{readme}: no {MARK_START} ... {MARK_END} section to fill")
+    head, rest = text.split(MARK_START, 1)
+    tail = rest.split(MARK_END, 1)[1]
+    readme.write_text(head + readme_section(doc, source, root) + tail)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("json", nargs="?", help="a compare-*.json (default: the newest in bench/results/)")
+    ap.add_argument("--publish", action="store_true", help="copy the figures to docs/figures/ and fill README's section")
+    args = ap.parse_args(argv)
+    path = Path(args.json) if args.json else max(RESULTS.glob("compare-*.json"), default=None, key=lambda p: p.stat().st_mtime)
+    if path is None or not path.exists():
+        print("no compare-*.json: run python -m irc.bench.compare first", file=sys.stderr)
+        return 1
+    doc = json.loads(path.read_text())
+    figures = write_figures(doc, path.parent, path.stem)
+    for p in figures.values():
+        print(p)
+    if args.publish:
+        source = f"bench/results/{path.name}" if path.parent.resolve() == RESULTS else str(path)
+        publish(doc, figures, source)
+        print(f"docs/figures/ and README.md updated from {path.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
