@@ -176,8 +176,10 @@ class Bufferizer:
     # -- externs ----------------------------------------------------------------------------------
     def extern(self, op: Operation) -> None:
         ins = [self.buf[v] for v in op.operands]
-        # An eager fallback returns what aten returns (its meta shapes can be approximate): fresh buffers.
-        fresh = isinstance(op, tn.AtenCallOp)
+        # An eager fallback returns what aten returns (its meta shapes can be approximate): fresh buffers. So does
+        # a channels-last convolution: the library allocates its NHWC result anyway, and copying it into a planned
+        # buffer would cost one more pass over it.
+        fresh = isinstance(op, tn.AtenCallOp) or (isinstance(op, tn.ConvolutionOp) and op.channels_last is not None)
         static = [r for r in op.results if DYN not in r.type.get_shape() and not fresh]
         dynamic = [r for r in op.results if DYN in r.type.get_shape() or fresh]
         outs = [self.alloc(r.type, r in self.outputs, []) for r in static]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
+from xdsl.ir import BlockArgument
 
 from irc.dialects import memory
 from irc.dialects import tensor as tn
@@ -55,20 +56,31 @@ def _bmm(op) -> Callable:
     return _into(lambda ins, out: externs.bmm(ins[0], ins[1], out=out))
 
 
-def _convolution(op) -> Callable | None:
+def _convolution(op, weight_is_argument: bool = False) -> Callable | None:
+    """`weight_is_argument`: the weight is a graph input (a parameter or a frozen constant), so a kernel holding
+    its prepacked form is reused while the same tensor arrives unchanged (same storage, same version counter)."""
     if op.transposed is not None or len(op.stride.get_values()) != 2:
         return None
     stride, padding, dilation = (list(a.get_values()) for a in (op.stride, op.padding, op.dilation))
     groups = op.groups.value.data
     last = op.channels_last is not None  # NHWC in and out: torch sees channels-last strided NCHW views
     chosen: dict = {}
+    held: dict = {}
+
+    def kernel(w, b):
+        if not weight_is_argument:
+            return externs.ConvKernel(w, b, stride, padding, dilation, groups, constant=False)
+        key = [(t.data_ptr(), t._version, tuple(t.shape), tuple(t.stride()), t.dtype) for t in (w, b) if t is not None]
+        if held.get("key") != key:
+            held.update(key=key, kernel=externs.ConvKernel(w, b, stride, padding, dilation, groups, constant=True))
+        return held["kernel"]
 
     def compute(ins, out):
         x, w, b = ins[0], ins[1], ins[2] if len(ins) > 2 else None
         if last:
             x = x.movedim(-1, 1)
-        k = externs.ConvKernel(w, b, stride, padding, dilation, groups, constant=False)
-        key = (tuple(x.shape), tuple(x.stride()), tuple(w.shape), x.dtype)
+        k = kernel(w, b)
+        key = (tuple(x.shape), tuple(x.stride()), tuple(w.shape), x.dtype, k.constant)
         path = chosen.get(key)
         if path is None:
             path = chosen[key] = k.choose(x)
@@ -130,7 +142,11 @@ def prepare(ext: memory.ExternOp, interpreter: Callable) -> tuple[Callable, str]
     """(run(ins, outs) -> fresh results, "library" | "reference") for one extern; `interpreter()` gives the
     mem-stage reference interpreter (targets/reference/memory.py) of the module."""
     inner = _single_op(ext)
-    if inner is not None and type(inner) in EXTERNS:
+    if isinstance(inner, tn.ConvolutionOp):
+        run = _convolution(inner, weight_is_argument=isinstance(ext.ins[1], BlockArgument))
+        if run is not None:
+            return run, "library"
+    elif inner is not None and type(inner) in EXTERNS:
         run = EXTERNS[type(inner)](inner)
         if run is not None:
             return run, "library"

@@ -233,7 +233,8 @@ class ConvKernel:
         layout = "cl" if x.is_contiguous(memory_format=torch.channels_last) and x.shape[1] > 1 else "nchw"
         if (path := self._chosen.get((tuple(x.shape), layout, x.dtype))) is None:
             problem = (tuple(x.shape), layout, tuple(self.weight.shape), str(x.dtype), self.bias is not None,
-                       tuple(self.stride), tuple(self.padding), tuple(self.dilation), self.groups, self.epilogue)
+                       tuple(self.stride), tuple(self.padding), tuple(self.dilation), self.groups, self.epilogue,
+                       self.paths())
             path = _choose("conv2d", problem, lambda: {p: (lambda p=p: self.run(x, p)) for p in self.paths()})
             self._chosen[(tuple(x.shape), layout, x.dtype)] = path
         return path

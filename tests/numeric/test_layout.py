@@ -76,3 +76,15 @@ def test_convnet_training_step_nhwc():
     got = train_step(mine, inputs, compile_irc(loss_fn(mine), layout="nhwc"), target, optimizer="sgd")
     want = train_step(model, inputs, loss_fn(model), target, optimizer="sgd")
     compare_steps(got, want)
+
+
+@pytest.mark.parametrize("layout", ["nhwc", "nchw"])
+def test_weight_changed_in_place_between_calls(layout):
+    """A convolution whose weight is a graph input keeps its prepacked kernel only while that weight is unchanged."""
+    fn = lambda x, w, b: torch.relu(F.conv2d(x, w, b, padding=1))  # noqa: E731
+    f = compile_irc(fn, layout=layout)
+    x, w, b = torch.randn(2, 4, 9, 7), torch.randn(8, 4, 3, 3), torch.randn(8)
+    for _ in range(3):
+        torch.testing.assert_close(f(x, w, b), fn(x, w, b), **FORWARD_TOL)
+        w.mul_(-0.5)  # in-place updates (what an optimizer step does)
+        b.add_(1.0)

@@ -58,3 +58,15 @@ func.func @dynamic(%x: tensor<?x8xf32>) -> tensor<?x1xf32> {
 // CHECK-NEXT:  mem.launch @kernel0 ins(%x : {{.*}}) outs(%[[O]] : memref<?x1xf32>) symbols(%[[N]])
 // CHECK:       func.func @kernel0(%0: memref<?x8xf32, strided<[?, ?], offset: ?>>, %1: memref<?x1xf32>, %2: index) {
 // CHECK-NEXT:    loop.nest space = affine_map<()[s0] -> (s0, 8)> symbols(%2) iterators = ["parallel", "reduction"] outs(%1 : memref<?x1xf32>) {
+
+// -----
+func.func @conv_nhwc(%x: tensor<1x6x6x3xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x6x6x4xf32> {
+  %c = tn.convolution %x, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 channels_last : tensor<1x6x6x3xf32>, tensor<4x3x3x3xf32> -> tensor<1x6x6x4xf32>
+  %r = tn.relu %c : tensor<1x6x6x4xf32>
+  func.return %r : tensor<1x6x6x4xf32>
+}
+// A channels-last convolution returns the library's own NHWC result (no out buffer, no copy into one).
+// CHECK-LABEL: func.func @conv_nhwc
+// CHECK:       %[[C:.*]] = mem.extern ins(%x, %w : {{.*}}) -> memref<1x6x6x4xf32> {
+// CHECK:         tn.convolution {{.*}} channels_last
+// CHECK:       mem.launch @{{.*}} ins(%[[C]] : memref<1x6x6x4xf32>)
