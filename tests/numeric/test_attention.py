@@ -30,6 +30,18 @@ def additive(q, k, v, bias):
     return torch.softmax(q @ k.transpose(-2, -1) * 0.25 + bias, dim=-1) @ v
 
 
+def torch_sdpa(q, k, v):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+
+def torch_sdpa_mask(q, k, v, mask):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=0.3)
+
+
+def torch_sdpa_causal(q, k, v):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
 def _qkv(b, h, L, S, E, Ev, *, strided=False):
     g = torch.Generator().manual_seed(0)
     if strided:  # heads split out of one (b, n, 3, h, e) projection, as a transformer does: non-contiguous views
@@ -44,6 +56,11 @@ CASES = {
     "unscaled-3d": (unscaled_3d, lambda: tuple(t[0] for t in _qkv(1, 3, 5, 11, 4, 6))),
     "masked-fill": (masked_fill, lambda: (*_qkv(3, 2, 9, 9, 8, 8), torch.arange(9)[None, :] < torch.tensor([[9], [4], [1]]))),
     "additive": (additive, lambda: (*_qkv(2, 2, 5, 7, 8, 3), torch.randn(5, 7))),
+    # torch's own SDPA, which AOT autograd decomposes (q and k^T scaled by sqrt(scale) each, a safe softmax)
+    "torch-sdpa": (torch_sdpa, lambda: _qkv(2, 3, 7, 5, 16, 9)),
+    "torch-sdpa-bool-mask": (torch_sdpa_mask, lambda: (*_qkv(2, 2, 4, 6, 8, 8), torch.rand(2, 1, 4, 6) > 0.4)),
+    "torch-sdpa-float-mask": (torch_sdpa_mask, lambda: (*_qkv(2, 2, 4, 6, 8, 8), torch.randn(4, 6))),
+    "torch-sdpa-causal": (torch_sdpa_causal, lambda: _qkv(1, 2, 6, 6, 8, 4)),
 }
 
 
@@ -56,7 +73,18 @@ def test_attention_matches_eager(case, attention):
     torch.testing.assert_close(got, fn(*args), **TOL)
 
 
-@pytest.mark.parametrize("case", ["scaled", "masked-fill"])
+def test_fully_masked_rows_of_torch_sdpa_stay_zero():
+    """torch's SDPA gives 0 for a query whose every key is masked; so do its decomposition and tn.sdpa."""
+    q, k, v = _qkv(1, 2, 4, 5, 8, 8)
+    mask = torch.ones(1, 1, 4, 5, dtype=torch.bool)
+    mask[..., 1, :] = False
+    want = torch_sdpa_mask(q, k, v, mask)
+    assert bool((want[:, :, 1] == 0).all())
+    for attention in (True, False):
+        torch.testing.assert_close(compile_irc(torch_sdpa_mask, attention=attention)(q, k, v, mask), want, **TOL)
+
+
+@pytest.mark.parametrize("case", ["scaled", "masked-fill", "torch-sdpa", "torch-sdpa-bool-mask"])
 def test_substitution_shows_in_report(case):
     fn, make = CASES[case]
     externs = irc.explain(fn, *make(), options={"strict": True}).graphs[0].externs

@@ -119,3 +119,49 @@ func.func @scale_not_constant(%q: tensor<3x5x8xf32>, %k: tensor<3x7x8xf32>, %v: 
 // A temperature that is a graph input is not a compile-time scale.
 // CHECK-LABEL: func.func @scale_not_constant
 // CHECK-NOT:   tn.sdpa
+
+// -----
+func.func @torch_sdpa_decomposed(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x6x16xf32>, %v: tensor<2x4x6x16xf32>) -> tensor<2x4x8x16xf32> {
+  %c = tn.constant dense<5.000000e-01> : tensor<f32> -> tensor<f32>
+  %qs = tn.mul %q, %c : tensor<2x4x8x16xf32>, tensor<f32> -> tensor<2x4x8x16xf32>
+  %kt = tn.permute %k perm = [0, 1, 3, 2] : tensor<2x4x6x16xf32> -> tensor<2x4x16x6xf32>
+  %ks = tn.mul %kt, %c : tensor<2x4x16x6xf32>, tensor<f32> -> tensor<2x4x16x6xf32>
+  %q3 = tn.reshape %qs : tensor<2x4x8x16xf32> -> tensor<8x8x16xf32>
+  %k3 = tn.reshape %ks : tensor<2x4x16x6xf32> -> tensor<8x16x6xf32>
+  %s3 = tn.bmm %q3, %k3 : tensor<8x8x16xf32>, tensor<8x16x6xf32> -> tensor<8x8x6xf32>
+  %s = tn.reshape %s3 : tensor<8x8x6xf32> -> tensor<2x4x8x6xf32>
+  %p = tn.softmax %s dim = 3 : tensor<2x4x8x6xf32>
+  %ninf = tn.constant dense<0xFF800000> : tensor<f32> -> tensor<f32>
+  %isinf = tn.eq %s, %ninf : tensor<2x4x8x6xf32>, tensor<f32> -> tensor<2x4x8x6xi1>
+  %dead = tn.all %isinf dims = [3] : tensor<2x4x8x6xi1> -> tensor<2x4x8x1xi1>
+  %zero = tn.constant dense<0.000000e+00> : tensor<f32> -> tensor<f32>
+  %zeros = tn.expand %zero : tensor<f32> -> tensor<2x4x8x6xf32>
+  %safe = tn.where %dead, %zeros, %p : tensor<2x4x8x1xi1>, tensor<2x4x8x6xf32>, tensor<2x4x8x6xf32> -> tensor<2x4x8x6xf32>
+  %p3 = tn.reshape %safe : tensor<2x4x8x6xf32> -> tensor<8x8x6xf32>
+  %v3 = tn.reshape %v : tensor<2x4x6x16xf32> -> tensor<8x6x16xf32>
+  %o3 = tn.bmm %p3, %v3 : tensor<8x8x6xf32>, tensor<8x6x16xf32> -> tensor<8x8x16xf32>
+  %o = tn.reshape %o3 : tensor<8x8x16xf32> -> tensor<2x4x8x16xf32>
+  func.return %o : tensor<2x4x8x16xf32>
+}
+// torch's scaled_dot_product_attention as AOT autograd decomposes it: q and k^T each scaled by sqrt(scale),
+// a safe softmax (rows of -inf only give 0, as tn.sdpa does): one tn.sdpa with scale 0.5 * 0.5.
+// CHECK-LABEL: func.func @torch_sdpa_decomposed
+// CHECK-NEXT:  %{{.*}} = tn.sdpa %q, %k, %v scale = 2.500000e-01
+// CHECK-NEXT:  func.return
+
+// -----
+func.func @zeroed_rows_by_another_test(%q: tensor<3x5x8xf32>, %k: tensor<3x7x8xf32>, %v: tensor<3x7x2xf32>, %other: tensor<3x5x7xf32>) -> tensor<3x5x2xf32> {
+  %kt = tn.permute %k perm = [0, 2, 1] : tensor<3x7x8xf32> -> tensor<3x8x7xf32>
+  %s = tn.bmm %q, %kt : tensor<3x5x8xf32>, tensor<3x8x7xf32> -> tensor<3x5x7xf32>
+  %p = tn.softmax %s dim = 2 : tensor<3x5x7xf32>
+  %ninf = tn.constant dense<0xFF800000> : tensor<f32> -> tensor<f32>
+  %isinf = tn.eq %other, %ninf : tensor<3x5x7xf32>, tensor<f32> -> tensor<3x5x7xi1>
+  %dead = tn.all %isinf dims = [2] : tensor<3x5x7xi1> -> tensor<3x5x1xi1>
+  %zero = tn.constant dense<0.000000e+00> : tensor<f32> -> tensor<f32>
+  %safe = tn.where %dead, %zero, %p : tensor<3x5x1xi1>, tensor<f32>, tensor<3x5x7xf32> -> tensor<3x5x7xf32>
+  %o = tn.bmm %safe, %v : tensor<3x5x7xf32>, tensor<3x7x2xf32> -> tensor<3x5x2xf32>
+  func.return %o : tensor<3x5x2xf32>
+}
+// Rows zeroed by a test of some other tensor than the scores are not SDPA's: no substitution.
+// CHECK-LABEL: func.func @zeroed_rows_by_another_test
+// CHECK-NOT:   tn.sdpa
