@@ -14,6 +14,7 @@ Anything that goes wrong gives None (the pass then estimates).
 from __future__ import annotations
 
 import logging
+import math
 import threading
 
 import torch
@@ -26,6 +27,7 @@ DTYPES = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16, "f
 _seen: dict[str, tuple[float, float] | None] = {}
 _lock = threading.Lock()
 STATS = {"measured": 0, "disk_hits": 0}
+MIN_FLOPS = 2e7  # smaller convolutions are not measured
 
 
 def _measure(x, w, stride, padding, dilation, groups, dtype, bias) -> tuple[float, float]:
@@ -46,9 +48,15 @@ def _measure(x, w, stride, padding, dilation, groups, dtype, bias) -> tuple[floa
     return times["nchw"], times["nhwc"]
 
 
+def flops(x, w, stride, padding, dilation) -> int:
+    out = [(i + 2 * p - d * (k - 1) - 1) // s + 1 for i, k, s, p, d in zip(x[2:], w[2:], stride, padding, dilation)]
+    return 2 * x[0] * w[0] * math.prod(out) * math.prod(w[1:])
+
+
 def conv_seconds(*, x, w, stride, padding, dilation, groups, dtype: str, bias: bool) -> tuple[float, float] | None:
-    """(seconds in NCHW, seconds in NHWC) for one convolution, or None when it cannot be measured."""
-    if dtype not in DTYPES or len(x) != 4:
+    """(seconds in NCHW, seconds in NHWC) for one convolution, or None when it cannot be measured or is too
+    small to be worth measuring (below MIN_FLOPS the layouts differ by microseconds; the pass estimates)."""
+    if dtype not in DTYPES or len(x) != 4 or flops(x, w, stride, padding, dilation) < MIN_FLOPS:
         return None
     from .jit import host, versions
 

@@ -6,7 +6,7 @@ from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 
 from irc.targets.cpu import cache, conv_layout, externs
 
-PROBLEM = dict(x=[1, 3, 5, 7], w=[2, 3, 3, 3], stride=[1, 1], padding=[1, 1], dilation=[1, 1], groups=1, dtype="f32", bias=True)
+PROBLEM = dict(x=[1, 16, 64, 64], w=[32, 16, 3, 3], stride=[1, 1], padding=[1, 1], dilation=[1, 1], groups=1, dtype="f32", bias=True)
 
 
 def test_times_real_convolutions_in_both_layouts_under_fake_mode(monkeypatch):
@@ -31,3 +31,4 @@ def test_times_real_convolutions_in_both_layouts_under_fake_mode(monkeypatch):
 def test_unmeasurable_problems_give_none():
     assert conv_layout.conv_seconds(**{**PROBLEM, "dtype": "i32"}) is None
     assert conv_layout.conv_seconds(**{**PROBLEM, "x": [1, 3, 5], "w": [2, 3, 3]}) is None
+    assert conv_layout.conv_seconds(**{**PROBLEM, "x": [1, 3, 5, 7]}) is None  # too small to be worth measuring
