@@ -30,7 +30,7 @@ from irc.ir.rules import count_matches
 from irc.lowering.fold_constants import ConstantArgs
 from irc.lowering.pipeline import freeze
 
-log = logging.getLogger("irc")
+log = logging.getLogger("irc.recompiles")  # irc.log topic
 
 
 def static_inputs(example_inputs) -> dict[int, torch.Tensor]:

@@ -18,7 +18,7 @@ from irc.options import Options
 
 from .cpu_compile import STRICT, _lower
 
-log = logging.getLogger("irc")
+log = logging.getLogger("irc.fallbacks")  # irc.log topic
 
 
 def compile_triton(gm, module, result, opts: Options, rep: report.GraphReport, dump):

@@ -22,7 +22,7 @@ from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
 
 from . import cache, externs
 
-log = logging.getLogger("irc")
+log = logging.getLogger("irc.fallbacks")  # irc.log topic
 DTYPES = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16, "f16": torch.float16}
 _seen: dict[str, tuple[float, float] | None] = {}
 _lock = threading.Lock()

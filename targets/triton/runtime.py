@@ -36,7 +36,7 @@ from .matmul import dot_kernel, plan_dots
 from .source import kernel_funcs, kernel_source
 from .types import Unsupported
 
-log = logging.getLogger("irc")
+log = logging.getLogger("irc.fallbacks")  # irc.log topic
 
 
 @register_impls
