@@ -71,3 +71,25 @@ func.func @grouped(%x: tensor<1x8x8x256xf32>, %w: tensor<256x128x3x3xf32>) -> te
 // AUTO-LABEL: func.func @grouped
 // AUTO-SAME:    irc.layout = ["region 0 (1 convs, 1 ops): nchw: {{.*}}(estimated, 1 grouped with penalty); conversions 0 nhwc (0 ms) vs 2 nchw
 // AUTO-NOT:     channels_last
+
+// -----
+func.func @two_regions(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>, %s: tensor<f32>) -> tensor<1x4x4x4xf32> {
+  %c = tn.convolution %x, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32> -> tensor<1x4x8x8xf32>
+  %m = tn.mul %c, %s : tensor<1x4x8x8xf32>, tensor<f32> -> tensor<1x4x8x8xf32>
+  %p, %i = tn.max_pool2d %m kernel = [2, 2] stride = [2, 2] padding = [0, 0] dilation = [1, 1] : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>
+  %c2 = tn.convolution %p, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32> -> tensor<1x4x4x4xf32>
+  func.return %c2 : tensor<1x4x4x4xf32>
+}
+// Pooling has no NHWC form: it separates two regions, and a conversion back to NCHW feeds it. A 0-d
+// operand of an elementwise op needs no conversion.
+// NHWC-LABEL: func.func @two_regions
+// NHWC-SAME:    irc.layout = ["region 0 (1 convs, 2 ops): nhwc: {{.*}}", "region 1 (1 convs, 1 ops): nhwc: {{.*}}"]
+// NHWC-NEXT:    %[[X:.*]] = tn.permute %x perm = [0, 2, 3, 1]
+// NHWC-NEXT:    %[[C:.*]] = tn.convolution %[[X]], %w {{.*}} channels_last
+// NHWC-NEXT:    %[[M:.*]] = tn.mul %[[C]], %s : tensor<1x8x8x4xf32>, tensor<f32> -> tensor<1x8x8x4xf32>
+// NHWC-NEXT:    %[[MN:.*]] = tn.permute %[[M]] perm = [0, 3, 1, 2] : tensor<1x8x8x4xf32> -> tensor<1x4x8x8xf32>
+// NHWC-NEXT:    %[[P:.*]], %{{.*}} = tn.max_pool2d %[[MN]]
+// NHWC-NEXT:    %[[PC:.*]] = tn.permute %[[P]] perm = [0, 2, 3, 1]
+// NHWC-NEXT:    %[[C2:.*]] = tn.convolution %[[PC]], %w {{.*}} channels_last
+// NHWC-NEXT:    %[[OUT:.*]] = tn.permute %[[C2]] perm = [0, 3, 1, 2]
+// NHWC-NEXT:    func.return %[[OUT]]
