@@ -81,6 +81,10 @@ def goals(results: dict, meta: dict) -> list[str]:
         worse = [f"{n} {r:.2f}x" for n, r in ratios if r < 1]
         out.append(f"demo models steady latency <= inductor's: {len(ratios) - len(worse)} of {len(ratios)}"
                    + (f" (slower: {', '.join(worse)})" if worse else ""))  # fmt: skip
+    if (e := steady("mlp-b32", "eager")) and (s := steady("mlp-b32", "irc:reduce-overhead")):
+        modes = ", ".join(f"{b} {e / t:.2f}x" for b in ("irc", "irc:reduce-overhead", "irc:max-autotune", "inductor")
+                          if (t := steady("mlp-b32", b)))  # fmt: skip
+        out.append(f"MLP b32 under reduce-overhead faster than eager: {'yes' if s < e else 'no'} (speed vs eager: {modes})")
     for kind, goal in (("cold", 5), ("warm", 50)):
         rs = []
         for n, row in results.items():
