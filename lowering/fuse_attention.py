@@ -40,11 +40,11 @@ def _single_use(v: SSAValue, readers: frozenset = frozenset()) -> bool:
 
 
 def splat(v: SSAValue) -> float | None:
-    """The value of a one-element float constant, else None."""
+    """The value of a float constant that holds one value (0-d, or a splat of any shape), else None."""
     op = v.owner
-    if not isinstance(op, tn.ConstantOp) or math.prod(_shape(v)) != 1:
+    if not isinstance(op, tn.ConstantOp) or math.prod(_shape(v)) == 0 or not (math.prod(_shape(v)) == 1 or op.value.is_splat()):
         return None
-    x = op.value.get_values()[0]
+    x = next(iter(op.value.iter_values()))
     return float(x) if isinstance(x, float) else None
 
 

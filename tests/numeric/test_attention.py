@@ -119,3 +119,17 @@ def test_small_transformer_with_causal_mask(attention):
         graphs = irc.explain(model, *inputs, options={"strict": True, "attention": attention}).graphs
         assert [g.attention for g in graphs] == [len(model.blocks) if attention else 0]
         torch.testing.assert_close(compile_irc(model, attention=attention)(*inputs), model(*inputs), **TOL)
+
+
+@pytest.mark.parametrize("padded", [False, True], ids=["no-mask", "key-padding"])
+def test_multihead_attention_module(padded):
+    """nn.MultiheadAttention (which calls torch's SDPA) in inference: frozen projections, one tn.sdpa, eager's numbers."""
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(16, 2, batch_first=True).eval()
+    x = torch.randn(3, 6, 16)
+    pad = torch.arange(6)[None, :] >= torch.tensor([[6], [4], [2]]) if padded else None
+    fn = lambda x, pad: mha(x, x, x, key_padding_mask=pad, need_weights=False)[0]  # noqa: E731
+    with torch.no_grad():
+        [g] = irc.explain(fn, x, pad, options={"strict": True}).graphs
+        assert g.attention == 1, str(g)
+        torch.testing.assert_close(compile_irc(fn)(x, pad), fn(x, pad), **TOL)

@@ -165,3 +165,22 @@ func.func @zeroed_rows_by_another_test(%q: tensor<3x5x8xf32>, %k: tensor<3x7x8xf
 // Rows zeroed by a test of some other tensor than the scores are not SDPA's: no substitution.
 // CHECK-LABEL: func.func @zeroed_rows_by_another_test
 // CHECK-NOT:   tn.sdpa
+
+// -----
+func.func @full_shape_splats(%q: tensor<3x5x8xf32>, %k: tensor<3x7x8xf32>, %v: tensor<3x7x2xf32>) -> tensor<3x5x2xf32> {
+  %kt = tn.permute %k perm = [0, 2, 1] : tensor<3x7x8xf32> -> tensor<3x8x7xf32>
+  %s = tn.bmm %q, %kt : tensor<3x5x8xf32>, tensor<3x8x7xf32> -> tensor<3x5x7xf32>
+  %c = tn.constant dense<2.0> : tensor<3x5x7xf32> -> tensor<3x5x7xf32>
+  %d = tn.div %s, %c : tensor<3x5x7xf32>, tensor<3x5x7xf32> -> tensor<3x5x7xf32>
+  %p = tn.softmax %d dim = 2 : tensor<3x5x7xf32>
+  %ninf = tn.constant dense<0xFF800000> : tensor<f32> -> tensor<f32>
+  %isinf = tn.eq %d, %ninf : tensor<3x5x7xf32>, tensor<f32> -> tensor<3x5x7xi1>
+  %dead = tn.all %isinf dims = [2] : tensor<3x5x7xi1> -> tensor<3x5x1xi1>
+  %zeros = tn.constant dense<0.000000e+00> : tensor<3x5x7xf32> -> tensor<3x5x7xf32>
+  %safe = tn.where %dead, %zeros, %p : tensor<3x5x1xi1>, tensor<3x5x7xf32>, tensor<3x5x7xf32> -> tensor<3x5x7xf32>
+  %o = tn.bmm %safe, %v : tensor<3x5x7xf32>, tensor<3x7x2xf32> -> tensor<3x5x2xf32>
+  func.return %o : tensor<3x5x2xf32>
+}
+// Constants of the full shape holding one value (as fold-constants leaves a broadcast scalar) count as scalars.
+// CHECK-LABEL: func.func @full_shape_splats
+// CHECK-NEXT:  %{{.*}} = tn.sdpa %q, %k, %v scale = 5.000000e-01
