@@ -8,6 +8,11 @@ int64 cells kernels read through their argv), the arena (allocated once, reused 
 the roots and the list of steps bound to them. A call then only checks and binds the arguments
 (one struct.pack_into for the input addresses), runs the steps, and returns the outputs. Contexts
 are pooled, so concurrent calls (threads) each get their own.
+
+Modes: under reduce-overhead a static graph's steps also run as JITed launchers (launcher.py: a call is
+then the allocation of its outputs and one or a few ctypes calls); max-autotune first measures each
+launch's variants (autotune.py) and builds with the fastest. `python_steps` and `mode_notes` say what
+a call runs.
 """
 
 from __future__ import annotations
@@ -86,6 +91,7 @@ class Program:
                     tune_notes = [f"autotune failed ({type(e).__name__}: {e}); default variants"]
                     for ln in self.launches:
                         ln.lanes = ln.min_work = None
+                    self.mm_threads.clear()
             if tuned:  # other widths or thresholds than the first build's: build again with them
                 self.cache_hit, self.kernels = self._compile(cache)
                 self._free = [self._context()]
