@@ -6,6 +6,7 @@ verifies innermost ops first (as xDSL does) so the first failure is attributed t
 """
 
 import dataclasses
+import math
 import re
 
 from xdsl.context import Context
@@ -18,6 +19,7 @@ from xdsl.utils.mlir_lexer import MLIRLexer
 from irc.ir.text import quote_hex_splats
 
 Spans = dict[Operation, Span]
+MAX_DENSE_ELEMENTS = 1 << 24  # elements of one dense literal (xDSL stores every element, splats too)
 
 # xDSL 0.74's string-literal pattern nests `+` in `*`, so an unterminated literal (a `"` with no closing
 # quote on its line) backtracks exponentially and irc-opt hangs. The same language, matched in linear time:
@@ -71,6 +73,13 @@ class LocatingParser(Parser):
             end -= 1
         self.spans[op] = Span(first.start, max(end, first.end), source)
         return op
+
+    def _parse_dense_literal_type(self):
+        """xDSL expands a splat to every element: a huge dense literal would take the machine's memory (a hang)."""
+        type = super()._parse_dense_literal_type()
+        if (n := math.prod(type.get_shape())) > MAX_DENSE_ELEMENTS:
+            self.raise_error(f"dense literal of {n} elements: irc-opt takes at most {MAX_DENSE_ELEMENTS}")
+        return type
 
     def resolve_operand(self, operand, type):
         self.first_use.setdefault(operand.operand_name, operand.span)
