@@ -33,8 +33,9 @@ class Logits(nn.Module):
         self.model, self.last = model, last
 
     def forward(self, ids, attention_mask=None):
-        logits = self.model(input_ids=ids, attention_mask=attention_mask).logits
-        return logits[:, -1] if self.last else logits
+        if self.last:  # the LM head on the last position only (not (batch, seq, vocab) logits)
+            return self.model(input_ids=ids, attention_mask=attention_mask, logits_to_keep=1).logits[:, -1]
+        return self.model(input_ids=ids, attention_mask=attention_mask).logits
 
 
 def _ids(batch: int, seq: int, vocab: int) -> torch.Tensor:
