@@ -1,5 +1,7 @@
 """Shared fixtures: the irc context, compile helpers with strict mode (irc errors raise instead of falling back)."""
 
+import os
+
 import pytest
 import torch
 
@@ -19,6 +21,10 @@ def _fresh_dynamo():
     yield
 
 
+# IRC_TEST_TARGET=triton pytest tests/numeric: the numeric tests on another target (tests/triton/test_numeric_suite.py)
+TARGET = {"target": os.environ["IRC_TEST_TARGET"]} if os.environ.get("IRC_TEST_TARGET") else {}
+
+
 def compile_irc(fn, *, dynamic=None, **options):
     """torch.compile with irc, strict: a compile error in irc fails the test instead of running eagerly."""
-    return torch.compile(fn, backend=irc.backend, dynamic=dynamic, options={"strict": True, **options})
+    return torch.compile(fn, backend=irc.backend, dynamic=dynamic, options={"strict": True, **TARGET, **options})

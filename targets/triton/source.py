@@ -161,7 +161,6 @@ class _Gen:
     def load(self, op: loop.LoadOp, env) -> str:
         src = self.names[op.source]
         m = op.map.data
-        rank = self.nest.rank
         extra = [env[i] for i in op.indices]
         printer = Printer(self.printer.dims + extra, self.syms)
         dims = [(0, n - 1 if n is not None else INF) for n in self.static] + [(-INF, INF)] * len(extra)
@@ -180,7 +179,6 @@ class _Gen:
         groups = self.vary[op.result]
         masks = (["xmask"] if "x" in groups else []) + (["rmask"] if "r" in groups else []) + checks
         ptr = f"{src} + {' + '.join(terms)}" if terms else f"{src} + tl.full({self.unit}, 0, tl.int64)"
-        del rank
         mask = f", mask={' & '.join(masks)}, other=0" if masks else ""
         t = op.result.type
         widen = f".to({compute_type(t)})" if storage_type(t) != compute_type(t) else ""
@@ -242,17 +240,17 @@ class _Gen:
         groups = {"x"} if reduced or self.mode == "pointwise" else {"x", "r"}
         space = nest.space_shape(nest.output_kind(i) == "reduced")
         it = iter(d for d, n in enumerate(space) if n != 1)
-        terms = []
+        terms, used = [], set()
         for k, n in enumerate(buf.type.get_shape()):
             if n == 1:
                 continue
             d = next(it)
             if self.static[d] != 1:
                 terms.append(f"d{d} * {name}_s{k}")
+                used.add("x" if d in self.P else "r")
         shape = self.shape(groups)
-        offset_groups = {"x" if d in self.P else "r" for d in range(nest.rank) if any(f"d{d} " in t for t in terms)}
         off = " + ".join(terms) if terms else "0"
-        if offset_groups != groups:
+        if used != groups:
             off = f"tl.full({shape}, 0, tl.int64) + {off}" if off != "0" else f"tl.full({shape}, 0, tl.int64)"
         val = env[v]
         if self.vary.get(v, frozenset()) != groups:

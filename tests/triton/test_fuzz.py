@@ -32,13 +32,13 @@ def check(p) -> None:
             logging.getLogger("irc").setLevel(level)
 
 
-@profile(max_examples=15)
+@profile(max_examples=20)
 @given(programs())
 def test_programs_match_eager_on_triton(p):
     check(p)
 
 
-@profile(max_examples=4)
+@profile(max_examples=5)
 @given(training_programs())
 def test_training_graphs_match_eager_on_triton(p):
     check(p)
