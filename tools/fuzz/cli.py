@@ -14,6 +14,7 @@ not re-reported. Exit code 0 when nothing new failed, 1 otherwise.
 import argparse
 import hashlib
 import re
+import os
 import sys
 import time
 from collections import Counter
@@ -234,6 +235,7 @@ def main(argv=None) -> int:
     import logging
 
     logging.getLogger("irc").setLevel(logging.ERROR)
+    os.environ.setdefault("IRC_PROGRESS", "0")  # no per-compile progress lines (irc/log.py) between the campaign's own
     try:
         return Campaign(args).run()
     except KeyboardInterrupt:
