@@ -16,6 +16,7 @@ from tests.conftest import compile_irc
 def _no_irc_logs(monkeypatch):
     """Each test starts and ends with IRC_LOGS unset and the loggers as configure() leaves them then."""
     monkeypatch.delenv("IRC_LOGS", raising=False)
+    monkeypatch.delenv("IRC_PROGRESS", raising=False)
     log.configure("")
     yield
     log.configure("")

@@ -235,12 +235,16 @@ def main(argv=None) -> int:
     import logging
 
     logging.getLogger("irc").setLevel(logging.ERROR)
+    ours = "IRC_PROGRESS" not in os.environ
     os.environ.setdefault("IRC_PROGRESS", "0")  # no per-compile progress lines (irc/log.py) between the campaign's own
     try:
         return Campaign(args).run()
     except KeyboardInterrupt:
         print("\nirc-fuzz: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if ours:
+            os.environ.pop("IRC_PROGRESS", None)
 
 
 if __name__ == "__main__":
