@@ -54,6 +54,7 @@ class _Stderr(logging.StreamHandler):
 _handler: logging.Handler | None = None
 _current = threading.local()  # the Progress of the compile running on this thread
 _configured: list[str | None] = [None]
+_ours: list[str] = []  # the loggers whose level IRC_LOGS set
 
 
 def parse(spec: str) -> dict[str, int]:
@@ -82,8 +83,8 @@ def configure(spec: str | None = None) -> None:
     if spec == _configured[0]:
         return
     _configured[0] = spec
-    for t in TOPICS:
-        logging.getLogger(f"{ROOT}.{t}").setLevel(logging.NOTSET)
+    while _ours:  # undo only what an earlier IRC_LOGS set: levels the application chose stay
+        logging.getLogger(_ours.pop()).setLevel(logging.NOTSET)
     root = logging.getLogger(ROOT)
     try:
         levels = parse(spec)
@@ -98,6 +99,7 @@ def configure(spec: str | None = None) -> None:
         return
     for name, level in levels.items():
         logging.getLogger(name).setLevel(level)
+        _ours.append(name)
     _handler = _Stderr()
     _handler.setFormatter(logging.Formatter("[%(name)s] %(message)s"))
     root.addHandler(_handler)

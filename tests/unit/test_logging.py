@@ -119,6 +119,17 @@ def test_irc_logs_sends_the_chosen_topics_to_stderr(capsys, monkeypatch):
     assert logging.getLogger("irc").propagate is True and not logging.getLogger("irc").handlers
 
 
+def test_levels_the_application_set_survive_without_irc_logs():
+    fusion = logging.getLogger("irc.fusion")
+    fusion.setLevel(logging.DEBUG)
+    try:
+        log.configure("stages")
+        log.configure("")
+        assert fusion.level == logging.DEBUG and logging.getLogger("irc.stages").level == logging.NOTSET
+    finally:
+        fusion.setLevel(logging.NOTSET)
+
+
 def test_malformed_irc_logs_is_reported_not_raised(caplog, monkeypatch):
     monkeypatch.setenv("IRC_LOGS", "verbose")
     with caplog.at_level(logging.WARNING):
