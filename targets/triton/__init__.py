@@ -6,7 +6,7 @@
     affine.py    index maps as index arithmetic; bounds that spare a load its range mask
     prelude.py   the @triton.jit helpers every generated file starts with (core tl only)
     reduce.py    reduction identities, lane-wise combines, lane reductions
-    matmul.py    mm externs (and the pointwise kernel after them) as one tl.dot template
+    matmul.py    mm and bmm externs (and the pointwise kernel after them) as one tl.dot template
     blocks.py    block sizes by heuristic; triton.autotune configs for max-autotune
     loader.py    source files in the irc cache, imported from there
     launch.py    a kernel ready to launch: its (autotuned) function, arguments flattened, the grid

@@ -59,7 +59,7 @@ def flatten(params, values) -> list:
 
 
 class DotLauncher:
-    """The tl.dot template of one mm extern (matmul.py), with or without its fused epilogue."""
+    """The tl.dot template of one mm or bmm extern (matmul.py), with or without its fused epilogue."""
 
     def __init__(self, kern, autotune: bool = False):
         self.interpret = ensure_interpreter()
@@ -76,17 +76,18 @@ class DotLauncher:
         self.fn = fn
 
     def __call__(self, a, b, c=None, epilogue=()):
-        (m, k), n = a.shape, b.shape[1]
-        if m == 0 or n == 0:
+        (m, k), n = a.shape[-2:], b.shape[-1]
+        batch = a.shape[0] if self.kern.batched else 1
+        if m == 0 or n == 0 or batch == 0:
             return
         args = [a, *a.shape, *a.stride(), b, *b.shape, *b.stride()]
         args += [c, *c.shape, *c.stride()] if c is not None else flatten(self.kern.params, epilogue)
         args += [m, n, k]
         if self.autotuned:
-            self.fn[lambda meta: (triton_cdiv(m, meta["BLOCK_M"]), triton_cdiv(n, meta["BLOCK_N"]))](*args)
+            self.fn[lambda meta: (triton_cdiv(m, meta["BLOCK_M"]), triton_cdiv(n, meta["BLOCK_N"]), batch)](*args)
             return
         b_ = blocks.dot_heuristic(m, n, k, self.interpret)
-        grid = (triton_cdiv(m, b_["BLOCK_M"]), triton_cdiv(n, b_["BLOCK_N"]))
+        grid = (triton_cdiv(m, b_["BLOCK_M"]), triton_cdiv(n, b_["BLOCK_N"]), batch)
         self.fn[grid](*args, BLOCK_M=b_["BLOCK_M"], BLOCK_N=b_["BLOCK_N"], BLOCK_K=b_["BLOCK_K"], num_warps=b_["num_warps"])
 
 

@@ -1,8 +1,8 @@
 """Matrix products as a tl.dot template (options={"matmul": "dot"}), with the pointwise kernel after them fused.
 
-A `mem.extern` whose region is one `tn.mm` of its two ins (f32, f16 or bf16) runs as a blocked tl.dot
-kernel: one program per BLOCK_M x BLOCK_N tile of the product, a loop over K in BLOCK_K steps,
-accumulating in f32. When the next launch of @main is a pointwise kernel over exactly the product's
+A `mem.extern` whose region is one `tn.mm` or `tn.bmm` of its two ins (f32, f16 or bf16) runs as a
+blocked tl.dot kernel: one program per BLOCK_M x BLOCK_N tile of the product (and per batch), a loop
+over K in BLOCK_K steps, accumulating in f32. When the next launch of @main is a pointwise kernel over exactly the product's
 space that reads it only at (d0, d1), and nothing else reads the product, that kernel's body becomes
 the template's epilogue (bias, activation, residual, several outputs): the tile goes from registers
 to its consumers' outputs and the product is never written. Nothing that runs may lie between the two
@@ -39,7 +39,7 @@ class DotPlan:
 def _is_mm(op: memory.ExternOp) -> bool:
     block = op.body.block
     ops = list(block.ops)
-    if len(ops) != 2 or not isinstance(ops[0], tn.MmOp) or len(op.ins) != 2 or len(op.outs) + len(op.res) != 1:
+    if len(ops) != 2 or not isinstance(ops[0], tn.MmOp | tn.BmmOp) or len(op.ins) != 2 or len(op.outs) + len(op.res) != 1:
         return False
     mm = ops[0]
     if list(mm.operands) != list(block.args):
@@ -61,9 +61,10 @@ def _epilogue_of(main_ops: list, i: int, product, kernels: dict):
     nest = next(o for o in fn.body.block.ops if isinstance(o, loop.NestOp))
     k = list(nxt.ins).index(product)
     param = fn.body.block.args[k]
-    if nest.rank != 2 or nest.reduction_dims():
+    rank = len(product.type.get_shape())
+    if nest.rank != rank or nest.reduction_dims():
         return None
-    identity = [AffineDimExpr(0), AffineDimExpr(1)]
+    identity = [AffineDimExpr(d) for d in range(rank)]
     if any(list(ld.map.data.results) != identity for ld in nest.loads() if ld.source is param):
         return None
     if any(ld.indices and ld.source is param for ld in nest.loads()):
@@ -100,34 +101,44 @@ class _Epilogue(_Gen):
         return super().value(op, env)
 
 
-def dot_source(name: str, elem, epilogue: func.FuncOp | None = None, operand: int | None = None) -> tuple[str, list]:
-    """(kernel text, params of the epilogue kernel) for the template `name` computing an mm of element type `elem`."""
-    sig = ["a", "a_n0", "a_n1", "a_s0", "a_s1", "b", "b_n0", "b_n1", "b_s0", "b_s1"]
+def dot_source(name: str, elem, epilogue: func.FuncOp | None = None, operand: int | None = None,
+               batched: bool = False) -> tuple[str, list]:  # fmt: skip
+    """(kernel text, params of the epilogue kernel) for the template `name` of an mm (bmm when `batched`) of `elem`.
+    The product's dims are the epilogue's: d0, d1 (mm) or d0 (batch), d1, d2 (bmm)."""
+    r = 3 if batched else 2
+    sig = [f"{t}{x}" for t in ("a", "b") for x in ("", *(f"_n{k}" for k in range(r)), *(f"_s{k}" for k in range(r)))]
     gen = _Epilogue(epilogue, operand) if epilogue is not None else None
     if gen is None:
-        sig += ["c", "c_n0", "c_n1", "c_s0", "c_s1"]
+        sig += ["c", *(f"c_n{k}" for k in range(r)), *(f"c_s{k}" for k in range(r))]
     else:
         sig += gen.signature[:-4]  # its buffers and symbols, not its block arguments
     sig += ["M", "N", "K", "BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr", "BLOCK_K: tl.constexpr"]
     precision = ', input_precision="ieee"' if isinstance(elem, Float32Type) else ""  # f32 stays f32 (no tf32)
+    m, n = ("d1", "d2") if batched else ("d0", "d1")
+    ab = "d0 * a_s0 + " if batched else ""
+    bb = "d0 * b_s0 + " if batched else ""
+    a1, a2, b1, b2 = ("a_s1", "a_s2", "b_s1", "b_s2") if batched else ("a_s0", "a_s1", "b_s0", "b_s1")
     ind = "    "
-    lines = [
-        "@triton.jit",
-        f"def {name}({', '.join(sig)}):",
-        f"{ind}d0 = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]",
-        f"{ind}d1 = tl.program_id(1).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]",
-        f"{ind}xmask = (d0 < M) & (d1 < N)",
+    lines = ["@triton.jit", f"def {name}({', '.join(sig)}):"]
+    if batched:
+        lines.append(f"{ind}d0 = tl.full([1, 1], 0, tl.int64) + tl.program_id(2)  # the batch")
+    lines += [
+        f"{ind}{m} = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]",
+        f"{ind}{n} = tl.program_id(1).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]",
+        f"{ind}xmask = ({m} < M) & ({n} < N)",
         f"{ind}acc = tl.full([BLOCK_M, BLOCK_N], 0, tl.float32)",
         f"{ind}for k0 in range(0, K, BLOCK_K):",
         f"{ind}    rk = k0 + tl.arange(0, BLOCK_K)",
-        f"{ind}    at = tl.load(a + d0 * a_s0 + rk[None, :] * a_s1, mask=(d0 < M) & (rk[None, :] < K), other=0)",
-        f"{ind}    bt = tl.load(b + rk[:, None] * b_s0 + d1 * b_s1, mask=(rk[:, None] < K) & (d1 < N), other=0)",
+        f"{ind}    at = tl.load(a + {ab}{m} * {a1} + rk[None, :] * {a2}, mask=({m} < M) & (rk[None, :] < K), other=0)",
+        f"{ind}    bt = tl.load(b + {bb}rk[:, None] * {b1} + {n} * {b2}, mask=(rk[:, None] < K) & ({n} < N), other=0)",
         f"{ind}    acc += tl.dot(at, bt{precision})",
     ]
     s, c = storage_type(elem), compute_type(elem)
     lines.append(f"{ind}acc_t = acc" if s == c else f"{ind}acc_t = acc.to({s}).to({c})  # the product's own precision")
     if gen is None:
-        lines.append(f"{ind}tl.store(c + d0 * c_s0 + d1 * c_s1, acc_t{'' if s == c else f'.to({s})'}, mask=xmask)")
+        cb = "d0 * c_s0 + " if batched else ""
+        c1, c2 = ("c_s1", "c_s2") if batched else ("c_s0", "c_s1")
+        lines.append(f"{ind}tl.store(c + {cb}{m} * {c1} + {n} * {c2}, acc_t{'' if s == c else f'.to({s})'}, mask=xmask)")
         return "\n".join(lines) + "\n", []
     env: dict = {}
     values = list(gen.nest.yield_op.values)
@@ -144,6 +155,7 @@ class DotKernel:
     name: str
     kernel: str
     params: list
+    batched: bool = False
 
     @property
     def text(self) -> str:
@@ -153,13 +165,15 @@ class DotKernel:
 def dot_kernel(plan: DotPlan, index: int) -> DotKernel:
     mm = next(iter(plan.extern.body.block.ops))
     elem = mm.result.type.get_element_type()
-    name = f"mm{index}" if plan.epilogue is None else f"mm{index}_{plan.epilogue.sym_name.data}"
+    batched = isinstance(mm, tn.BmmOp)
+    base = f"bmm{index}" if batched else f"mm{index}"
+    name = base if plan.epilogue is None else f"{base}_{plan.epilogue.sym_name.data}"
     try:
-        text, params = dot_source(name, elem, plan.epilogue, plan.operand)
+        text, params = dot_source(name, elem, plan.epilogue, plan.operand, batched)
     except Unsupported:
         if plan.epilogue is None:
             raise
         plan.launch = plan.epilogue = plan.operand = None  # the epilogue stays a kernel of its own
-        text, params = dot_source(f"mm{index}", elem)
-        name = f"mm{index}"
-    return DotKernel(name, text, params)
+        text, params = dot_source(base, elem, batched=batched)
+        name = base
+    return DotKernel(name, text, params, batched)

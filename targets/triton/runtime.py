@@ -70,12 +70,13 @@ class TritonMemFunctions(MemFunctions):
         a, b = args[0], args[1]
         t = (op.outs[0] if op.outs else op.res[0]).type
         dtype = torch_dtype(t.get_element_type())
+        shape = [*a.shape[:-1], b.shape[-1]]
         if plan.launch is not None:  # the epilogue launch computes it; a placeholder of the right shape till then
             self.pending[plan.launch] = (a, b)
-            return () if op.outs else (torch.empty(1, dtype=dtype, device=a.device).expand(a.shape[0], b.shape[1]),)
-        c = args[2] if op.outs else torch.empty(a.shape[0], b.shape[1], dtype=dtype, device=a.device)
+            return () if op.outs else (torch.empty(1, dtype=dtype, device=a.device).expand(shape),)
+        c = args[2] if op.outs else torch.empty(shape, dtype=dtype, device=a.device)
         if not self.try_dot(op, launcher, a, b, c=c):
-            c.copy_(torch.mm(a, b))
+            c.copy_(torch.matmul(a, b))
         return () if op.outs else (c,)
 
     def try_dot(self, extern, launcher, a, b, **kw) -> bool:
@@ -120,10 +121,10 @@ class TritonMemFunctions(MemFunctions):
         nest = self.kernels[op.callee.root_reference.data]
         syms = [int(x) for x in args[n_in + n_out:]]
         outs = args[n_in:n_in + n_out]
-        fits = extents(nest, syms) == [a.shape[0], b.shape[1]] and not any(overlaps(o, x) for o in outs for x in (a, b))
+        fits = extents(nest, syms) == [*a.shape[:-1], b.shape[-1]] and not any(overlaps(o, x) for o in outs for x in (a, b))
         if fits and self.try_dot(extern, launcher, a, b, epilogue=args):
             return None
-        args[plan.operand] = torch.mm(a, b)
+        args[plan.operand] = torch.matmul(a, b)
         return args
 
 

@@ -109,6 +109,13 @@ def test_matmul_dot_template_fuses_the_epilogue(dtype):
     assert plan.launch is None
 
 
+def test_bmm_dot_template_with_and_without_epilogue():
+    runner = check(lambda a, b, c: (torch.bmm(a, b) * 2 + c).relu(), randn(2, 17, 9), randn(2, 9, 33), randn(33), matmul="dot")
+    assert [plan.launch is not None for _, plan in runner.functions.dots.values()] == [True]
+    check(lambda a, b: torch.bmm(a, b), randn(3, 8, 16), randn(3, 16, 5).transpose(1, 2).contiguous().transpose(1, 2),
+          matmul="dot")  # fmt: skip
+
+
 def test_matmul_dot_template_dynamic_and_strided():
     check(lambda x, w, b: torch.tanh(x @ w + b), randn(9, 17)[:, ::1], randn(34, 5)[::2], randn(5), matmul="dot",
           dynamic=True, more=[(randn(3, 17), randn(17, 5), randn(5))])  # fmt: skip
