@@ -28,7 +28,7 @@ def compile_triton(gm, module, result, opts: Options, rep: report.GraphReport, d
     from irc.targets.triton import ensure_interpreter
 
     ensure_interpreter()
-    from irc.targets.triton.runtime import TritonRunner
+    from irc.targets.triton.runtime import TritonRunner  # imports no triton: kernels load it when they are made
 
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     names = [n.name for n in placeholders] + [f"constant{i}" for i in range(len(result.constants))]
@@ -49,8 +49,17 @@ def compile_triton(gm, module, result, opts: Options, rep: report.GraphReport, d
     rep.planned_peak_bytes, rep.intermediate_bytes = lowered.arena_bytes, lowered.intermediate_bytes
     rep.fusion_refusals = list(lowered.refusals)
     t0 = time.perf_counter()
-    with cache.enabled(opts.cache):
-        runner = TritonRunner(module, autotune=opts.mode == "max-autotune", matmul=opts.matmul, fallbacks=rep.target_fallbacks)
+    try:
+        with cache.enabled(opts.cache):
+            runner = TritonRunner(module, autotune=opts.mode == "max-autotune", matmul=opts.matmul, fallbacks=rep.target_fallbacks)
+    except Exception as e:  # no usable Triton (not installed, no driver): the mem-stage reference runs the graph
+        if STRICT:
+            raise
+        from irc.targets.reference.memory import MemRunner
+
+        log.warning("irc: the triton runtime cannot take graph %d (%s); it runs on the mem-stage reference", rep.index, e)
+        rep.target, rep.target_fallbacks = "triton", [("graph", f"triton runtime: {type(e).__name__}: {e}")]
+        return MemRunner(module)
     rep.target, rep.kernels = "triton", runner.kernels
     if STRICT and runner.fallbacks:
         raise RuntimeError(f"triton target fallbacks: {runner.fallbacks}")

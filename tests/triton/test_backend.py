@@ -98,6 +98,22 @@ def test_report_names_the_target_and_a_kernel_it_could_not_emit(monkeypatch):
     assert "triton:" in str(g) and "math.erf" in str(g)
 
 
+def test_a_runtime_that_cannot_start_leaves_the_graph_on_the_reference(monkeypatch):
+    """No usable Triton (not installed, no driver): the mem-stage reference runs the graph, and the report says why."""
+    from irc.targets.triton import runtime
+
+    def broken(*a, **k):
+        raise ImportError("no module named triton")
+
+    monkeypatch.setattr(runtime, "TritonRunner", broken)
+    fn = lambda x: torch.softmax(x * 2, -1)  # noqa: E731
+    x = randn(3, 5)
+    mark = report.mark()
+    torch.testing.assert_close(torch.compile(fn, backend="irc", options={"target": "triton"})(x), fn(x))
+    (g,) = report.reports_since(mark).graphs
+    assert g.target_fallbacks == [("graph", "triton runtime: ImportError: no module named triton")], str(g)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 def test_matmul_dot_template_fuses_the_epilogue(dtype):
     x, w, b, r = randn(13, 40, dtype=dtype), randn(24, 40, dtype=dtype), randn(24, dtype=dtype), randn(13, 24, dtype=dtype)
