@@ -10,7 +10,8 @@ did, then
 
     dV = P^T dO      dP = dO V^T      dS = P * (dP - rowsum(P * dP))      dQ = s dS K      dK = s dS^T Q
 
-so the whole training graph is irc's own. Dropout and grouped-query attention keep the aten op.
+so the whole training graph is irc's own (grouped-query attention too: key and value heads repeated,
+their gradients summed back). Dropout keeps the aten op (torch's forward decomposition refuses it).
 
 The encoder-layer fast path. nn.TransformerEncoderLayer in inference (eval, no grad) calls one fused op,
 `_transformer_encoder_layer_fwd`, that no table decomposes: irc would run whole layers eagerly. Its
@@ -28,8 +29,11 @@ aten = torch.ops.aten
 
 def flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, *, attn_mask=None,
                              scale=None):  # fmt: skip
-    if dropout_p != 0.0 or query.size(1) != key.size(1):
+    if dropout_p != 0.0 or query.size(1) % key.size(1):
         return NotImplemented
+    groups = query.size(1) // key.size(1)  # grouped-query attention: each key/value head serves `groups` query heads
+    if groups > 1:
+        k_heads, key, value = key.size(1), key.repeat_interleave(groups, 1), value.repeat_interleave(groups, 1)
     s = scale if scale is not None else 1.0 / math.sqrt(query.size(-1))
     _, p = aten._scaled_dot_product_attention_math.default(
         query, key, value, attn_mask=attn_mask, dropout_p=0.0, is_causal=is_causal, scale=scale
@@ -40,6 +44,8 @@ def flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropou
     grad_s = p * (grad_p - (p * grad_p).sum(-1, keepdim=True))
     grad_q = (grad_s @ key) * s
     grad_k = (grad_s.transpose(-2, -1) @ query) * s
+    if groups > 1:  # the repeated heads' gradients summed back onto each key/value head
+        grad_k, grad_v = (g.unflatten(1, (k_heads, groups)).sum(2) for g in (grad_k, grad_v))
     return grad_q.to(query.dtype), grad_k.to(key.dtype), grad_v.to(value.dtype)
 
 
