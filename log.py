@@ -91,11 +91,11 @@ def configure(spec: str | None = None) -> None:
     except ValueError as e:
         levels = {}
         root.warning("%s", e)
-    if _handler is not None:
+    if _handler is not None:  # an earlier IRC_LOGS's handler goes, and records propagate again
         root.removeHandler(_handler)
         _handler = None
-    if not levels:
         root.propagate = True
+    if not levels:
         return
     for name, level in levels.items():
         logging.getLogger(name).setLevel(level)
