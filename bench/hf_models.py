@@ -34,7 +34,8 @@ class Logits(nn.Module):
 
     def forward(self, ids, attention_mask=None):
         if self.last:  # the LM head on the last position only (not (batch, seq, vocab) logits)
-            return self.model(input_ids=ids, attention_mask=attention_mask, logits_to_keep=1).logits[:, -1]
+            hidden = self.model.base_model(input_ids=ids, attention_mask=attention_mask).last_hidden_state
+            return self.model.get_output_embeddings()(hidden[:, -1])
         return self.model(input_ids=ids, attention_mask=attention_mask).logits
 
 
