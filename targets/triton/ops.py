@@ -159,7 +159,7 @@ OPS: dict[type, Emit] = {
     math.AsinhOp: _float_only("_asinh"), math.AcoshOp: _float_only("_acosh"), math.AtanhOp: _float_only("_atanh"),
     math.ErfOp: _float_only("tl.erf"), math.FloorOp: _float_only("tl.floor"), math.CeilOp: _float_only("tl.ceil"),
     math.RoundOp: _float_only("_round"), math.RoundEvenOp: _float_only("_roundeven"), math.TruncOp: _float_only("_trunc"),
-    math.PowFOp: _float_only("_powf"), math.FPowIOp: _fpowi, math.CopySignOp: _float_only("_copysign"),
+    math.PowFOp: _float_only("_powf"), math.FPowIOp: _fpowi, math.IPowIOp: _fn("_ipowi"), math.CopySignOp: _float_only("_copysign"),
     math.FmaOp: lambda op, a, b, c: f"({a} * {b} + {c})",
 }
 

@@ -267,4 +267,16 @@ def _powf(a, b):  # torch.pow: negative bases with integral exponents, x**0 == 1
     odd = integral & ((b - 2.0 * tl.floor(b * 0.5)) != 0)
     r = tl.where(a < 0, tl.where(integral, tl.where(odd, -r, r), float("nan")), r)
     return tl.where((b == 0) | (a == 1.0), 1.0, r)
+
+
+@triton.jit
+def _ipowi(a, b):  # exact integer power by squaring over the exponent's bits
+    r = a * 0 + b * 0 + 1
+    base = a + b * 0
+    e = b
+    for _ in tl.static_range(64):
+        r = tl.where((e & 1) != 0, r * base, r)
+        base = base * base
+        e = e >> 1
+    return r
 '''

@@ -121,3 +121,15 @@ def test_dynamic_sizes(fn):
     sizes = [(3, 17), (1, 16), (5, 1)]
     make = [(randn(*s), randn(s[-1])) for s in [(7, 40)] + sizes]
     check(fn, *make[0], dynamic=True, more=make[1:])
+
+
+def test_every_scalar_op_of_the_reference_has_a_triton_emitter():
+    from irc.targets.reference.loop import SCALAR
+    from irc.targets.triton.ops import OPS
+
+    assert [op.__name__ for op in SCALAR if op not in OPS] == []
+
+
+def test_integer_powers_are_exact():
+    x, y = torch.randint(-5, 6, (4, 9), generator=G), torch.randint(0, 7, (4, 9), generator=G)
+    check(lambda a, b: (a ** b, a ** 3, torch.pow(a.int(), b.int())), x, y)
