@@ -19,7 +19,7 @@ from irc.targets.cpu import cache
 
 from . import ensure_interpreter
 
-_LOADED: dict[str, object] = {}  # file key -> the module, once per process
+_LOADED: dict = {}  # (file key, path) -> the module, once per process and cache directory
 
 
 @functools.cache
@@ -48,10 +48,10 @@ def load_source(text: str):
     import triton
 
     key = cache.make_key("triton-source", text, triton.__version__)
-    if key in _LOADED:
-        return _LOADED[key]
     name = f"irc_triton_{key[:24]}"
     path = source_dir() / key[:2] / f"{name}.py"
+    if (key, path) in _LOADED:
+        return _LOADED[key, path]
     try:
         _write(path, text)
     except OSError:  # a read-only or full cache: a private directory still works
@@ -61,5 +61,5 @@ def load_source(text: str):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # triton resolves the kernel's globals through its module
     spec.loader.exec_module(module)
-    _LOADED[key] = module
+    _LOADED[key, path] = module
     return module
