@@ -188,6 +188,20 @@ def _uses_symbols(m: AffineMap) -> bool:
     return any(isinstance(x, AffineSymExpr) for e in m.results for x in e.dfs())
 
 
+def sink_constants(nest: loop.NestOp) -> None:
+    """A body reads only constants of its own: xDSL's CSE merges a body's constant into an equal one outside (nest
+    bodies are not isolated), and a kernel is outlined with its loads' sources and symbols as its only arguments."""
+    block, copies = nest.body.block, {}
+    for op in list(block.walk()):
+        for i, v in enumerate(op.operands):
+            c = v.owner
+            if isinstance(c, arith.ConstantOp) and not nest.is_ancestor(c):
+                if c not in copies:
+                    copies[c] = c.clone()
+                    block.insert_op_before(copies[c], block.first_op)
+                op.operands[i] = copies[c].result
+
+
 def drop_dead_outputs(nest: loop.NestOp) -> loop.NestOp | None:
     """A copy of the nest without the outputs nobody reads and with each yielded value once (None if nothing changes)."""
     if nest.outs:
@@ -240,5 +254,6 @@ class SimplifyLoopPass(ModulePass):
         for f in module.walk():
             if isinstance(f, func.FuncOp) and f.body.blocks:
                 for nest in [op for op in f.body.block.ops if isinstance(op, loop.NestOp)]:
+                    sink_constants(nest)
                     canon_symbols(drop_dead_outputs(nest) or nest)
         DeadCodeElimination().apply(ctx, module)

@@ -3,6 +3,7 @@ engineers own are xfail(strict=True) with the reason, and listed in tools/fuzz/k
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import irc
 from irc.tools.fuzz.frontdoor import LOCATED, run_opt
@@ -108,6 +109,26 @@ def test_irc_opt_type_constraint_failing_while_parsing_is_located():
                             "  %s = tn.sum %r dims = [1] : tensor<4x8xf32> -> f32<4x1xf32>\n"
                             "  func.return %s : tensor<4x1xf32>\n}\n")
     assert ":2:3: error: f32 should be of base attribute tensor" in err
+
+
+@pytest.mark.parametrize("target", targets())
+def test_a_nest_body_keeps_its_own_constants_through_cse(target):
+    """avg_pool2d's divisor clamps with `arith.constant 2 : index` in its body; xDSL's CSE merged it into @main's equal
+    constant (a size computation of the dynamic dim), and the outlined kernel read a value of another function:
+    KeyError on the cpu target (found after 146 s, seed 23, --property training)."""
+    def fn(a0, a1):
+        v3 = a0.unfold(3, 1, 2).expand(3, 2, 3, -1, 3)
+        return v3, F.avg_pool2d(torch.clamp(a1, min=2, max=2), 2)
+
+    def make_inputs():
+        gen = torch.Generator().manual_seed(0)
+        a0 = torch.randint(-24, 25, (1, 2, 1, 3), generator=gen).div(8).requires_grad_()
+        torch._dynamo.maybe_mark_dynamic(a0, 3)
+        return [a0, torch.randint(-24, 25, (2, 2, 2), generator=gen).div(8).requires_grad_()]
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target, "cache": False})
+    assert compare_training(fn, compiled, make_inputs) is None
 
 
 @pytest.mark.parametrize("literal", ["0x7FF0000000000000", "1.0"])
