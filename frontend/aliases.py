@@ -8,6 +8,7 @@ offset 0 and the rebuilt view reads the wrong elements. So such an output is not
 compiled program: its chain of view ops (metadata only, no data moves) runs eagerly on the inputs.
 """
 
+import operator
 from collections.abc import Callable
 
 import torch
@@ -30,7 +31,9 @@ def _view_chain(node: torch.fx.Node, seen: set[torch.fx.Node]) -> bool:
         return True
     if node.op != "call_function":
         return False
-    if isinstance(node.meta.get("val"), torch.Tensor) and not (isinstance(node.target, torch._ops.OpOverload) and node.target.is_view):
+    is_view = isinstance(node.target, torch._ops.OpOverload) and node.target.is_view
+    has_tensor = any(isinstance(v, torch.Tensor) for v in tree_flatten(node.meta.get("val"))[0])
+    if has_tensor and not is_view and node.target is not operator.getitem:  # getitem: one result of split, unbind, ...
         return False
     return all(_view_chain(n, seen) for n in node.all_input_nodes)
 

@@ -188,6 +188,27 @@ def test_view_output_of_an_offset_input_with_dynamic_sizes(target, training):
 
 
 @pytest.mark.parametrize("target", targets())
+@pytest.mark.parametrize("layout", ["strided", "expanded"])
+def test_chunk_of_an_input_is_a_view_of_it_with_dynamic_sizes(target, layout):
+    """chunk is split + getitem in FX: the replay of views of inputs stopped at getitem, so the output was still a clone
+    and AOT autograd rebuilt it with the clone's strides: wrong elements (strided) or out of the storage (expanded).
+    Found by irc-fuzz --property program --target triton, seed 31, after 31 s (expanded) and 100 s (strided)."""
+    def fn(a0):
+        return torch.neg(torch.neg(a0)), torch.chunk(a0, 2, dim=0)[0]
+
+    def make_inputs(grow=0):
+        base = torch.randint(-24, 25, (2 + grow, 2), generator=torch.Generator().manual_seed(0)).div(8)
+        a0 = base[..., ::2] if layout == "strided" else base[:1, :1].expand(2 + grow, 1)
+        torch._dynamo.maybe_mark_dynamic(a0, 0)
+        return [a0]
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
+    assert compare(fn, compiled, make_inputs) is None
+    assert compare(fn, compiled, lambda: make_inputs(grow=1)) is None
+
+
+@pytest.mark.parametrize("target", targets())
 def test_view_to_a_size_the_shape_env_specialised(target):
     """The training forward's view takes a SymInt placeholder the ShapeEnv pinned to 2 (`Sym(2)`): ir/types made
     its dim `?` while the importer gave no size for it, and tn.reshape failed to verify (found writing the test above)."""
