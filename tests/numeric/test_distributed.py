@@ -3,6 +3,7 @@ with irc trains as the eager DDP model does: each rank sees its own batch, DDP a
 ranks, and the loss, every gradient and every parameter after an SGD step match the eager DDP run."""
 
 import os
+import warnings
 
 import pytest
 import torch
@@ -75,11 +76,20 @@ def _worker(rank: int, init: str, steps: int) -> None:
 def test_ddp_training_step_matches_eager(tmp_path):
     """Two processes, gloo over a file store (no port to pick): two SGD steps of a compiled DDP model."""
     init = f"file://{tmp_path / 'store'}"
-    env = {"OMP_NUM_THREADS": "1", "IRC_PROGRESS": "0"}
+    env = {"OMP_NUM_THREADS": "1", "IRC_PROGRESS": "0", "GLOO_SOCKET_IFNAME": "lo"}  # one machine: loopback
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        mp.spawn(_worker, args=(init, 2), nprocs=WORLD, join=True)
+        try:
+            mp.spawn(_worker, args=(init, 2), nprocs=WORLD, join=True)
+        except mp.ProcessExitedException as e:
+            # A worker killed by a signal (once in ~10 CI runs: SIGABRT, "terminate called without an
+            # active exception", from C++ inside the process group, not reproduced since) is run once more
+            # on a fresh store. A failed assertion is not a signal: it raises ProcessRaisedException.
+            if not e.signal_name:
+                raise
+            warnings.warn(f"DDP worker died with {e.signal_name}; running the test once more")
+            mp.spawn(_worker, args=(f"file://{tmp_path / 'store2'}", 2), nprocs=WORLD, join=True)
     finally:
         for k, v in old.items():
             if v is None:
