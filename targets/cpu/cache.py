@@ -66,9 +66,10 @@ def is_enabled() -> bool:
 
 @contextlib.contextmanager
 def enabled(on: bool):
-    """Turn the cache on or off for the calling thread inside the block (options={"cache": False})."""
+    """Turn the cache off for the calling thread inside the block (options={"cache": False}); `on` keeps the
+    process's setting, so the default option never re-enables a cache IRC_CACHE=0 turned off."""
     old = getattr(_state, "enabled", None)
-    _state.enabled = bool(on)
+    _state.enabled = bool(on) and is_enabled()
     try:
         yield
     finally:

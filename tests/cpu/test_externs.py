@@ -86,6 +86,7 @@ def test_choice_is_measured_once_then_read_from_disk(tmp_path, monkeypatch):
     monkeypatch.setenv("IRC_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("IRC_EXTERN_PATH", raising=False)
     monkeypatch.setattr(externs, "_choices", {})
+    monkeypatch.setitem(cache._config, "enabled", True)  # whatever IRC_CACHE says
     w, x = torch.randn(40, 24), torch.randn(8, 24)
     with cache.enabled(True):
         before = dict(externs.STATS)

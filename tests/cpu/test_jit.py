@@ -71,6 +71,17 @@ def test_cache_off_writes_nothing(tmp_path, monkeypatch):
     assert len([p for p in tmp_path.rglob("*") if p.is_file()]) == 1
 
 
+
+def test_process_setting_wins_over_the_default_option(tmp_path, monkeypatch):
+    """IRC_CACHE=0 (the process setting) stays off inside the backend's `enabled(opts.cache)` with cache=True."""
+    monkeypatch.setenv("IRC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setitem(cache._config, "enabled", False)
+    with cache.enabled(True):
+        assert not cache.is_enabled()
+        jit.Engine().compile(_module(5.0))
+    assert not any(tmp_path.rglob("*"))
+
+
 CHILD = """
 import ctypes, json, torch
 from llvmlite import ir
