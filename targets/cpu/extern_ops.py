@@ -35,19 +35,36 @@ def _into(compute):
     return run
 
 
-def _mm(op) -> Callable:
+def _mm(op, weight_is_argument: bool = False) -> Callable:
+    """`weight_is_argument`: the right operand is a view of a graph input (a weight: a parameter, or a constant
+    of a frozen graph), so one kernel may hold it prepacked for oneDNN while the same tensor arrives
+    unchanged. A weight that does change between calls (training) is not packed again: from then on this
+    extern treats it as a plain operand."""
     chosen: dict = {}
+    held: dict = {}
+
+    def kernel(b):
+        if not weight_is_argument or held.get("changed"):
+            return externs.LinearKernel(b.t(), constant=False)
+        key = (b.data_ptr(), b._version, tuple(b.shape), tuple(b.stride()), b.dtype)
+        if held.get("key") != key:
+            if "key" in held:
+                held["changed"] = True
+                return externs.LinearKernel(b.t(), constant=False)
+            held.update(key=key, kernel=externs.LinearKernel(b.t(), constant=True))
+        return held["kernel"]
 
     def compute(ins, out):
         a, b = ins
-        key = (tuple(a.shape), tuple(b.shape), a.dtype)
+        k = kernel(b)
+        key = (tuple(a.shape), tuple(b.shape), a.dtype, k.constant)
         path = chosen.get(key)
         if path is None:  # a small product stays on MKL's own (single-threaded) path: no thread wake-up
             small = 2 * a.shape[0] * a.shape[1] * b.shape[1] < SMALL_FLOPS
-            path = chosen[key] = "aten" if small else externs.LinearKernel(b.t(), constant=False).choose(a)
+            path = chosen[key] = "aten" if small else k.choose(a)
         if path == "aten":
             return torch.mm(a, b, out=out) if out is not None else torch.mm(a, b)
-        return externs.LinearKernel(b.t(), constant=False).run(a, path)
+        return k.run(a, path)
 
     return _into(compute)
 
@@ -138,10 +155,19 @@ def _single_op(ext: memory.ExternOp):
     return inner
 
 
+def _of_argument(value) -> bool:
+    """Is `value` a graph input or a view of one (a transposed weight)?"""
+    while isinstance(value.owner, memory.ViewOp):
+        value = value.owner.source
+    return isinstance(value, BlockArgument)
+
+
 def prepare(ext: memory.ExternOp, interpreter: Callable) -> tuple[Callable, str]:
     """(run(ins, outs) -> fresh results, "library" | "reference") for one extern; `interpreter()` gives the
     mem-stage reference interpreter (targets/reference/memory.py) of the module."""
     inner = _single_op(ext)
+    if isinstance(inner, tn.MmOp):
+        return _mm(inner, weight_is_argument=_of_argument(ext.ins[1])), "library"
     if isinstance(inner, tn.ConvolutionOp):
         run = _convolution(inner, weight_is_argument=isinstance(ext.ins[1], BlockArgument))
         if run is not None:

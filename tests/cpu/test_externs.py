@@ -119,3 +119,35 @@ def test_empty_matrix_products_match_eager(m, k, n):
     a, b, bias = torch.randn(m, k), torch.randn(k, n), torch.randn(n)
     torch.testing.assert_close(externs.mm(a, b), a @ b)
     torch.testing.assert_close(externs.addmm(bias, a, b), torch.addmm(bias, a, b))
+
+
+def test_graph_weight_prepacked_once_and_never_stale(monkeypatch):
+    """A matmul whose weight is a graph input is prepacked once for oneDNN and reused while the weight is
+    unchanged; an in-place update (an optimizer step) is seen, and the weight is not packed again."""
+    from tests.conftest import compile_irc
+
+    if not externs.onednn_available(torch.float32):
+        pytest.skip("oneDNN is not available in this torch build")
+    monkeypatch.setenv("IRC_EXTERN_PATH", "mkldnn_packed")
+    packs, runs = [], []  # reorders of a weight, runs of the packed path
+    real = externs.LinearKernel.packed
+
+    def packed(self, m):
+        runs.append(m)
+        if self._packed is None:
+            packs.append(m)
+        return real(self, m)
+
+    monkeypatch.setattr(externs.LinearKernel, "packed", packed)
+    fn = lambda x, w: F.linear(x, w).relu()  # noqa: E731  (2*64*256*512 flops: above the small-product cut)
+    f = compile_irc(fn)
+    x, w = torch.randn(64, 256), torch.randn(512, 256)
+    with torch.no_grad():
+        for _ in range(2):
+            torch.testing.assert_close(f(x, w), fn(x, w), **TOL)
+        assert len(runs) == 2 and len(packs) == 1  # packed once, the packed weight reused by the second call
+        w.mul_(-0.5)
+        torch.testing.assert_close(f(x, w), fn(x, w), **TOL)
+        w.add_(1.0)
+        torch.testing.assert_close(f(x, w), fn(x, w), **TOL)
+    assert len(packs) == 1 and len(runs) == 2  # once changed, the weight is a plain operand: never packed again
