@@ -87,16 +87,21 @@ def conv_timer(opts: Options):
     return timer
 
 
-def compile_cpu(gm, module, result, opts: Options, rep: report.GraphReport, dump):
-    """The runnable program for a tensor-opt module (consumed), or None when lowering fails."""
-    from irc.targets.cpu import cache
+def graph_args(gm, result) -> list:
+    """The ArgSpecs of a graph's @main: its placeholders, then the constants the import added."""
     from irc.targets.cpu.graph import ArgSpec
-    from irc.targets.cpu.program import Program
 
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     names = [n.name for n in placeholders] + [f"constant{i}" for i in range(len(result.constants))]
     values = [n.meta.get("val") for n in placeholders] + list(result.constants)
-    args = [ArgSpec.of(v, name) for v, name in zip(values, names)]
+    return [ArgSpec.of(v, name) for v, name in zip(values, names)]
+
+
+def lower_to_mem(module, args, opts: Options, rep: report.GraphReport, dump):
+    """The mem-stage module (lowered, or from the disk cache) with its summary in the report; None when
+    lowering fails (the graph then runs on the tensor-level reference). Shared by the cpu and triton paths."""
+    from irc.targets.cpu import cache
+
     progress_stage("loop+mem")
     t0 = time.perf_counter()
     try:
@@ -112,6 +117,18 @@ def compile_cpu(gm, module, result, opts: Options, rep: report.GraphReport, dump
     rep.fused_kernels, rep.externs = lowered.kernels, list(lowered.externs)
     rep.planned_peak_bytes, rep.intermediate_bytes = lowered.arena_bytes, lowered.intermediate_bytes
     rep.fusion_refusals = list(lowered.refusals)
+    return module
+
+
+def compile_cpu(gm, module, result, opts: Options, rep: report.GraphReport, dump):
+    """The runnable program for a tensor-opt module (consumed), or None when lowering fails."""
+    from irc.targets.cpu import cache
+    from irc.targets.cpu.program import Program
+
+    args = graph_args(gm, result)
+    module = lower_to_mem(module, args, opts, rep, dump)
+    if module is None:
+        return None
     progress_stage("llvm")
     t0 = time.perf_counter()
     try:

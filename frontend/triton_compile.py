@@ -16,7 +16,7 @@ import time
 from irc import report
 from irc.options import Options
 
-from .cpu_compile import STRICT, _lower
+from .cpu_compile import STRICT, graph_args, lower_to_mem
 
 log = logging.getLogger("irc.fallbacks")  # irc.log topic
 
@@ -24,30 +24,15 @@ log = logging.getLogger("irc.fallbacks")  # irc.log topic
 def compile_triton(gm, module, result, opts: Options, rep: report.GraphReport, dump):
     """The runnable graph for a tensor-opt module (consumed), or None when lowering fails."""
     from irc.targets.cpu import cache
-    from irc.targets.cpu.graph import ArgSpec
     from irc.targets.triton import ensure_interpreter
 
     ensure_interpreter()
     from irc.targets.triton.runtime import TritonRunner  # imports no triton: kernels load it when they are made
 
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    names = [n.name for n in placeholders] + [f"constant{i}" for i in range(len(result.constants))]
-    values = [n.meta.get("val") for n in placeholders] + list(result.constants)
-    args = [ArgSpec.of(v, name) for v, name in zip(values, names)]
-    t0 = time.perf_counter()
-    try:
-        with cache.enabled(opts.cache):
-            module, lowered, cached = _lower(module, args, opts, rep, dump)
-    except Exception as e:  # a lowering bug: the graph still runs, on the tensor-level reference
-        if STRICT:
-            raise
-        log.warning("irc: lowering graph %d failed (%s); it runs on the reference target", rep.index, e)
-        rep.target_fallbacks.append(("graph", f"lowering failed: {type(e).__name__}: {e}"))
+    args = graph_args(gm, result)
+    module = lower_to_mem(module, args, opts, rep, dump)
+    if module is None:
         return None
-    rep.stage_seconds["mem (cached)" if cached else "loop+mem"] = time.perf_counter() - t0
-    rep.fused_kernels, rep.externs = lowered.kernels, list(lowered.externs)
-    rep.planned_peak_bytes, rep.intermediate_bytes = lowered.arena_bytes, lowered.intermediate_bytes
-    rep.fusion_refusals = list(lowered.refusals)
     t0 = time.perf_counter()
     try:
         with cache.enabled(opts.cache):
