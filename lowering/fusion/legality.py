@@ -8,6 +8,7 @@ fused nest's reduction dims (the consumer's own reduction dims, if any, must be 
 Sibling: two nests with no path between them that read a common input over the same space.
 """
 
+import os
 from dataclasses import dataclass, field
 
 from xdsl.ir import Operation, SSAValue
@@ -63,9 +64,18 @@ def reduced_dims(nest: loop.NestOp, result: SSAValue) -> set[int]:
     return {d for d in nest.reduction_dims() if not _const(nest.extents[d], 1)}
 
 
+# Test-only: IRC_TEST_MISCOMPILE=fusion-index makes fusion read every producer transposed (the last two index
+# expressions of each fusion site swapped), a known miscompile the fuzzer must find and shrink
+# (tests/fuzz/test_known_miscompile.py). Nothing else sets it.
+TEST_MISCOMPILE = "IRC_TEST_MISCOMPILE"
+
+
 def space_index(nest: loop.NestOp, ld: loop.LoadOp) -> tuple[AffineExpr, ...]:
     """A load's index into one of the nest's results, as an index into the nest's space."""
-    return tuple(loop.to_space_index(nest, list(nest.results).index(ld.source), ld.map.data.results))
+    m = tuple(loop.to_space_index(nest, list(nest.results).index(ld.source), ld.map.data.results))
+    if len(m) >= 2 and os.environ.get(TEST_MISCOMPILE) == "fusion-index":
+        return m[:-2] + (m[-1], m[-2])
+    return m
 
 
 def _const(e: AffineExpr, v: int) -> bool:

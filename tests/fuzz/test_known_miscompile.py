@@ -1,7 +1,8 @@
 """The fuzzer finds bugs: break fusion's index map on purpose and the per-pass property fails, shrunk to a tiny program.
 
-The broken legality (a monkeypatch, test-only) reads a producer transposed wherever a fused consumer
-loads it: the last two index expressions of every fusion site are swapped, as an index-map bug would.
+The test-only option IRC_TEST_MISCOMPILE=fusion-index (lowering/fusion/legality.py) reads a producer
+transposed wherever a fused consumer loads it: the last two index expressions of every fusion site are
+swapped, as an index-map bug would.
 """
 
 import pytest
@@ -12,16 +13,9 @@ from irc.tools.fuzz.profiles import profile
 from irc.tools.fuzz.properties import FuzzFailure, Inconclusive, check_program
 from irc.tools.fuzz.strategies import programs
 
-REAL_SPACE_INDEX = legality.space_index
-
-
-def transposed_space_index(nest, ld):
-    m = REAL_SPACE_INDEX(nest, ld)
-    return m[:-2] + (m[-1], m[-2]) if len(m) >= 2 else m
-
 
 def test_a_broken_fusion_index_map_is_found_and_shrunk(monkeypatch):
-    monkeypatch.setattr(legality, "space_index", transposed_space_index)
+    monkeypatch.setenv(legality.TEST_MISCOMPILE, "fusion-index")
 
     @profile(max_examples=60, phases=[Phase.generate, Phase.shrink], report_multiple_bugs=False)
     @given(programs(max_ops=4))
