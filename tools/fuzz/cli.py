@@ -161,7 +161,7 @@ class Campaign:
     def run(self) -> int:
         from .properties import targets
 
-        run, skipped = targets()
+        run = targets()
         self.targets = self.targets or run
         if bad := [t for t in self.targets if t not in run]:
             print(f"irc-fuzz: error: unknown target(s) {', '.join(bad)}; irc accepts {', '.join(run)}", file=sys.stderr)
@@ -172,9 +172,8 @@ class Campaign:
             seeds()  # warm up (it runs irc-opt on every seed) before the clock starts
         self.start = time.monotonic()
         self.deadline = self.start + self.args.budget
-        print(f"irc-fuzz: properties {', '.join(self.args.property)}; targets {', '.join(self.targets)}"
-              + "".join(f"; skipped {s}" for s in skipped) + f"; budget {self.args.budget:g} s; seed {self.args.seed}; corpus {self.corpus}",
-              file=sys.stderr)
+        print(f"irc-fuzz: properties {', '.join(self.args.property)}; targets {', '.join(self.targets)}; "
+              f"budget {self.args.budget:g} s; seed {self.args.seed}; corpus {self.corpus}", file=sys.stderr)
         i = 0
         while time.monotonic() < self.deadline:
             self.run_round(self.args.property[i % len(self.args.property)], i)

@@ -46,20 +46,14 @@ class Inconclusive(Exception):
     """torch cannot run or compile the program without irc either: not an irc bug."""
 
 
-def targets() -> tuple[list[str], list[str]]:
-    """(targets to fuzz, notes on the ones skipped): every target in irc.options.TARGETS, read at run time, whose
-    module imports (`irc.targets.NAME`, with what it needs: triton turns on its interpreter without a GPU)."""
+def targets() -> list[str]:
+    """Every target in irc.options.TARGETS, read at run time (triton turns on its interpreter without a GPU).
+    All are part of irc with required dependencies: one that does not import is an error, never skipped."""
     from irc import options
 
-    run, skipped = [], []
     for name in options.TARGETS:
-        try:
-            _import_target(name)
-        except Exception as e:  # noqa: BLE001 - any import failure: the target cannot run here
-            skipped.append(f"{name}: not importable ({type(e).__name__}: {e})")
-        else:
-            run.append(name)
-    return run, skipped
+        _import_target(name)
+    return list(options.TARGETS)
 
 
 def _import_target(name: str) -> None:
@@ -174,7 +168,7 @@ def _first_stage(dump: Path) -> tuple[str | None, str | None]:
 
 def check_targets(p: Program, *, only: list[str] | None = None) -> None:
     """irc equals eager on every target (or those in `only`)."""
-    for target in only or targets()[0]:
+    for target in only or targets():
         with tempfile.TemporaryDirectory(prefix="irc-fuzz-") as tmp:
             diff = compile_on(p, target, Path(tmp))
             if diff is not None:
