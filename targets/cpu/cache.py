@@ -143,3 +143,37 @@ def get_json(kind: str, key: str):
 
 def put_json(kind: str, key: str, value) -> bool:
     return put(kind, key, json.dumps(value, sort_keys=True).encode())
+
+
+class Measured:
+    """Records measured once per problem on this machine (extern path choices, convolution timings): kept in
+    memory and on disk under `kind`, keyed by the problem, the CPU, the thread count and the versions, so a
+    second process measures nothing it measured before.
+
+        CHOICES = Measured("externs"); rec = CHOICES.get(repr(problem), lambda: {"path": ...})
+    """
+
+    def __init__(self, kind: str):
+        self.kind, self.memory, self.lock = kind, {}, threading.Lock()
+        self.stats = {"measured": 0, "disk_hits": 0}
+
+    def get(self, problem: str, measure) -> dict:
+        import torch
+
+        from .jit import host, versions
+
+        key = make_key(self.kind, problem, host().cpu, str(torch.get_num_threads()), torch.__version__, versions())
+        if (rec := self.memory.get(key)) is not None:
+            return rec
+        with self.lock:
+            if (rec := self.memory.get(key)) is not None:
+                return rec
+            rec = get_json(self.kind, key)
+            if rec is not None:
+                self.stats["disk_hits"] += 1
+            else:
+                rec = measure()  # may raise: nothing is recorded
+                self.stats["measured"] += 1
+                put_json(self.kind, key, rec)
+            self.memory[key] = rec
+            return rec

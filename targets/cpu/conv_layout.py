@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
@@ -24,9 +23,8 @@ from . import cache, externs
 
 log = logging.getLogger("irc.fallbacks")  # irc.log topic
 DTYPES = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16, "f16": torch.float16}
-_seen: dict[str, tuple[float, float] | None] = {}
-_lock = threading.Lock()
-STATS = {"measured": 0, "disk_hits": 0}
+TIMINGS = cache.Measured("layout")  # (nchw, nhwc) seconds per convolution problem, in memory and on disk
+STATS = TIMINGS.stats
 MIN_FLOPS = 2e7  # smaller convolutions are not measured
 
 
@@ -58,29 +56,19 @@ def conv_seconds(*, x, w, stride, padding, dilation, groups, dtype: str, bias: b
     small to be worth measuring (below MIN_FLOPS the layouts differ by microseconds; the pass estimates)."""
     if dtype not in DTYPES or len(x) != 4 or flops(x, w, stride, padding, dilation) < MIN_FLOPS:
         return None
-    from .jit import host, versions
-
     problem = repr((list(x), list(w), list(stride), list(padding), list(dilation), groups, dtype, bias))
-    key = cache.make_key("conv-layout", problem, host().cpu, str(torch.get_num_threads()), torch.__version__, versions())
-    with _lock:
-        if key in _seen:
-            return _seen[key]
-        rec = cache.get_json("layout", key)
-        if rec is not None:
-            STATS["disk_hits"] += 1
-            t = (rec["nchw"], rec["nhwc"])
-        else:
-            try:  # real tensors, even when called while a compile traces with fake ones
-                with unset_fake_temporarily(), torch.no_grad():
-                    t = _measure(x, w, stride, padding, dilation, groups, DTYPES[dtype], bias)
-            except Exception as e:  # noqa: BLE001 - a measurement is advice: the pass estimates instead
-                log.info("irc: convolution layout timing failed for %s (%s)", problem, e)
-                _seen[key] = None
-                return None
-            STATS["measured"] += 1
-            cache.put_json("layout", key, {"problem": problem, "nchw": t[0], "nhwc": t[1]})
-        _seen[key] = t
-        return t
+
+    def measure() -> dict:
+        with unset_fake_temporarily(), torch.no_grad():  # real tensors, even while a compile traces with fake ones
+            nchw, nhwc = _measure(x, w, stride, padding, dilation, groups, DTYPES[dtype], bias)
+        return {"problem": problem, "nchw": nchw, "nhwc": nhwc}
+
+    try:
+        rec = TIMINGS.get(problem, measure)
+    except Exception as e:  # noqa: BLE001 - a measurement is advice: the pass estimates instead
+        log.info("irc: convolution layout timing failed for %s (%s)", problem, e)
+        return None
+    return rec["nchw"], rec["nhwc"]
 
 
 __all__ = ["conv_seconds", "STATS"]

@@ -26,7 +26,6 @@ from __future__ import annotations
 import math
 import os
 import statistics
-import threading
 import time
 from collections.abc import Callable
 
@@ -38,9 +37,8 @@ from . import cache
 EPILOGUES = (None, "relu", "gelu", "gelu_tanh")
 _ONEDNN_ATTR = {None: ("none", [], ""), "relu": ("relu", [], ""), "gelu": ("gelu", [], "none"),
                 "gelu_tanh": ("gelu", [], "tanh")}  # fmt: skip
-_choices: dict[str, str] = {}
-_lock = threading.Lock()
-STATS = {"measured": 0, "disk_hits": 0}
+CHOICES = cache.Measured("externs")  # the measured best path per problem, in memory and on disk
+STATS = CHOICES.stats
 
 
 def onednn_available(dtype: torch.dtype = torch.float32) -> bool:
@@ -83,25 +81,13 @@ def _choose(kind: str, problem: tuple, candidates: Callable[[], dict[str, Callab
     forced = os.environ.get("IRC_EXTERN_PATH")
     if forced and forced in candidates():
         return forced
-    from .jit import host, versions
 
-    key = cache.make_key(kind, repr(problem), host().cpu, str(torch.get_num_threads()), torch.__version__, versions())
-    if key in _choices:
-        return _choices[key]
-    with _lock:
-        if key in _choices:
-            return _choices[key]
-        rec = cache.get_json("externs", key)
-        if rec is not None:
-            STATS["disk_hits"] += 1
-        else:
-            cands = candidates()
-            times = measure(cands) if len(cands) > 1 else dict.fromkeys(cands, 0.0)
-            rec = {"path": min(times, key=times.get), "problem": repr(problem), "seconds": times}
-            STATS["measured"] += 1
-            cache.put_json("externs", key, rec)
-        _choices[key] = rec["path"]
-        return rec["path"]
+    def best() -> dict:
+        cands = candidates()
+        times = measure(cands) if len(cands) > 1 else dict.fromkeys(cands, 0.0)
+        return {"path": min(times, key=times.get), "problem": repr(problem), "seconds": times}
+
+    return CHOICES.get(repr((kind, problem)), best)["path"]
 
 
 # linear / mm / addmm ------------------------------------------------------------------------------

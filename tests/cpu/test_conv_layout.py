@@ -19,7 +19,7 @@ def test_times_real_convolutions_in_both_layouts_under_fake_mode(monkeypatch):
         return {name: 1.0 + i for i, name in enumerate(candidates)}
 
     monkeypatch.setattr(externs, "measure", measure)
-    monkeypatch.setattr(conv_layout, "_seen", {})
+    monkeypatch.setattr(conv_layout.TIMINGS, "memory", {})
     with cache.enabled(False), FakeTensorMode():
         assert conv_layout.conv_seconds(**PROBLEM) == (1.0, 2.0)
         assert conv_layout.conv_seconds(**PROBLEM) == (1.0, 2.0)  # remembered: measured once

@@ -85,7 +85,7 @@ def test_conv_paths_match_eager(path, epilogue, channels_last, conv):
 def test_choice_is_measured_once_then_read_from_disk(tmp_path, monkeypatch):
     monkeypatch.setenv("IRC_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("IRC_EXTERN_PATH", raising=False)
-    monkeypatch.setattr(externs, "_choices", {})
+    monkeypatch.setattr(externs.CHOICES, "memory", {})
     monkeypatch.setitem(cache._config, "enabled", True)  # whatever IRC_CACHE says
     w, x = torch.randn(40, 24), torch.randn(8, 24)
     with cache.enabled(True):
@@ -95,7 +95,7 @@ def test_choice_is_measured_once_then_read_from_disk(tmp_path, monkeypatch):
         assert externs.STATS["measured"] == before["measured"] + 1
         externs.LinearKernel(w, None, "relu").choose(x)  # memory hit: nothing new
         assert externs.STATS["measured"] == before["measured"] + 1
-        monkeypatch.setattr(externs, "_choices", {})  # a new process, as far as the choice knows
+        monkeypatch.setattr(externs.CHOICES, "memory", {})  # a new process, as far as the choice knows
         assert externs.LinearKernel(w, None, "relu").choose(x) == path
         assert externs.STATS == {"measured": before["measured"] + 1, "disk_hits": before["disk_hits"] + 1}
     torch.testing.assert_close(externs.linear(x, w, None, "relu"), F.relu(F.linear(x, w)), **TOL)
