@@ -6,7 +6,10 @@ from typing import Any
 MODES = ("default", "reduce-overhead", "max-autotune")
 LAYOUTS = ("auto", "nchw", "nhwc")  # convolution regions: chosen by the cost model (lowering/select_layout.py), or forced
 TARGETS = ("cpu", "reference", "triton")
-MATMULS = ("extern", "dot")  # triton target: torch's kernels, or irc's tl.dot template with the epilogue fused
+# "auto": the library's, except that cpu max-autotune measures generated against library for small products;
+# "extern": torch's kernels; "loops": irc's generated loop nests (lowering/matmul_loops.py), the epilogue fused;
+# "dot" (triton target only): irc's tl.dot template with the epilogue fused
+MATMULS = ("auto", "extern", "loops", "dot")
 
 
 @dataclass(frozen=True)
@@ -19,7 +22,7 @@ class Options:
     freeze: bool | None = None  # inference graphs: parameters become constants, BatchNorm and constants folded, checked per call (frontend/freeze.py); None or "auto" (the default) and True: on; False: off
     attention: bool = True  # substitute matmul-softmax-matmul attention with one scaled_dot_product_attention (lowering/fuse_attention.py)
     layout: str = "auto"  # per convolution region: "auto" (cost model: conversions, measured conv speed), "nchw" or "nhwc"
-    matmul: str = "extern"  # triton target: "extern" (torch's mm/bmm) or "dot" (a tl.dot template holding the epilogue kernel)
+    matmul: str = "auto"  # matrix products: "auto", "extern" (torch's mm/bmm), "loops" (generated nests) or, on triton, "dot" (see MATMULS)
     cache: bool = True  # reuse compiled code and extern choices from the on-disk cache (IRC_CACHE_DIR, see targets/cpu/cache.py)
 
     @classmethod
@@ -42,6 +45,8 @@ class Options:
             options["freeze"] = None
         if options.get("matmul", "extern") not in MATMULS:
             raise ValueError(f"irc: unknown matmul {options['matmul']!r}; valid choices: {', '.join(MATMULS)}")
+        if options.get("matmul") == "dot" and options.get("target", "cpu") != "triton":
+            raise ValueError("irc: matmul='dot' is a tl.dot template: it needs target='triton'")
         for name in ("strict", "verify", "cache", "attention"):
             if name in options and not isinstance(options[name], bool):
                 raise ValueError(f"irc: option {name!r} must be a bool")

@@ -14,9 +14,12 @@ keyed by the tensor-opt IR, the argument layouts and a fingerprint of the compil
 second process neither lowers nor compiles what an earlier one did.
 """
 
+import copy
+import dataclasses
 import functools
 import hashlib
 import json
+import math
 import os
 import time
 from pathlib import Path
@@ -44,13 +47,19 @@ def sources_fingerprint() -> str:
     return h.hexdigest()
 
 
+def lowered_matmul(opts: Options) -> str:
+    """How this compile lowers matrix products: "loops" (generated) or "extern" (the library)."""
+    return "loops" if opts.matmul == "loops" else "extern"
+
+
 def _lower(module, args, opts: Options, rep: report.GraphReport, dump):
     """The mem-stage module and the lowering summary, from the disk cache when this graph was lowered before."""
     from irc.lowering.pipeline import Lowered, lower
     from irc.targets.cpu import cache
 
     use = opts.cache and not opts.dump_dir and cache.is_enabled()
-    key = cache.make_key("mem", print_module(module), repr(args), sources_fingerprint()) if use else None
+    matmul = lowered_matmul(opts)
+    key = cache.make_key("mem", print_module(module), repr(args), matmul, sources_fingerprint()) if use else None
     hit = cache.get_json("mem", key) if use else None
     name = f"graph {rep.index} ({rep.kind})"
     if hit is not None:
@@ -64,7 +73,7 @@ def _lower(module, args, opts: Options, rep: report.GraphReport, dump):
         cache_log.info("%s: mem stage not in the disk cache (miss); lowering", name)
     else:
         cache_log.debug("%s: disk cache off (options cache=False, dump_dir, or IRC_CACHE=0)", name)
-    lowered = lower(module, verify=False, dump=lambda stage, m: dump(stage, print_module(m)))
+    lowered = lower(module, verify=False, dump=lambda stage, m: dump(stage, print_module(m)), matmul=matmul)
     if use:
         try:
             fields = {k: getattr(lowered, k) for k in Lowered.__dataclass_fields__}
@@ -122,10 +131,61 @@ def lower_to_mem(module, args, opts: Options, rep: report.GraphReport, dump):
 
 def compile_cpu(gm, module, result, opts: Options, rep: report.GraphReport, dump):
     """The runnable program for a tensor-opt module (consumed), or None when lowering fails."""
+    args = graph_args(gm, result)
+    if opts.mode == "max-autotune" and opts.matmul == "auto" and small_matmuls(module):
+        return _choose_matmul(module, args, opts, rep, dump)
+    return _build(module, args, opts, rep, dump)
+
+
+def small_matmuls(module) -> bool:
+    """Whether the module has matrix products and every one is static and at most SMALL_MACS multiply-adds:
+    the products for which max-autotune measures generated against library code."""
+    from irc.dialects import tensor as tn
+    from irc.ir.types import DYN
+    from irc.targets.cpu.autotune import SMALL_MACS
+
+    sizes = [(op.lhs.type.get_shape(), op.rhs.type.get_shape()[-1]) for op in module.walk() if isinstance(op, tn.MmOp | tn.BmmOp)]
+    return bool(sizes) and all(DYN not in (*a, n) and math.prod(a) * n <= SMALL_MACS for a, n in sizes)
+
+
+def _choose_matmul(module, args, opts: Options, rep: report.GraphReport, dump):
+    """max-autotune on a graph of small products: the program with generated matmuls or the one calling the
+    library, whichever runs the whole graph faster (measured once, the choice kept in the disk cache)."""
+    from irc.targets.cpu import autotune, cache
+    from irc.targets.cpu.program import Program
+
+    key = autotune.matmul_key(print_module(module), repr(args), sources_fingerprint())
+    with cache.enabled(opts.cache):
+        rec = cache.get_json("autotune", key) if opts.cache and cache.is_enabled() else None
+    if rec is not None:
+        program = _build(module, args, dataclasses.replace(opts, matmul=rec["matmul"]), rep, dump)
+        if isinstance(program, Program):
+            rep.mode_notes.append(f"matmul: {rec['note']} (from the disk cache)")
+        return program
+    built = {}
+    for choice in ("loops", "extern"):  # the library's last: its report stays when it wins or ties
+        r = copy.deepcopy(rep)
+        m = module.clone() if choice == "loops" else module
+        built[choice] = (_build(m, args, dataclasses.replace(opts, matmul=choice), r, dump), r)
+    programs = {c: built[c][0] for c in ("extern", "loops") if isinstance(built[c][0], Program)}  # the incumbent first
+    if len(programs) < 2:  # one of them could not be built for the CPU: take the other as it is
+        choice = "extern" if built["extern"][0] is not None else "loops"
+        rep.__dict__.update(built[choice][1].__dict__)
+        return built[choice][0]
+    with cache.enabled(opts.cache):
+        choice, note = autotune.choose_program(programs)
+        if opts.cache and cache.is_enabled():
+            cache.put_json("autotune", key, {"matmul": choice, "note": note})
+    rep.__dict__.update(built[choice][1].__dict__)
+    rep.mode_notes.append(f"matmul: {note} (measured)")
+    return built[choice][0]
+
+
+def _build(module, args, opts: Options, rep: report.GraphReport, dump):
+    """Lower (matrix products as opts.matmul says) and JIT one tensor-opt module (consumed)."""
     from irc.targets.cpu import cache
     from irc.targets.cpu.program import Program
 
-    args = graph_args(gm, result)
     module = lower_to_mem(module, args, opts, rep, dump)
     if module is None:
         return None
@@ -151,9 +211,10 @@ def compile_cpu(gm, module, result, opts: Options, rep: report.GraphReport, dump
     return program
 
 
-def program_for(fn, *inputs, dynamic: bool = False, cache: bool = True, mode: str = "default"):
+def program_for(fn, *inputs, dynamic: bool = False, cache: bool = True, mode: str = "default", matmul: str = "extern"):
     """(Program, constants) for a plain function, without Dynamo: make_fx with the backend's decompositions,
-    import, tensor-opt, lower, JIT. Call as `program([*inputs, *constants])`. For tests and benchmarks."""
+    import, tensor-opt, lower (matmul: "extern" or "loops"), JIT. Call as `program([*inputs, *constants])`.
+    For tests and benchmarks."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
     from irc.lowering.pipeline import TENSOR_OPT, lower
@@ -169,7 +230,7 @@ def program_for(fn, *inputs, dynamic: bool = False, cache: bool = True, mode: st
     res = import_graph(gm)
     module = res.module
     run_passes(make_context(ALL_DIALECTS), module, TENSOR_OPT)
-    lower(module)
+    lower(module, matmul=matmul)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     metas = [n.meta.get("val") for n in placeholders] + list(res.constants)
     names = [n.name for n in placeholders] + [f"c{i}" for i in range(len(res.constants))]

@@ -21,6 +21,7 @@ from .fold_constants import ConstantArgs, FoldConstantsPass, fold_constants
 from .fuse_attention import FuseAttentionPass
 from .fusion.fuse import FuseLoopsPass
 from .layout_rules import FoldPermutesPass
+from .matmul_loops import MatmulToLoopsPass
 from .plan_buffers import PlanBuffersPass
 from .select_layout import SelectLayoutPass
 from .simplify_loop import SimplifyLoopPass
@@ -34,6 +35,9 @@ MEM = (BufferizePass(), PlanBuffersPass())
 
 # inference graphs with frozen parameters first run these (freeze() below, given the parameters' values)
 FREEZE = (FoldBatchNormPass(), FoldConstantsPass())
+
+# passes an option adds to a stage (loop_passes below); irc-opt can run them like any other
+OPTIONAL = (MatmulToLoopsPass(),)
 
 STAGES = {"tensor-opt": TENSOR_OPT, "loop": LOOP, "mem": MEM}
 STAGE_ORDER = ("fx", "tensor", "tensor-opt", "loop", "mem")
@@ -53,6 +57,11 @@ def tensor_opt(passes=TENSOR_OPT, *, attention: bool = True) -> tuple:
 def with_layout(passes: tuple, layout: str = "auto", conv_timer=None) -> tuple:
     """`passes` with select-layout set for one compile: options={"layout": ...} and the target's convolution timer."""
     return tuple(SelectLayoutPass(layout, conv_timer) if isinstance(p, SelectLayoutPass) else p for p in passes)
+
+
+def loop_passes(matmul: str = "extern") -> tuple:
+    """The loop-stage passes for a compile's options: options={"matmul": "loops"} generates the matmuls first."""
+    return (MatmulToLoopsPass(), *LOOP) if matmul == "loops" else LOOP
 
 
 @dataclass
@@ -75,8 +84,9 @@ class Lowered:
         )
 
 
-def lower(module: ModuleOp, *, verify: bool = True, dump=None, timing: PassTiming | None = None) -> Lowered:
-    """tensor-opt -> loop -> mem, in place. `dump(stage, module)` sees the module after each stage."""
+def lower(module: ModuleOp, *, verify: bool = True, dump=None, timing: PassTiming | None = None, matmul: str = "extern") -> Lowered:
+    """tensor-opt -> loop -> mem, in place. `dump(stage, module)` sees the module after each stage;
+    matmul="loops" generates the matrix products (matmul-to-loops) instead of calling the library."""
     from irc.dialects import loop, memory
     from irc.dialects import tensor as tn
 
@@ -84,7 +94,7 @@ def lower(module: ModuleOp, *, verify: bool = True, dump=None, timing: PassTimin
     from .plan_buffers import plan_module
 
     ctx = make_context(ALL_DIALECTS)
-    run_passes(ctx, module, LOOP, verify=verify, timing=timing)
+    run_passes(ctx, module, loop_passes(matmul), verify=verify, timing=timing)
     out = Lowered()
     for op in module.walk():
         if isinstance(op, loop.NestOp):

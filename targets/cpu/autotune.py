@@ -1,18 +1,24 @@
 """mode="max-autotune": each launch of a static graph measured in a few variants, the fastest kept.
 
-    notes = tune(program)     # sets launch.lanes / launch.min_work; True when anything differs
+    notes = tune(program)     # sets launch.lanes / .tile / .min_work; True when anything differs
 
-Variants per launch: the vector width (half, the host's own, double: LLVM splits a double-width vector
-into two registers per op, i.e. the body unrolled twice) and, where the launch has at least two items,
-serial against split across the thread pool (the parallel threshold). Per matmul the launchers run as
-MKL's sgemm_: MKL's own thread count against one thread (MKL_Set_Num_Threads_Local around the call).
-Each variant module is compiled once for all launches; the launches run on the program's own arena and
-on random inputs of the compiled sizes, every variant of one launch in turn (round-robin, so load from
-other processes hits all alike), medians decide, and a variant must beat the default by MARGIN to be
+Variants per launch, in two rounds. First the vector width (half, the host's own, double and four
+times: LLVM splits a wider vector into several registers per op, i.e. the body unrolled with that
+many independent accumulators) and, where the launch has at least two items, serial against split
+across the thread pool (the parallel threshold). Then, for launches whose innermost dim is parallel,
+tile sizes (emit.Tile: rows of the last outer dim by columns of the innermost one per item; TILES)
+at the width the first round chose. Per matmul the launchers run as MKL's sgemm_: MKL's own thread
+count against one thread (MKL_Set_Num_Threads_Local around the call). Each variant module is compiled
+once for all launches it changes; the launches run on the program's own arena and on random inputs
+of the compiled sizes, every variant of one launch in turn (round-robin, so load from other
+processes hits all alike), medians decide, and a variant must beat the incumbent by MARGIN to be
 taken (launches under SMALL_S are left alone: there the call's own overhead and noise decide). The
 whole search is bounded by BUDGET_S seconds. Choices are stored in the on-disk cache (cache.py, kind
 "autotune") keyed by the graph's default LLVM module, the CPU, the thread count and the versions, so a
 second process (or a second compile of the same graph) measures nothing: STATS counts both.
+
+Whether a matrix product is generated (lowering/matmul_loops.py) or the library's is a choice made
+before the kernels exist: choose_program below measures whole programs built both ways.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import torch
 from llvmlite import ir
 
 from . import cache, jit, launcher, parallel, steps
+from .emit import DEFAULT_TILE, Tile, emit_kernel
 from .externs import measure
 
 BUDGET_S = 3.0  # seconds of measurement per graph, at most (compiling the variants not included)
@@ -32,10 +39,14 @@ MARGIN = 0.9  # a variant is taken only when its median is below MARGIN x the de
 SMALL_S = 2e-6  # a launch whose default takes less than this is left alone: call overhead and noise dominate
 STATS = {"measured": 0, "disk_hits": 0, "compile_s": 0.0}  # compile_s: the last search's variant compiles
 SIG = (None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+# rows x columns per item: small square blocks for transposed reads, wide short ones for matmul panels
+TILES = (Tile(4, 1024), Tile(8, 64), Tile(16, 128), Tile(32, 32))
+VERSION = "2"  # of the record's layout
+SMALL_MACS = 1 << 18  # products up to this many multiply-adds are measured generated against the library
 
 
 def _key(prog) -> str:
-    return cache.make_key("autotune", prog.llvm_ir, jit.host().cpu, str(parallel.num_threads()), jit.versions())
+    return cache.make_key("autotune", VERSION, prog.llvm_ir, jit.host().cpu, str(parallel.num_threads()), jit.versions())
 
 
 def _inputs(prog) -> list:
@@ -54,12 +65,12 @@ def _inputs(prog) -> list:
     return out
 
 
-def _variants(prog) -> dict[int, object]:
+def _lanes_variants(prog) -> dict[int, object]:
     """lanes -> compiled module holding every launch at that width (launch fnames per width in .fnames)."""
     libs = {}
-    for lanes in sorted({max(4, prog.lanes // 2), prog.lanes, prog.lanes * 2}):
+    for lanes in sorted({max(4, prog.lanes // 2), prog.lanes, prog.lanes * 2, prog.lanes * 4}):
         mod = ir.Module(f"irc_tune_{lanes}")
-        prog.emit_kernels(mod, lambda ln, lanes=lanes: lanes)
+        prog.emit_kernels(mod, lambda ln, lanes=lanes: (lanes, DEFAULT_TILE))
         fnames = [ln.fname for ln in prog.launches]
         if not any(fnames):
             continue
@@ -69,12 +80,54 @@ def _variants(prog) -> dict[int, object]:
     return libs
 
 
+def _tile_variants(prog, lanes: list[int]) -> dict[Tile, object]:
+    """tile -> compiled module holding each launch with a parallel innermost dim (at lanes[j]) in that tile,
+    the default tile and TILES; .fnames and .plans per launch (None where the launch is not tiled)."""
+    libs = {}
+    tiled = [j for j, ln in enumerate(prog.launches) if ln.fn is not None and ln.plan["chunk"] is not None]
+    if not tiled:
+        return libs
+    for tile in (DEFAULT_TILE, *TILES):
+        mod, fnames, plans = ir.Module(f"irc_tile_{tile.rows}x{tile.cols}"), [None] * len(prog.launches), [None] * len(prog.launches)
+        for j in tiled:
+            ln = prog.launches[j]
+            fnames[j] = f"t{j}"
+            plans[j] = emit_kernel(mod, fnames[j], prog.g.kernels[ln.key[0]], ln.params, lanes[j], tile)
+        lib = jit.compile_module(mod)
+        lib.fnames, lib.plans = fnames, plans
+        libs[tile] = lib
+    return libs
+
+
+def _candidates(prog, fn, plan, syms, argv, threads):
+    """{parallel?: call} for one kernel function: serial and, where it has two items or more, on the pool."""
+    count = steps.counter(plan, syms)
+    if not isinstance(count, tuple) or count[0] <= 0:
+        return {}
+    items, work = count
+    out = {False: partial(fn, 0, items, argv)}
+    if items >= 2 and threads > 1:
+        out[True] = partial(prog.parallel, fn, 0, items, argv, work_per_item=work, align=1, min_work=0)
+    return out
+
+
+def _race(cands: dict, base, deadline: float):
+    """(best key, note of the medians) when a candidate beats `base` by MARGIN, else (None, None)."""
+    if base not in cands or len(cands) < 2:
+        return None, None
+    times = measure(cands, reps=9, budget_s=max(0.02, min(0.3, deadline - time.perf_counter())))
+    best = min(times, key=times.get)
+    if times[base] < SMALL_S or times[best] >= MARGIN * times[base]:
+        return None, None
+    return best, times
+
+
 def _measure(prog) -> tuple[list[list], dict]:
-    """Per launch [lanes, parallel, note] of the fastest variant ([None, None, None]: the default's)."""
-    chosen = [[None, None, None] for _ in prog.launches]
+    """Per launch [lanes, parallel, note, tile] of the fastest variant ([None, None, None, None]: the default's)."""
+    chosen = [[None, None, None, None] for _ in prog.launches]
     saved = [(ln.fname, ln.plan) for ln in prog.launches]
     t0 = time.perf_counter()
-    libs = _variants(prog)
+    libs = _lanes_variants(prog)
     STATS["compile_s"] = time.perf_counter() - t0
     for ln, (fname, plan) in zip(prog.launches, saved):
         ln.fname, ln.plan = fname, plan
@@ -85,29 +138,55 @@ def _measure(prog) -> tuple[list[list], dict]:
     index = {id(st): i for i, st in enumerate(prog.g.steps)}
     threads = parallel.num_threads()
     deadline = time.perf_counter() + BUDGET_S
+    incumbent = {}  # launch -> (lanes, parallel, median seconds) after the first round
     for j, ln in enumerate(prog.launches):
-        count = steps.counter(ln.plan, ln.step.syms) if ln.fn is not None else None
-        if not isinstance(count, tuple) or count[0] <= 0 or time.perf_counter() > deadline:
+        if ln.fn is None or time.perf_counter() > deadline:
             continue
-        (items, work), argv = count, cx.argv[index[id(ln.step)]]
-        cands = {}
+        argv, cands = cx.argv[index[id(ln.step)]], {}
         for lanes, lib in libs.items():
-            if lib.fnames[j] is None:
-                continue
-            fn = lib.function(lib.fnames[j], *SIG)
-            cands[(lanes, False)] = partial(fn, 0, items, argv)
-            if items >= 2 and threads > 1:
-                cands[(lanes, True)] = partial(prog.parallel, fn, 0, items, argv, work_per_item=work, align=1, min_work=0)
-        base = (prog.lanes, items * work >= prog.min_work and items >= 2 and threads > 1)
-        if base not in cands or len(cands) < 2:
+            if lib.fnames[j] is not None:
+                fn = lib.function(lib.fnames[j], *SIG)
+                for par, call in _candidates(prog, fn, ln.plan, ln.step.syms, argv, threads).items():
+                    cands[(lanes, par)] = call
+        count = steps.counter(ln.plan, ln.step.syms)
+        if not isinstance(count, tuple) or count[0] <= 0:
             continue
-        times = measure(cands, reps=9, budget_s=max(0.02, min(0.3, deadline - time.perf_counter())))
-        best = min(times, key=times.get)
-        if times[base] >= SMALL_S and times[best] < MARGIN * times[base]:
+        items, work = count
+        base = (prog.lanes, items * work >= prog.min_work and items >= 2 and threads > 1)
+        best, times = _race(cands, base, deadline)
+        if best is not None:
             us = ", ".join(f"{lanes}{'p' if par else ''} {t * 1e6:.1f}" for (lanes, par), t in times.items())
-            how = "parallel" if best[1] else "serial"
-            chosen[j] = [best[0], best[1], f"{ln.key[0]}: {best[0]} lanes, {how} (median us: {us})"]
+            chosen[j] = [best[0], best[1], f"{ln.key[0]}: {best[0]} lanes, {'parallel' if best[1] else 'serial'} (median us: {us})", None]
+        incumbent[j] = best or base
+    _measure_tiles(prog, cx, index, chosen, incumbent, deadline)
     return chosen, _measure_mm(prog, cx, deadline)
+
+
+def _measure_tiles(prog, cx, index, chosen, incumbent, deadline) -> None:
+    """The second round: tile sizes for launches with a parallel innermost dim, at the lanes the first chose."""
+    lanes = [incumbent.get(j, (prog.lanes,))[0] for j in range(len(prog.launches))]
+    if time.perf_counter() > deadline:
+        return
+    t0 = time.perf_counter()
+    libs = _tile_variants(prog, lanes)
+    STATS["compile_s"] += time.perf_counter() - t0
+    deadline += time.perf_counter() - t0  # compiling the variants is not measuring
+    threads = parallel.num_threads()
+    for j, ln in enumerate(prog.launches):
+        if j not in incumbent or time.perf_counter() > deadline or not any(lib.fnames[j] for lib in libs.values()):
+            continue
+        argv, base, cands = cx.argv[index[id(ln.step)]], (DEFAULT_TILE, incumbent[j][1]), {}
+        for tile, lib in libs.items():  # the default tile among them: the incumbent at the lanes it chose
+            fn = lib.function(lib.fnames[j], *SIG)
+            for par, call in _candidates(prog, fn, lib.plans[j], ln.step.syms, argv, threads).items():
+                cands[(tile, par)] = call
+        best, times = _race(cands, base, deadline)
+        if best is None:
+            continue
+        us = ", ".join(f"{t.rows}x{t.cols}{'p' if par else ''} {v * 1e6:.1f}" for (t, par), v in times.items())
+        tile, par = best
+        chosen[j] = [lanes[j], par, f"{ln.key[0]}: {lanes[j]} lanes, {tile.rows}x{tile.cols} tiles, "
+                                    f"{'parallel' if par else 'serial'} (median us: {us})", list(tile)]  # fmt: skip
 
 
 def _measure_mm(prog, cx, deadline) -> dict[str, list]:
@@ -147,15 +226,37 @@ def tune(prog, use_cache: bool = True) -> tuple[bool, list[str]]:
         if use_cache and cache.is_enabled():
             cache.put_json("autotune", key, rec)
     changed = False
-    for ln, (lanes, par, _) in zip(prog.launches, rec["launches"]):
+    for ln, (lanes, par, _, tile) in zip(prog.launches, rec["launches"]):
         if lanes is None:
             continue
         ln.lanes = lanes if lanes != prog.lanes else None
         ln.min_work = 0 if par else 1 << 62
+        ln.tile = Tile(*tile) if tile else DEFAULT_TILE
         changed = True
     for i, (threads, _) in rec["mm"].items():
         prog.mm_threads[int(i)] = threads
         changed = True
-    notes = [note for *_, note in rec["launches"] if note]
+    notes = [note for _, _, note, _ in rec["launches"] if note]
     head = f"autotune ({source}): {len(notes)} of {len(prog.launches)} launches, {len(rec['mm'])} matmuls off the default"
     return changed, [head, *notes, *(note for _, note in rec["mm"].values())]
+
+
+def matmul_key(*parts: str) -> str:
+    """The disk-cache key of one graph's generated-or-library matmul choice (parts: its IR, arguments, compiler)."""
+    return cache.make_key("autotune-matmul", VERSION, *parts, jit.host().cpu, str(parallel.num_threads()), jit.versions())
+
+
+def choose_program(programs: dict) -> tuple[str, str]:
+    """(label, note) of the fastest whole-graph call among {label: Program} (one graph, lowered differently),
+    run in turn on the same random inputs; the first label wins unless another beats it by MARGIN."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily():  # compiling runs under Dynamo's fake mode: measuring needs real tensors
+        inputs = _inputs(next(iter(programs.values())))
+        times = measure({label: partial(p, inputs) for label, p in programs.items()}, reps=15, budget_s=BUDGET_S / 3)
+    label = min(times, key=times.get)
+    if times[label] >= MARGIN * times[next(iter(times))]:
+        label = next(iter(times))
+    what = {"loops": "generated loop nests", "extern": "the library's kernels"}
+    us = ", ".join(f"{k} {t * 1e6:.1f}" for k, t in times.items())
+    return label, f"{what.get(label, label)} (median us per call: {us})"

@@ -9,7 +9,10 @@ repacks anything, and launches whose specialisations agree share one function. E
 (shapes, strides, offsets, symbols of a static graph) is a constant in the code instead.
 
 Its work is a range of items (what parallel.parallel_for splits across threads): an item is one point
-of the outer parallel dims (and, when the innermost dim is parallel, one chunk of it). Let v be the
+of the outer parallel dims (and, when the innermost dim is parallel, one chunk of it). A `Tile(rows,
+cols)` (max-autotune's tile sizes; default one row, CHUNK columns) makes an item a block of `rows`
+points of the last outer dim by `cols` elements of the innermost dim, run row by row: what the rows
+share (a matmul's panel of B, a transpose's source lines) stays in cache across them. Let v be the
 innermost dim whose extent is not a static 1. When v is parallel ("mode B"), each item runs v in
 vectors of `lanes` elements (the host's native width) and one masked vector for the rest, and each
 point of v computes every reduction over the reduction dims in vector lanes (no horizontal step).
@@ -28,6 +31,8 @@ Stores go to contiguous outputs whose sizes are proven to match the space (else 
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from llvmlite import ir
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineConstantExpr, AffineDimExpr, AffineSymExpr
@@ -48,8 +53,19 @@ CHUNK = 8192  # elements of the innermost parallel dim per item
 MIN_LANES_EXTENT = 4  # a static innermost extent below this runs as scalars (one masked vector above it)
 
 
+class Tile(NamedTuple):
+    """The block one item covers when the innermost dim is parallel: `rows` points of the last outer dim
+    by `cols` elements of the innermost dim."""
+
+    rows: int = 1
+    cols: int = CHUNK
+
+
+DEFAULT_TILE = Tile()
+
+
 class KernelEmitter(Access):
-    def __init__(self, module: ir.Module, name: str, nest: loop.NestOp, params, lanes: int):
+    def __init__(self, module: ir.Module, name: str, nest: loop.NestOp, params, lanes: int, tile: Tile = DEFAULT_TILE):
         self.nest, self.params = nest, list(params)
         self.args = list(nest.parent_block().args)
         self.fn = ir.Function(module, ir.FunctionType(VOID, [I64, I64, ARGV]), name)
@@ -71,6 +87,8 @@ class KernelEmitter(Access):
         small = self.v is not None and self.ext_static[self.v] is not None and self.ext_static[self.v] < MIN_LANES_EXTENT
         self.L = None if self.v is None or small or lanes < 2 else lanes
         self.outer = [d for d in nest.parallel_dims() if self.ext_static[d] != 1 and not (self.mode == "B" and d == self.v)]
+        chunked = self.mode == "B" and self.v is not None
+        self.tile = Tile(tile.rows if self.outer else 1, tile.cols) if chunked else Tile(1, None)
         self.guards = {op: self._guards(op) for op in self.ops if isinstance(op, loop.LoadOp)}
         self.out_dims = [self._out_dims(i) for i in range(len(self.yields))]
 
@@ -290,22 +308,28 @@ class KernelEmitter(Access):
         b = ir.IRBuilder(self.fn.append_basic_block("items"))
         start, end = self.fn.args[0], self.fn.args[1]
         dims = [0] * self.nest.rank
-        chunked = self.mode == "B" and self.v is not None
-        nch = cdiv(self.entry, self.extent(self.v), CHUNK) if chunked else 1
+        rows, cols = self.tile
+        nch = cdiv(self.entry, self.extent(self.v), cols) if cols else 1
+        blocked = self.outer[-1] if rows > 1 else None  # the outer dim an item covers `rows` points of
+        nblk = cdiv(self.entry, self.extent(blocked), rows) if blocked is not None else None
+
+        def point(b, dims, c):
+            if not cols:
+                return self.region(b, list(dims), None)
+            lo = mul(b, c, cols)
+            hi = imin(b, add(b, lo, cols), self.extent(self.v))
+            self.lanes_loop(b, lo, hi, lambda b, i, w: self.region(b, set_at(dims, self.v, i), w))
 
         def item(b, it):
-            rem = it
-            c = None
-            if chunked:
-                c, rem = urem(b, rem, nch), udiv(b, rem, nch)
+            c, rem = (urem(b, it, nch), udiv(b, it, nch)) if cols else (None, it)
             for d in reversed(self.outer):
-                e = self.extent(d)
+                e = nblk if d == blocked else self.extent(d)
                 dims[d], rem = urem(b, rem, e), udiv(b, rem, e)
-            if not chunked:
-                return self.region(b, list(dims), None)
-            lo = mul(b, c, CHUNK)
-            hi = imin(b, add(b, lo, CHUNK), self.extent(self.v))
-            self.lanes_loop(b, lo, hi, lambda b, i, w: self.region(b, set_at(dims, self.v, i), w))
+            if blocked is None:
+                return point(b, dims, c)
+            lo = mul(b, dims[blocked], rows)
+            hi = imin(b, add(b, lo, rows), self.extent(blocked))
+            self.loop(b, lo, hi, 1, lambda b, r: point(b, set_at(dims, blocked, r), c))
 
         self.loop(b, start, end, 1, item)
         b.ret_void()
@@ -314,16 +338,16 @@ class KernelEmitter(Access):
     # what the runtime needs: items per launch, work per item (for parallel_for's threshold)
     def plan(self):
         return {"outer": [self.nest.extents[d] for d in self.outer],
-                "chunk": self.nest.extents[self.v] if self.mode == "B" and self.v is not None else None,
+                "chunk": self.nest.extents[self.v] if self.tile.cols else None, "rows": self.tile.rows, "cols": self.tile.cols,
                 "inner": [self.nest.extents[d] for d in self.R], "guarded": sum(any(g) for g in self.guards.values()),
                 "mode": self.mode, "lanes": self.L or 1}  # fmt: skip
 
 
-def emit_kernel(module: ir.Module, name: str, nest: loop.NestOp, params, lanes: int) -> dict:
+def emit_kernel(module: ir.Module, name: str, nest: loop.NestOp, params, lanes: int, tile: Tile = DEFAULT_TILE) -> dict:
     """Add `name` to `module`; returns the launch plan (see KernelEmitter.plan). Raises Unsupported."""
-    k = KernelEmitter(module, name, nest, params, lanes)
+    k = KernelEmitter(module, name, nest, params, lanes, tile)
     k.emit()
     return k.plan()
 
 
-__all__ = ["BufSpec", "KernelEmitter", "emit_kernel", "Lanes", "uses_dim", "CHUNK"]
+__all__ = ["BufSpec", "KernelEmitter", "emit_kernel", "Lanes", "uses_dim", "CHUNK", "Tile", "DEFAULT_TILE"]

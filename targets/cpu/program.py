@@ -27,7 +27,7 @@ from llvmlite import ir
 
 from . import alloc, autotune, extern_ops, jit, launcher, parallel, steps
 from .affine import Lin
-from .emit import BufSpec, emit_kernel
+from .emit import DEFAULT_TILE, BufSpec, Tile, emit_kernel
 from .steps import Ctx
 from .graph import Buf, plan_graph
 from .types import Unsupported
@@ -46,6 +46,7 @@ class _Launch:
         self.fname, self.plan, self.reason, self.fn = None, None, None, None
         self.lanes: int | None = None  # max-autotune's vector width for this launch (None: the program's)
         self.min_work: int | None = None  # max-autotune's parallel threshold (None: the program's)
+        self.tile: Tile = DEFAULT_TILE  # max-autotune's tile sizes for this launch (emit.Tile)
 
 
 class Program:
@@ -91,10 +92,10 @@ class Program:
                     tune_notes = [f"autotune failed ({type(e).__name__}: {e}); default variants"]
                     for ln in self.launches:
                         ln.lanes = ln.min_work = None
+                        ln.tile = DEFAULT_TILE
                     self.mm_threads.clear()
-            if tuned:  # other widths or thresholds than the first build's: build again with them
-                self.cache_hit, self.kernels = self._compile(cache)
-                self._free = [self._context()]
+            if tuned:  # other widths, tiles or thresholds than the first build's: build again with them
+                self.rebuild(cache)
         cx = self._free[0]
         self.python_steps = len(cx.fast.steps if cx.fast is not None else cx.steps)  # a launcher counts as one
         self.mode_notes = ([self._mode_error] if self._mode_error else launcher.describe(self)) + tune_notes
@@ -122,25 +123,31 @@ class Program:
         cells = sorted(local, key=local.get)
         return _Launch(st, (name, repr(params)), params, cells)
 
-    def emit_kernels(self, mod: ir.Module, lanes_of) -> None:
-        """Every launch's kernel into `mod` at lanes_of(launch) lanes (launches that agree share a function);
-        sets each launch's fname and plan (fname None, plan the reason: the emitter could not)."""
+    def emit_kernels(self, mod: ir.Module, variant_of) -> None:
+        """Every launch's kernel into `mod` in the variant variant_of(launch) = (lanes, tile) (launches that
+        agree share a function); sets each launch's fname and plan (fname None, plan the reason: the emitter
+        could not)."""
         names: dict = {}
         for ln in self.launches:
-            key = (*ln.key, lanes_of(ln))
+            key = (*ln.key, *variant_of(ln))
             if key not in names:
                 fname = f"k{len(names)}"
                 try:
-                    plan = emit_kernel(mod, fname, self.g.kernels[ln.key[0]], ln.params, key[-1])
+                    plan = emit_kernel(mod, fname, self.g.kernels[ln.key[0]], ln.params, *key[-2:])
                 except Exception as e:  # noqa: BLE001 - any emitter failure: that kernel runs on the reference
                     mod.globals.pop(fname, None)
                     fname, plan = None, _reason(e)
                 names[key] = (fname, plan)
             ln.fname, ln.plan = names[key]
 
+    def rebuild(self, cache: bool = True) -> None:
+        """Compile again after launches' variants (lanes, tile, min_work) changed; calls then run the new code."""
+        self.cache_hit, self.kernels = self._compile(cache)
+        self._free = [self._context()]
+
     def _compile(self, cache: bool):
         mod = ir.Module("irc_graph")
-        self.emit_kernels(mod, lambda ln: ln.lanes or self.lanes)
+        self.emit_kernels(mod, lambda ln: (ln.lanes or self.lanes, ln.tile))
         self.fallbacks = [f for f in self.fallbacks if not f[0].startswith("kernel ")]
         for ln in self.launches:
             ln.reason = ln.fn = None

@@ -9,7 +9,6 @@ import torch
 
 from . import alloc, parallel
 from .affine import Lin, eval_affine
-from .emit import CHUNK
 from .graph import Buf
 
 
@@ -84,16 +83,20 @@ def counter(plan, syms):
     """(items, work per item) when static, else a function of the cell values giving them."""
 
     def count(symvals):
-        items = 1
-        for e in plan["outer"]:
-            items *= eval_affine(e, symvals)
+        outer = [eval_affine(e, symvals) for e in plan["outer"]]
         work = 1
         for e in plan["inner"]:
             work *= eval_affine(e, symvals)
+        if plan["rows"] > 1 and outer:  # an item is a block of rows of the last outer dim (emit.Tile)
+            work *= min(outer[-1], plan["rows"])
+            outer[-1] = -(-outer[-1] // plan["rows"])
+        items = 1
+        for n in outer:
+            items *= n
         if plan["chunk"] is not None:
             n = eval_affine(plan["chunk"], symvals)
-            items *= -(-n // CHUNK)
-            work *= min(n, CHUNK)
+            items *= -(-n // plan["cols"])
+            work *= min(n, plan["cols"])
         return items, max(work, 1)
 
     if all(s.static for s in syms):

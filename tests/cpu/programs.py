@@ -7,9 +7,9 @@ import torch
 from irc.frontend.cpu_compile import program_for
 
 
-def build(fn, *inputs, dynamic: bool = False, strict: bool = True, cache: bool = True):
+def build(fn, *inputs, dynamic: bool = False, strict: bool = True, cache: bool = True, matmul: str = "extern"):
     """(program, constants): call as program([*inputs, *constants])."""
-    program, consts = program_for(fn, *inputs, dynamic=dynamic, cache=cache)
+    program, consts = program_for(fn, *inputs, dynamic=dynamic, cache=cache, matmul=matmul)
     if strict:
         kernels = [f for f in program.fallbacks if f[0].startswith("kernel")]
         assert not kernels, f"kernels on the reference evaluator: {kernels}"
