@@ -31,9 +31,9 @@ from .loop_builder import NestBuilder, shape
 def matmul_nest(op: tn.MmOp | tn.BmmOp):
     """The nest computing op's product: space (batch..., M, K, N), K the one reduction."""
     b = NestBuilder()
-    a_sizes, b_sizes = b.sizes(op.lhs), b.sizes(op.rhs)
     batch = len(shape(op.lhs)) - 2
-    m, k, n = a_sizes[-2], a_sizes[-1], b_sizes[-1]
+    a_sizes, n = b.sizes(op.lhs), b.size(op.rhs, batch + 1)  # the other sizes of rhs equal lhs's (verified)
+    m, k = a_sizes[-2], a_sizes[-1]
     b.set_space([*a_sizes[:batch], m, k, n], [loop.PARALLEL] * batch + [loop.PARALLEL, loop.REDUCTION, loop.PARALLEL])
     d = b.dims()
     lead, dm, dk, dn = d[:batch], d[batch], d[batch + 1], d[batch + 2]

@@ -1,0 +1,179 @@
+"""The generated matmul (options={"matmul": "loops"}: lowering/matmul_loops.py) and the emitter's tile sizes
+(emit.Tile, chosen by max-autotune), numerically against eager: odd sizes (1, primes, vector tails),
+non-contiguous operands, broadcasting epilogues, dynamic dims, each tile on each kind of nest."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import irc
+from irc import report
+from irc.targets.cpu.emit import DEFAULT_TILE, Tile
+
+from .programs import build, check, tolerance
+
+
+def randn(*shape, dtype=torch.float32):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(sum(shape))).to(dtype)
+
+
+def _no_products(program) -> bool:
+    return not any(st.kind == "extern" for st in program.g.steps)
+
+
+MATMULS = {
+    "mm": (lambda a, b: a @ b, lambda: (randn(37, 29), randn(29, 131))),
+    "mm-ones": (lambda a, b: a @ b, lambda: (randn(1, 1), randn(1, 1))),
+    "mm-vector-tail": (lambda a, b: a @ b, lambda: (randn(5, 17), randn(17, 33))),  # 33 = 2 vectors + 1
+    "mm-transposed": (lambda a, b: a.t() @ b.t(), lambda: (randn(23, 7), randn(19, 23))),  # strided operands
+    "linear-relu": (lambda x, w, b: F.linear(x, w, b).relu(), lambda: (randn(8, 96), randn(40, 96), randn(40))),
+    "bmm": (lambda a, b: torch.bmm(a, b) * 0.5, lambda: (randn(3, 17, 9), randn(3, 9, 45))),
+    "bmm-broadcast-epilogue": (lambda a, b, c: (torch.bmm(a, b) + c).sigmoid(), lambda: (randn(2, 5, 11), randn(2, 11, 13), randn(5, 1))),
+    "matmul-4d": (lambda a, b: a @ b, lambda: (randn(2, 3, 6, 10), randn(2, 3, 10, 7))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MATMULS))
+def test_generated_matmul_matches_eager(case):
+    fn, make = MATMULS[case]
+    program = check(fn, *make(), matmul="loops")
+    assert _no_products(program)  # every product is a generated kernel, none a library call
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
+def test_generated_matmul_other_float_types(dtype):
+    a, b = randn(13, 31, dtype=dtype), randn(31, 20, dtype=dtype)
+    program, _ = build(lambda a, b: a @ b, a, b, matmul="loops")
+    got = program([a, b])[0]
+    # torch accumulates a bf16 product in f32 as the nest does; the rounding of the result is the one difference
+    torch.testing.assert_close(got, a @ b, **tolerance(dtype))
+    assert _no_products(program)
+
+
+def test_generated_matmul_dynamic_sizes():
+    fn = lambda a, b: torch.relu(a @ b + 1)  # noqa: E731
+    check(fn, randn(6, 10), randn(10, 9), dynamic=True, matmul="loops",
+          more=[(randn(1, 3), randn(3, 17)), (randn(41, 16), randn(16, 1))])  # fmt: skip
+
+
+def test_matmul_option_through_the_backend_trains():
+    """options={"matmul": "loops"}: forward and backward products (mm of the gradients) all generated."""
+    model = torch.nn.Sequential(torch.nn.Linear(12, 7), torch.nn.Tanh(), torch.nn.Linear(7, 3))
+    x = randn(5, 12)
+    start = report.mark()
+    out = torch.compile(model, backend=irc.backend, options={"matmul": "loops", "strict": True})(x)
+    out.square().sum().backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    want = model(x)
+    want.square().sum().backward()
+    torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
+    for g, p in zip(grads, model.parameters()):
+        torch.testing.assert_close(g, p.grad, rtol=1e-4, atol=1e-5)
+    graphs = report.reports_since(start).graphs
+    assert len(graphs) == 2 and all(g.target == "cpu" and "tn.mm" not in g.externs for g in graphs), [g.externs for g in graphs]
+
+
+def test_matmul_option_is_validated():
+    with pytest.raises(ValueError, match="needs target='triton'"):
+        irc.options.Options.resolve(options={"matmul": "dot"})
+    with pytest.raises(ValueError, match="unknown matmul 'blas'"):
+        irc.options.Options.resolve(options={"matmul": "blas"})
+
+
+# -- tiles --------------------------------------------------------------------------------------
+
+TILED = {
+    "generated-mm": (lambda a, b: torch.relu(a @ b + 1), lambda: (randn(37, 29), randn(29, 131))),
+    "generated-bmm": (lambda a, b: torch.bmm(a, b), lambda: (randn(3, 17, 9), randn(3, 9, 45))),
+    "transpose": (lambda x: x.t() * 2, lambda: (randn(67, 133),)),
+    "column-sum": (lambda x: x.sum(0), lambda: (randn(130, 77),)),
+    "row-softmax": (lambda x: torch.softmax(x, -1), lambda: (randn(13, 50),)),  # rows innermost: tiles do not apply
+}
+TILES = [Tile(4, 16), Tile(3, 7), Tile(16, 64), Tile(1, 5), Tile(32, 32)]  # odd blocks leave partial tiles
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("case", sorted(TILED))
+def test_every_tile_computes_the_same(case, dynamic):
+    fn, make = TILED[case]
+    inputs = make()
+    program, consts = build(fn, *inputs, dynamic=dynamic, matmul="loops", cache=False)
+    want = fn(*inputs)
+    for tile in TILES:
+        for ln in program.launches:
+            ln.tile, ln.min_work = tile, 0  # min_work 0: the tiles also run split across the pool
+        program.rebuild(cache=False)
+        torch.testing.assert_close(program([*inputs, *consts])[0], want, rtol=1e-4, atol=1e-4)
+        plans = [ln.plan for ln in program.launches]
+        if case == "row-softmax":
+            assert all(p["rows"] == 1 and p["cols"] is None for p in plans), plans
+        elif case != "column-sum":  # a column sum has no outer dim to block: its tile is columns only
+            assert any(p["rows"] == tile.rows and p["cols"] == tile.cols for p in plans), plans
+
+
+def test_tiles_split_items_as_the_runtime_counts_them():
+    """An item is a block of rows x columns: the launch's item count follows the tile (what parallel_for splits)."""
+    from irc.targets.cpu import steps
+
+    fn, make = TILED["transpose"]
+    program, _ = build(fn, *make(), cache=False)
+    (ln,) = program.launches
+    assert steps.counter(ln.plan, ln.step.syms) == (133, 67)  # default: a row per item, all 67 columns
+    ln.tile = Tile(16, 32)
+    program.rebuild(cache=False)
+    assert steps.counter(ln.plan, ln.step.syms) == (-(-133 // 16) * -(-67 // 32), 16 * 32)
+    ln.tile = DEFAULT_TILE
+
+
+def test_max_autotune_measures_tiles_and_keeps_what_it_chose(monkeypatch):
+    """With every variant qualifying, the transposed copy takes a tile (the second round ran) and still matches."""
+    from irc.targets.cpu import autotune
+
+    monkeypatch.setattr(autotune, "MARGIN", 1e9)
+    monkeypatch.setattr(autotune, "SMALL_S", 0.0)
+    fn, make = TILED["transpose"]
+    (x,) = make()
+    start = report.mark()
+    f = torch.compile(fn, backend=irc.backend, options={"mode": "max-autotune", "cache": False, "strict": True})
+    torch.testing.assert_close(f(x), fn(x))
+    (g,) = report.reports_since(start).graphs
+    assert any(" tiles, " in note for note in g.mode_notes), g.mode_notes
+
+
+def test_max_autotune_chooses_generated_or_library_matmul_once(tmp_path, monkeypatch):
+    """A graph of small products is built both ways and measured whole; the choice is kept in the disk cache,
+    so a second compile builds only the chosen program."""
+    from irc.targets.cpu import autotune, cache
+
+    calls = []
+    real = autotune.choose_program
+    monkeypatch.setattr(autotune, "choose_program", lambda programs: calls.append(sorted(programs)) or real(programs))
+    fn, make = MATMULS["linear-relu"]
+    inputs = make()
+    cache.set_dir(tmp_path)
+    notes = []
+    try:
+        for _ in range(2):
+            torch._dynamo.reset()
+            start = report.mark()
+            f = torch.compile(fn, backend=irc.backend, options={"mode": "max-autotune", "strict": True})
+            torch.testing.assert_close(f(*inputs), fn(*inputs), **tolerance(torch.float32))
+            (g,) = report.reports_since(start).graphs
+            notes.append(next(n for n in g.mode_notes if n.startswith("matmul: ")))
+    finally:
+        cache.set_dir(None)
+    assert calls == [["extern", "loops"]], calls
+    assert notes[0].endswith("(measured)") and notes[1].endswith("(from the disk cache)"), notes
+    assert notes[0].removesuffix(" (measured)") == notes[1].removesuffix(" (from the disk cache)")
+
+
+def test_max_autotune_leaves_large_products_to_the_library():
+    from irc.targets.cpu.autotune import SMALL_MACS
+
+    fn, _ = MATMULS["mm"]
+    a, b = randn(64, 64), randn(64, 2 * SMALL_MACS // (64 * 64))  # twice the size measured both ways
+    start = report.mark()
+    torch.testing.assert_close(torch.compile(fn, backend=irc.backend, options={"mode": "max-autotune", "strict": True})(a, b), a @ b)
+    (g,) = report.reports_since(start).graphs
+    assert not any(n.startswith("matmul: ") for n in g.mode_notes) and "tn.mm" in g.externs
