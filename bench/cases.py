@@ -58,6 +58,18 @@ def row_sum(x):
     return x.sum(-1)
 
 
+def column_sum(x):
+    return x.sum(0)
+
+
+def transpose_copy(x):
+    return x.t().contiguous()
+
+
+def small_linear(x, w, b):
+    return torch.relu(x @ w + b)
+
+
 def _micro(fn, *shapes):
     def make():
         g = torch.Generator().manual_seed(0)
@@ -85,6 +97,15 @@ MICRO = (
 )
 # the compile modes (issue 8): their effect on an overhead-bound model, against eager, inductor and irc's default
 MODES = (("reduce-overhead", {"mode": "reduce-overhead"}), ("max-autotune", {"mode": "max-autotune"}))
+# what max-autotune's tile sizes and its generated-or-library matmul choice buy (issue 8)
+MICRO += (
+    Case("column-sum", _micro(column_sum, (4096, 4096)), "micro", "x.sum(0), 4096x4096", bandwidth=True,
+         variants=MODES[1:]),  # fmt: skip
+    Case("transpose-copy", _micro(transpose_copy, (2048, 2048)), "micro", "x.t().contiguous(), 2048x2048", bandwidth=True,
+         variants=MODES[1:]),  # fmt: skip
+    Case("small-linear", _micro(small_linear, (16, 64), (64, 64), (64,)), "micro", "relu(x @ w + b), 16x64x64",
+         variants=(*MODES, ("loops", {"options": {"matmul": "loops"}}))),  # fmt: skip
+)
 # the layout choices (issue 8): irc's default is layout=auto (the cost model); these force one layout everywhere
 LAYOUTS = (("nchw", {"options": {"layout": "nchw"}}), ("nhwc", {"options": {"layout": "nhwc"}}))
 VARIANTS = {"mlp-b32": MODES, "convnet-eval": LAYOUTS, "resnet18": LAYOUTS}

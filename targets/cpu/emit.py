@@ -41,7 +41,7 @@ from irc.dialects import loop
 
 from . import reduce as red
 from .access import Access, BufSpec
-from .affine import K, Lin, interval, to_lin, uses_dim, within
+from .affine import K, Lin, coefficient, interval, to_lin, uses_dim, within
 from .ivals import Lanes, add, cdiv, count, fill, ival, kconst, imin, mul, same, sdiv, set_at, splat, udiv, urem
 from .ops import EMIT, Cx
 from .types import Unsupported, compute_type
@@ -62,6 +62,9 @@ class Tile(NamedTuple):
 
 
 DEFAULT_TILE = Tile()
+REDUCTION_COLS = 256  # the default columns per item of a nest reducing in vector lanes (a column sum): each item
+# still holds the whole reduction, and a 4096-wide sum has 16 items for the threads instead of one
+TRANSPOSE_TILE = Tile(32, 32)  # the default block of a pointwise nest that reads some buffer across its lines
 
 
 class KernelEmitter(Access):
@@ -88,6 +91,11 @@ class KernelEmitter(Access):
         self.L = None if self.v is None or small or lanes < 2 else lanes
         self.outer = [d for d in nest.parallel_dims() if self.ext_static[d] != 1 and not (self.mode == "B" and d == self.v)]
         chunked = self.mode == "B" and self.v is not None
+        if chunked and tile == DEFAULT_TILE:
+            if self.R:  # column reductions: narrower items, so they spread over threads
+                tile = Tile(1, REDUCTION_COLS)
+            elif self.outer and self._strided_along_v():  # a transposed read: square blocks keep its lines in cache
+                tile = TRANSPOSE_TILE
         self.tile = Tile(tile.rows if self.outer else 1, tile.cols) if chunked else Tile(1, None)
         self.guards = {op: self._guards(op) for op in self.ops if isinstance(op, loop.LoadOp)}
         self.out_dims = [self._out_dims(i) for i in range(len(self.yields))]
@@ -113,6 +121,19 @@ class KernelEmitter(Access):
 
     def extent(self, d: int):
         return self.lin(self.ext_lin[d]) if self.ext_lin[d] is not None else self.aff(self.entry, self.nest.extents[d], [], None)
+
+    def _strided_along_v(self) -> bool:
+        """Whether some load moves by a (static) stride other than 0 or 1 element along the innermost dim."""
+        for op in self.ops:
+            if not isinstance(op, loop.LoadOp) or op.indices:
+                continue
+            spec = self.params[self.args.index(op.source)]
+            coefs = [coefficient(e, self.v) for e in op.map.data.results]
+            if None in coefs or not all(st.static for c, st in zip(coefs, spec.strides) if c):
+                continue
+            if sum(c * st.const for c, st in zip(coefs, spec.strides) if c) not in (0, 1):
+                return True
+        return False
 
     def _guards(self, op: loop.LoadOp) -> list[bool]:
         spec = self.params[self.args.index(op.source)]

@@ -116,14 +116,24 @@ def test_tiles_split_items_as_the_runtime_counts_them():
     """An item is a block of rows x columns: the launch's item count follows the tile (what parallel_for splits)."""
     from irc.targets.cpu import steps
 
-    fn, make = TILED["transpose"]
-    program, _ = build(fn, *make(), cache=False)
+    program, _ = build(lambda x: x * 2 + 1, randn(133, 67), cache=False)
     (ln,) = program.launches
     assert steps.counter(ln.plan, ln.step.syms) == (133, 67)  # default: a row per item, all 67 columns
     ln.tile = Tile(16, 32)
     program.rebuild(cache=False)
     assert steps.counter(ln.plan, ln.step.syms) == (-(-133 // 16) * -(-67 // 32), 16 * 32)
-    ln.tile = DEFAULT_TILE
+
+
+def test_the_emitter_picks_tiles_for_transposed_reads_and_column_reductions():
+    from irc.targets.cpu.emit import REDUCTION_COLS, TRANSPOSE_TILE
+
+    defaults = {}
+    for case in ("transpose", "column-sum"):
+        fn, make = TILED[case]
+        program, _ = build(fn, *make(), cache=False)
+        (ln,) = program.launches
+        defaults[case] = (ln.plan["rows"], ln.plan["cols"])
+    assert defaults == {"transpose": tuple(TRANSPOSE_TILE), "column-sum": (1, REDUCTION_COLS)}
 
 
 def test_max_autotune_measures_tiles_and_keeps_what_it_chose(monkeypatch):
