@@ -152,7 +152,7 @@ def _measure(prog) -> tuple[list[list], dict]:
         if not isinstance(count, tuple) or count[0] <= 0:
             continue
         items, work = count
-        base = (prog.lanes, items * work >= prog.min_work and items >= 2 and threads > 1)
+        base = (prog.default_lanes(ln), items * work >= prog.min_work and items >= 2 and threads > 1)
         best, times = _race(cands, base, deadline)
         if best is not None:
             us = ", ".join(f"{lanes}{'p' if par else ''} {t * 1e6:.1f}" for (lanes, par), t in times.items())
@@ -164,7 +164,7 @@ def _measure(prog) -> tuple[list[list], dict]:
 
 def _measure_tiles(prog, cx, index, chosen, incumbent, deadline) -> None:
     """The second round: tile sizes for launches with a parallel innermost dim, at the lanes the first chose."""
-    lanes = [incumbent.get(j, (prog.lanes,))[0] for j in range(len(prog.launches))]
+    lanes = [incumbent.get(j, (prog.default_lanes(ln),))[0] for j, ln in enumerate(prog.launches)]
     if time.perf_counter() > deadline:
         return
     t0 = time.perf_counter()
@@ -229,7 +229,7 @@ def tune(prog, use_cache: bool = True) -> tuple[bool, list[str]]:
     for ln, (lanes, par, _, tile) in zip(prog.launches, rec["launches"]):
         if lanes is None:
             continue
-        ln.lanes = lanes if lanes != prog.lanes else None
+        ln.lanes = lanes if lanes != prog.default_lanes(ln) else None
         ln.min_work = 0 if par else 1 << 62
         ln.tile = Tile(*tile) if tile else DEFAULT_TILE
         changed = True

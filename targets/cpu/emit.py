@@ -65,6 +65,23 @@ DEFAULT_TILE = Tile()
 REDUCTION_COLS = 256  # the default columns per item of a nest reducing in vector lanes (a column sum): each item
 # still holds the whole reduction, and a 4096-wide sum has 16 items for the threads instead of one
 TRANSPOSE_TILE = Tile(32, 32)  # the default block of a pointwise nest that reads some buffer across its lines
+LANES_REDUCING = 4  # a nest reducing in vector lanes runs up to this many native vectors per step (default_lanes)
+
+
+def default_lanes(nest: loop.NestOp, native: int) -> int:
+    """The vector width of a launch unless max-autotune chose one: the host's `native`, or, for a nest whose
+    innermost dim is parallel while it reduces (a column sum, a generated matmul), up to LANES_REDUCING
+    times it (no wider than its static innermost extent needs): LLVM splits the wide vector into that
+    many registers, independent accumulators whose loads from one row are contiguous."""
+    ext = [e.value if isinstance(e, AffineConstantExpr) else None for e in nest.extents]
+    live = [d for d in range(nest.rank) if ext[d] != 1]
+    reducing = [d for d in nest.reduction_dims() if ext[d] != 1]
+    if not live or not reducing or live[-1] in reducing:
+        return native
+    n, k = ext[live[-1]], 1
+    while k < LANES_REDUCING and (n is None or k * native < n):  # powers of two: the widths max-autotune measures
+        k *= 2
+    return native * k
 
 
 class KernelEmitter(Access):

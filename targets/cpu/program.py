@@ -27,7 +27,7 @@ from llvmlite import ir
 
 from . import alloc, autotune, extern_ops, jit, launcher, parallel, steps
 from .affine import Lin
-from .emit import DEFAULT_TILE, BufSpec, Tile, emit_kernel
+from .emit import DEFAULT_TILE, BufSpec, Tile, default_lanes, emit_kernel
 from .steps import Ctx
 from .graph import Buf, plan_graph
 from .types import Unsupported
@@ -44,7 +44,7 @@ class _Launch:
     def __init__(self, step, key, params, cells):
         self.step, self.key, self.params, self.cells = step, key, params, cells
         self.fname, self.plan, self.reason, self.fn = None, None, None, None
-        self.lanes: int | None = None  # max-autotune's vector width for this launch (None: the program's)
+        self.lanes: int | None = None  # max-autotune's vector width for this launch (None: Program.default_lanes)
         self.min_work: int | None = None  # max-autotune's parallel threshold (None: the program's)
         self.tile: Tile = DEFAULT_TILE  # max-autotune's tile sizes for this launch (emit.Tile)
 
@@ -140,6 +140,10 @@ class Program:
                 names[key] = (fname, plan)
             ln.fname, ln.plan = names[key]
 
+    def default_lanes(self, ln: _Launch) -> int:
+        """The launch's vector width unless max-autotune set one (emit.default_lanes)."""
+        return default_lanes(self.g.kernels[ln.key[0]], self.lanes)
+
     def rebuild(self, cache: bool = True) -> None:
         """Compile again after launches' variants (lanes, tile, min_work) changed; calls then run the new code."""
         self.cache_hit, self.kernels = self._compile(cache)
@@ -147,7 +151,7 @@ class Program:
 
     def _compile(self, cache: bool):
         mod = ir.Module("irc_graph")
-        self.emit_kernels(mod, lambda ln: (ln.lanes or self.lanes, ln.tile))
+        self.emit_kernels(mod, lambda ln: (ln.lanes or self.default_lanes(ln), ln.tile))
         self.fallbacks = [f for f in self.fallbacks if not f[0].startswith("kernel ")]
         for ln in self.launches:
             ln.reason = ln.fn = None

@@ -136,6 +136,22 @@ def test_the_emitter_picks_tiles_for_transposed_reads_and_column_reductions():
     assert defaults == {"transpose": tuple(TRANSPOSE_TILE), "column-sum": (1, REDUCTION_COLS)}
 
 
+@pytest.mark.parametrize("cols", [3, 17, 40, 77, 300])
+def test_column_reductions_take_wider_vectors_by_default(cols):
+    """Reducing in lanes, a nest runs up to 4 native vectors per step (independent accumulators), no wider
+    than its columns need; a row reduction keeps the native width. Both match eager (tails included)."""
+    from irc.targets.cpu import jit
+    from irc.targets.cpu.emit import LANES_REDUCING
+
+    native = jit.host().lanes(32)
+    x = randn(29, cols)
+    column = check(lambda x: x.sum(0) * 2, x)
+    row = check(lambda x: x.sum(1), x)
+    want = native * min(LANES_REDUCING, 1 << max(0, (-(-cols // native) - 1).bit_length()))
+    assert [ln.plan["lanes"] for ln in column.launches] == [want if cols >= 4 else 1]  # below 4 columns: scalars
+    assert all(ln.plan["lanes"] in (native, 1) for ln in row.launches)
+
+
 def test_max_autotune_measures_tiles_and_keeps_what_it_chose(monkeypatch):
     """With every variant qualifying, the transposed copy takes a tile (the second round ran) and still matches."""
     from irc.targets.cpu import autotune
