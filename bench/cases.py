@@ -66,6 +66,10 @@ def transpose_copy(x):
     return x.t().contiguous()
 
 
+def transposed_pointwise(x):
+    return x.t() * 2 + 1
+
+
 def small_linear(x, w, b):
     return torch.relu(x @ w + b)
 
@@ -103,6 +107,8 @@ MICRO += (
          variants=MODES[1:]),  # fmt: skip
     Case("transpose-copy", _micro(transpose_copy, (2048, 2048)), "micro", "x.t().contiguous(), 2048x2048", bandwidth=True,
          variants=MODES[1:]),  # fmt: skip
+    Case("transposed-pointwise", _micro(transposed_pointwise, (2048, 2048)), "micro",
+         "x.t() * 2 + 1, 2048x2048 (eager returns it column-major)", bandwidth=True),  # fmt: skip
     Case("small-linear", _micro(small_linear, (16, 64), (64, 64), (64,)), "micro", "relu(x @ w + b), 16x64x64",
          variants=(*MODES, ("loops", {"options": {"matmul": "loops"}}))),  # fmt: skip
 )

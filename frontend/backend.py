@@ -81,6 +81,25 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, opts: Options, kind:
     return make_boxed_func(gm.forward)
 
 
+def _compute_outputs_in_eager_layout(module, specs, metas) -> None:
+    """Record on @main the layout eager gives each result (irc.output_layout: dims outermost first, [] for
+    row-major or unknown); the output-layout pass computes a permuted one in it, rather than row-major and
+    then copied into it by the runtime (`x.t() * 2`, channels-last results)."""
+    from xdsl.dialects import func
+
+    from irc.lowering.output_layout import ATTR, layout_attr, memory_order
+
+    main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+    orders: dict[int, tuple[int, ...]] = {}
+    for spec, meta in zip(specs, metas):
+        if spec.source[0] == "result" and spec.strides is not None and isinstance(meta, torch.Tensor):
+            order = memory_order(tuple(meta.shape), spec.strides)
+            if order is not None:
+                orders.setdefault(spec.source[1], order)
+    if orders:
+        main.attributes[ATTR] = layout_attr([orders.get(k, ()) for k in range(max(orders) + 1)])
+
+
 def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> CompiledGraph:
     t0 = time.perf_counter()
     result = import_graph(gm)
@@ -121,6 +140,8 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> 
     if opts.target in ("cpu", "triton"):
         from .cpu_compile import compile_cpu
         from .triton_compile import compile_triton
+
+        _compute_outputs_in_eager_layout(module, specs, metas)
 
         run = (compile_cpu if opts.target == "cpu" else compile_triton)(gm, module, result, opts, rep, dump)
         if run is not None:

@@ -50,6 +50,13 @@ def copy_nest(v: SSAValue) -> loop.NestOp:
     return nest
 
 
+def owns_view(v: SSAValue) -> bool:
+    """A returned view of a nest result nothing else reads (output-layout's): the result is the graph's own
+    output buffer and the view is returned as it is, in eager's layout."""
+    src = v.owner.source
+    return isinstance(src.owner, loop.NestOp) and len(list(src.uses)) == 1 and len(list(v.uses)) == 1
+
+
 def materialize_outputs(f: func.FuncOp) -> None:
     """Give every returned tensor that is an input, a view or returned twice its own copy."""
     ret = f.body.block.last_op
@@ -57,7 +64,7 @@ def materialize_outputs(f: func.FuncOp) -> None:
     for i, v in enumerate(list(ret.operands)):
         if not isinstance(v.type, TensorType):
             continue
-        if v in seen or not isinstance(v.owner, Operation) or isinstance(v.owner, loop.ViewOp):
+        if v in seen or not isinstance(v.owner, Operation) or isinstance(v.owner, loop.ViewOp) and not owns_view(v):
             nest = copy_nest(v)
             for op in [o.owner for o in nest.symbols] + [nest]:
                 f.body.block.insert_op_before(op, ret)
@@ -73,6 +80,7 @@ class Bufferizer:
         self.buf: dict[SSAValue, SSAValue] = {}
         self.ops: list[Operation] = []
         self.outputs = {v for v in main.body.block.last_op.operands if isinstance(v.type, TensorType)}
+        self.outputs |= {v.owner.source for v in self.outputs if isinstance(v.owner, loop.ViewOp)}  # owns_view's
 
     def emit(self, op: Operation) -> Operation:
         self.ops.append(op)

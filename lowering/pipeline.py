@@ -22,6 +22,7 @@ from .fuse_attention import FuseAttentionPass
 from .fusion.fuse import FuseLoopsPass
 from .layout_rules import FoldPermutesPass
 from .matmul_loops import MatmulToLoopsPass
+from .output_layout import OutputLayoutPass
 from .plan_buffers import PlanBuffersPass
 from .select_layout import SelectLayoutPass
 from .simplify_loop import SimplifyLoopPass
@@ -30,7 +31,7 @@ from .tensor_to_loop import TensorToLoopPass
 
 # stage name -> passes that produce it from the previous stage (`fx` and `tensor` come from the frontend)
 TENSOR_OPT = (FuseAttentionPass(), SimplifyTensorPass(), SelectLayoutPass(), FoldPermutesPass(), CommonSubexpressionElimination(), DeadCodeElimination())
-LOOP = (TensorToLoopPass(), SimplifyLoopPass(), FuseLoopsPass(), SimplifyLoopPass())
+LOOP = (TensorToLoopPass(), SimplifyLoopPass(), FuseLoopsPass(), SimplifyLoopPass(), OutputLayoutPass())
 MEM = (BufferizePass(), PlanBuffersPass())
 
 # inference graphs with frozen parameters first run these (freeze() below, given the parameters' values)

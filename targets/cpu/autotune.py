@@ -6,7 +6,7 @@ Variants per launch, in two rounds. First the vector width (half, the host's own
 times: LLVM splits a wider vector into several registers per op, i.e. the body unrolled with that
 many independent accumulators) and, where the launch has at least two items, serial against split
 across the thread pool (the parallel threshold). Then, for launches whose innermost dim is parallel,
-tile sizes (emit.Tile: rows of the last outer dim by columns of the innermost one per item; TILES)
+tile sizes (tiles.Tile: rows of one outer dim by columns of the innermost one per item; TILES)
 at the width the first round chose. Per matmul the launchers run as MKL's sgemm_: MKL's own thread
 count against one thread (MKL_Set_Num_Threads_Local around the call). Each variant module is compiled
 once for all launches it changes; the launches run on the program's own arena and on random inputs
@@ -31,7 +31,8 @@ import torch
 from llvmlite import ir
 
 from . import cache, jit, launcher, parallel, steps
-from .emit import DEFAULT_TILE, Tile, emit_kernel
+from .emit import emit_kernel
+from .tiles import DEFAULT_TILE, Tile
 from .externs import measure
 
 BUDGET_S = 3.0  # seconds of measurement per graph, at most (compiling the variants not included)

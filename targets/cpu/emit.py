@@ -9,11 +9,9 @@ repacks anything, and launches whose specialisations agree share one function. E
 (shapes, strides, offsets, symbols of a static graph) is a constant in the code instead.
 
 Its work is a range of items (what parallel.parallel_for splits across threads): an item is one point
-of the outer parallel dims (and, when the innermost dim is parallel, one chunk of it). A `Tile(rows,
-cols)` (max-autotune's tile sizes; default one row, CHUNK columns) makes an item a block of `rows`
-points of the last outer dim by `cols` elements of the innermost dim, run row by row: what the rows
-share (a matmul's panel of B, a transpose's source lines) stays in cache across them. Let v be the
-innermost dim whose extent is not a static 1. When v is parallel ("mode B"), each item runs v in
+of the outer parallel dims (and, when the innermost dim is parallel, one chunk of it); a tile
+(tiles.py: the defaults picked there, or max-autotune's sizes) makes it a block of rows of one outer
+dim by columns of the innermost one. Let v be the innermost dim whose extent is not a static 1. When v is parallel ("mode B"), each item runs v in
 vectors of `lanes` elements (the host's native width) and one masked vector for the rest, and each
 point of v computes every reduction over the reduction dims in vector lanes (no horizontal step).
 When v is a reduction dim ("mode A", rows), each item is one row: every loop.reduce is one pass over
@@ -32,8 +30,6 @@ Stores go to contiguous outputs whose sizes are proven to match the space (else 
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from llvmlite import ir
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineConstantExpr, AffineDimExpr, AffineSymExpr
 
@@ -41,47 +37,16 @@ from irc.dialects import loop
 
 from . import reduce as red
 from .access import Access, BufSpec
-from .affine import K, Lin, coefficient, interval, to_lin, uses_dim, within
+from .affine import K, Lin, interval, to_lin, uses_dim, within
 from .ivals import Lanes, add, cdiv, count, fill, ival, kconst, imin, mul, same, sdiv, set_at, splat, udiv, urem
 from .ops import EMIT, Cx
+from .tiles import DEFAULT_TILE, Tile, choose_tile
 from .types import Unsupported, compute_type
 from .vec import I64
 
 VOID = ir.VoidType()
 ARGV = I64.as_pointer().as_pointer()
-CHUNK = 8192  # elements of the innermost parallel dim per item
 MIN_LANES_EXTENT = 4  # a static innermost extent below this runs as scalars (one masked vector above it)
-
-
-class Tile(NamedTuple):
-    """The block one item covers when the innermost dim is parallel: `rows` points of the last outer dim
-    by `cols` elements of the innermost dim."""
-
-    rows: int = 1
-    cols: int = CHUNK
-
-
-DEFAULT_TILE = Tile()
-REDUCTION_COLS = 256  # the default columns per item of a nest reducing in vector lanes (a column sum): each item
-# still holds the whole reduction, and a 4096-wide sum has 16 items for the threads instead of one
-TRANSPOSE_TILE = Tile(32, 32)  # the default block of a pointwise nest that reads some buffer across its lines
-LANES_REDUCING = 4  # a nest reducing in vector lanes runs up to this many native vectors per step (default_lanes)
-
-
-def default_lanes(nest: loop.NestOp, native: int) -> int:
-    """The vector width of a launch unless max-autotune chose one: the host's `native`, or, for a nest whose
-    innermost dim is parallel while it reduces (a column sum, a generated matmul), up to LANES_REDUCING
-    times it (no wider than its static innermost extent needs): LLVM splits the wide vector into that
-    many registers, independent accumulators whose loads from one row are contiguous."""
-    ext = [e.value if isinstance(e, AffineConstantExpr) else None for e in nest.extents]
-    live = [d for d in range(nest.rank) if ext[d] != 1]
-    reducing = [d for d in nest.reduction_dims() if ext[d] != 1]
-    if not live or not reducing or live[-1] in reducing:
-        return native
-    n, k = ext[live[-1]], 1
-    while k < LANES_REDUCING and (n is None or k * native < n):  # powers of two: the widths max-autotune measures
-        k *= 2
-    return native * k
 
 
 class KernelEmitter(Access):
@@ -107,13 +72,7 @@ class KernelEmitter(Access):
         small = self.v is not None and self.ext_static[self.v] is not None and self.ext_static[self.v] < MIN_LANES_EXTENT
         self.L = None if self.v is None or small or lanes < 2 else lanes
         self.outer = [d for d in nest.parallel_dims() if self.ext_static[d] != 1 and not (self.mode == "B" and d == self.v)]
-        chunked = self.mode == "B" and self.v is not None
-        if chunked and tile == DEFAULT_TILE:
-            if self.R:  # column reductions: narrower items, so they spread over threads
-                tile = Tile(1, REDUCTION_COLS)
-            elif self.outer and self._strided_along_v():  # a transposed read: square blocks keep its lines in cache
-                tile = TRANSPOSE_TILE
-        self.tile = Tile(tile.rows if self.outer else 1, tile.cols) if chunked else Tile(1, None)
+        self.tile, self.blocked = choose_tile(self, tile)
         self.guards = {op: self._guards(op) for op in self.ops if isinstance(op, loop.LoadOp)}
         self.out_dims = [self._out_dims(i) for i in range(len(self.yields))]
 
@@ -138,19 +97,6 @@ class KernelEmitter(Access):
 
     def extent(self, d: int):
         return self.lin(self.ext_lin[d]) if self.ext_lin[d] is not None else self.aff(self.entry, self.nest.extents[d], [], None)
-
-    def _strided_along_v(self) -> bool:
-        """Whether some load moves by a (static) stride other than 0 or 1 element along the innermost dim."""
-        for op in self.ops:
-            if not isinstance(op, loop.LoadOp) or op.indices:
-                continue
-            spec = self.params[self.args.index(op.source)]
-            coefs = [coefficient(e, self.v) for e in op.map.data.results]
-            if None in coefs or not all(st.static for c, st in zip(coefs, spec.strides) if c):
-                continue
-            if sum(c * st.const for c, st in zip(coefs, spec.strides) if c) not in (0, 1):
-                return True
-        return False
 
     def _guards(self, op: loop.LoadOp) -> list[bool]:
         spec = self.params[self.args.index(op.source)]
@@ -348,7 +294,7 @@ class KernelEmitter(Access):
         dims = [0] * self.nest.rank
         rows, cols = self.tile
         nch = cdiv(self.entry, self.extent(self.v), cols) if cols else 1
-        blocked = self.outer[-1] if rows > 1 else None  # the outer dim an item covers `rows` points of
+        blocked = self.blocked  # the outer dim an item covers `rows` points of
         nblk = cdiv(self.entry, self.extent(blocked), rows) if blocked is not None else None
 
         def point(b, dims, c):
@@ -377,6 +323,7 @@ class KernelEmitter(Access):
     def plan(self):
         return {"outer": [self.nest.extents[d] for d in self.outer],
                 "chunk": self.nest.extents[self.v] if self.tile.cols else None, "rows": self.tile.rows, "cols": self.tile.cols,
+                "blocked": None if self.blocked is None else self.outer.index(self.blocked),
                 "inner": [self.nest.extents[d] for d in self.R], "guarded": sum(any(g) for g in self.guards.values()),
                 "mode": self.mode, "lanes": self.L or 1}  # fmt: skip
 
@@ -388,4 +335,4 @@ def emit_kernel(module: ir.Module, name: str, nest: loop.NestOp, params, lanes: 
     return k.plan()
 
 
-__all__ = ["BufSpec", "KernelEmitter", "emit_kernel", "Lanes", "uses_dim", "CHUNK", "Tile", "DEFAULT_TILE"]
+__all__ = ["BufSpec", "KernelEmitter", "emit_kernel", "Lanes", "uses_dim"]

@@ -27,7 +27,8 @@ from llvmlite import ir
 
 from . import alloc, autotune, extern_ops, jit, launcher, parallel, steps
 from .affine import Lin
-from .emit import DEFAULT_TILE, BufSpec, Tile, default_lanes, emit_kernel
+from .emit import BufSpec, emit_kernel
+from .tiles import DEFAULT_TILE, Tile, default_lanes
 from .steps import Ctx
 from .graph import Buf, plan_graph
 from .types import Unsupported
@@ -46,7 +47,7 @@ class _Launch:
         self.fname, self.plan, self.reason, self.fn = None, None, None, None
         self.lanes: int | None = None  # max-autotune's vector width for this launch (None: Program.default_lanes)
         self.min_work: int | None = None  # max-autotune's parallel threshold (None: the program's)
-        self.tile: Tile = DEFAULT_TILE  # max-autotune's tile sizes for this launch (emit.Tile)
+        self.tile: Tile = DEFAULT_TILE  # max-autotune's tile sizes for this launch (tiles.Tile)
 
 
 class Program:

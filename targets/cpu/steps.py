@@ -87,9 +87,10 @@ def counter(plan, syms):
         work = 1
         for e in plan["inner"]:
             work *= eval_affine(e, symvals)
-        if plan["rows"] > 1 and outer:  # an item is a block of rows of the last outer dim (emit.Tile)
-            work *= min(outer[-1], plan["rows"])
-            outer[-1] = -(-outer[-1] // plan["rows"])
+        if plan["blocked"] is not None:  # an item is a block of rows of one outer dim (tiles.Tile)
+            k = plan["blocked"]
+            work *= min(outer[k], plan["rows"])
+            outer[k] = -(-outer[k] // plan["rows"])
         items = 1
         for n in outer:
             items *= n

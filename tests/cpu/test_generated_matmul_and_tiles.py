@@ -1,5 +1,5 @@
 """The generated matmul (options={"matmul": "loops"}: lowering/matmul_loops.py) and the emitter's tile sizes
-(emit.Tile, chosen by max-autotune), numerically against eager: odd sizes (1, primes, vector tails),
+(tiles.py, chosen by default or by max-autotune), numerically against eager: odd sizes (1, primes, vector tails),
 non-contiguous operands, broadcasting epilogues, dynamic dims, each tile on each kind of nest."""
 
 import pytest
@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 import irc
 from irc import report
-from irc.targets.cpu.emit import DEFAULT_TILE, Tile
+from irc.targets.cpu.tiles import DEFAULT_TILE, Tile
 
 from .programs import build, check, tolerance
 
@@ -125,7 +125,7 @@ def test_tiles_split_items_as_the_runtime_counts_them():
 
 
 def test_the_emitter_picks_tiles_for_transposed_reads_and_column_reductions():
-    from irc.targets.cpu.emit import REDUCTION_COLS, TRANSPOSE_TILE
+    from irc.targets.cpu.tiles import REDUCTION_COLS, TRANSPOSE_TILE
 
     defaults = {}
     for case in ("transpose", "column-sum"):
@@ -141,7 +141,7 @@ def test_column_reductions_take_wider_vectors_by_default(cols):
     """Reducing in lanes, a nest runs up to 4 native vectors per step (independent accumulators), no wider
     than its columns need; a row reduction keeps the native width. Both match eager (tails included)."""
     from irc.targets.cpu import jit
-    from irc.targets.cpu.emit import LANES_REDUCING
+    from irc.targets.cpu.tiles import LANES_REDUCING
 
     native = jit.host().lanes(32)
     x = randn(29, cols)

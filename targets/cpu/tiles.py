@@ -1,0 +1,88 @@
+"""The shape of a launch's work on the CPU: the block of the space one item covers (a Tile) and the vector
+width, as the emitter picks them by default (max-autotune measures others: autotune.py).
+
+When the innermost dim of a nest is parallel, an item is `rows` points of one outer dim by `cols`
+elements of the innermost one, run row by row, so what the rows share stays in cache. Defaults:
+
+    a pointwise nest reading some buffer across its lines   TRANSPOSE_TILE (32 x 32), blocking the outer dim
+      (a static stride other than 0 or 1 along the          along which that read is contiguous
+      innermost dim: a transposed copy)
+    a nest reducing in vector lanes (a column sum)           REDUCTION_COLS columns per item, so the items
+                                                             spread over the threads; and up to LANES_REDUCING
+                                                             native vectors per step (default_lanes)
+    anything else                                            one row, CHUNK columns
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from xdsl.ir.affine import AffineConstantExpr
+
+from irc.dialects import loop
+
+from .affine import coefficient
+
+CHUNK = 8192  # elements of the innermost parallel dim per item, by default
+
+
+class Tile(NamedTuple):
+    """The block one item covers when the innermost dim is parallel: `rows` points of an outer dim by `cols`
+    elements of the innermost dim."""
+
+    rows: int = 1
+    cols: int = CHUNK
+
+
+DEFAULT_TILE = Tile()  # "the emitter's choice": the defaults above
+REDUCTION_COLS = 256  # a 4096-wide column sum has 16 items for the threads instead of one; each still holds its whole sum
+TRANSPOSE_TILE = Tile(32, 32)
+LANES_REDUCING = 4
+
+
+def default_lanes(nest: loop.NestOp, native: int) -> int:
+    """The vector width of a launch unless max-autotune chose one: the host's `native`, or, for a nest whose
+    innermost dim is parallel while it reduces (a column sum, a generated matmul), up to LANES_REDUCING
+    times it (no wider than its static innermost extent needs): LLVM splits the wide vector into that
+    many registers, independent accumulators whose loads from one row are contiguous."""
+    ext = [e.value if isinstance(e, AffineConstantExpr) else None for e in nest.extents]
+    live = [d for d in range(nest.rank) if ext[d] != 1]
+    reducing = [d for d in nest.reduction_dims() if ext[d] != 1]
+    if not live or not reducing or live[-1] in reducing:
+        return native
+    n, k = ext[live[-1]], 1
+    while k < LANES_REDUCING and (n is None or k * native < n):  # powers of two: the widths max-autotune measures
+        k *= 2
+    return native * k
+
+
+def _steps(k, op: loop.LoadOp, d: int) -> int | None:
+    """How many elements a load of emitter `k` moves per step of dim d (None: known only at run time, or not affine)."""
+    spec = k.params[k.args.index(op.source)]
+    coefs = [coefficient(e, d) for e in op.map.data.results]
+    if op.indices or None in coefs or not all(st.static for c, st in zip(coefs, spec.strides) if c):
+        return None
+    return sum(c * st.const for c, st in zip(coefs, spec.strides) if c)
+
+
+def _strided_loads(k) -> list[loop.LoadOp]:
+    """Loads that move by a static stride other than 0 or 1 element along the innermost dim."""
+    return [op for op in k.ops if isinstance(op, loop.LoadOp) and _steps(k, op, k.v) not in (None, 0, 1)]
+
+
+def choose_tile(k, tile: Tile) -> tuple[Tile, int | None]:
+    """(tile, blocked outer dim or None) for emitter `k` (mode, v, R, outer, ops, params known) given the
+    requested tile (DEFAULT_TILE: the defaults above). A nest whose innermost dim is a reduction has no tile."""
+    if not (k.mode == "B" and k.v is not None):
+        return Tile(1, None), None
+    strided = _strided_loads(k) if k.outer else []
+    if tile == DEFAULT_TILE:
+        if k.R:
+            tile = Tile(1, REDUCTION_COLS)
+        elif strided:
+            tile = TRANSPOSE_TILE
+    if not k.outer or tile.rows == 1:
+        return Tile(1, tile.cols), None
+    # block the outer dim along which a transposed read is contiguous (its lines serve every row), else the last
+    along = next((d for op in strided for d in reversed(k.outer) if _steps(k, op, d) == 1), k.outer[-1])
+    return tile, along

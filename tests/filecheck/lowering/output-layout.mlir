@@ -1,0 +1,43 @@
+// RUN: irc-opt --split-input-file %s -p tensor-to-loop,simplify-loop,fuse-loops,simplify-loop,output-layout | filecheck %s
+// A result eager returns column-major or channels-last (irc.output_layout on @main, set by the backend
+// from eager's strides: dims outermost first) is computed in that layout: the nest's dims reordered,
+// the result a view of it.
+
+func.func @main(%x: tensor<3x5xf32>) -> tensor<5x3xf32> attributes {irc.output_layout = [[1, 0]]} {
+  %t = tn.permute %x perm = [1, 0] : tensor<3x5xf32> -> tensor<5x3xf32>
+  %r = tn.exp %t : tensor<5x3xf32>
+  func.return %r : tensor<5x3xf32>
+}
+// exp(x.t()) is column-major in eager: the nest runs over (3, 5), reading x row by row.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:  %[[M:.*]] = loop.nest space = affine_map<() -> (3, 5)> iterators = ["parallel", "parallel"] : tensor<3x5xf32> {
+// CHECK-NEXT:    loop.load %x[affine_map<(d0, d1) -> (d0, d1)>] : tensor<3x5xf32> -> f32
+// CHECK-NEXT:    math.exp
+// CHECK-NEXT:    loop.yield
+// CHECK-NEXT:  }
+// CHECK-NEXT:  %r = loop.view %[[M]][affine_map<(d0, d1) -> (d1, d0)>] : tensor<3x5xf32> -> tensor<5x3xf32>
+// CHECK-NEXT:  func.return %r : tensor<5x3xf32>
+
+// -----
+func.func @main(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32> attributes {irc.output_layout = [[0, 2, 3, 1]]} {
+  %r = tn.relu %x : tensor<2x3x4x5xf32>
+  func.return %r : tensor<2x3x4x5xf32>
+}
+// Channels-last: the nest runs over (N, H, W, C).
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:  %[[M:.*]] = loop.nest space = affine_map<() -> (2, 4, 5, 3)>
+// CHECK-NEXT:    loop.load %x[affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>]
+// CHECK:       %r = loop.view %[[M]][affine_map<(d0, d1, d2, d3) -> (d0, d2, d3, d1)>] : tensor<2x4x5x3xf32> -> tensor<2x3x4x5xf32>
+// CHECK-NEXT:  func.return %r
+
+// -----
+func.func @main(%x: tensor<2x3x4x5xf32>) -> (tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>) attributes {irc.output_layout = [[0, 2, 3, 1], []]} {
+  %r = tn.relu %x : tensor<2x3x4x5xf32>
+  %s = tn.neg %x : tensor<2x3x4x5xf32>
+  func.return %r, %s : tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>
+}
+// Results that fusion computes in one nest with other results keep its row-major order (the runtime
+// then copies the channels-last one).
+// CHECK-LABEL: func.func @main
+// CHECK-NOT:   loop.view
+// CHECK:       func.return
