@@ -174,7 +174,7 @@ def _choose_matmul(module, args, opts: Options, rep: report.GraphReport, dump):
         return built[choice][0]
     with cache.enabled(opts.cache):
         choice, note = autotune.choose_program(programs)
-        if opts.cache and cache.is_enabled():
+        if opts.cache and cache.is_enabled() and cache.quiet():
             cache.put_json("autotune", key, {"matmul": choice, "note": note})
     rep.__dict__.update(built[choice][1].__dict__)
     rep.mode_notes.append(f"matmul: {note} (measured)")

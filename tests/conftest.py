@@ -16,6 +16,15 @@ def ctx():
 
 
 @pytest.fixture(autouse=True)
+def _measurements_kept_whatever_the_load(monkeypatch):
+    """The suite loads the machine itself: tests of the disk cache must not depend on the load average
+    (cache.quiet(); test_cache_busy.py checks that rule)."""
+    from irc.targets.cpu import cache
+
+    monkeypatch.setattr(cache, "BUSY_LOAD", float("inf"))
+
+
+@pytest.fixture(autouse=True)
 def _fresh_dynamo():
     torch._dynamo.reset()
     yield

@@ -224,7 +224,7 @@ def tune(prog, use_cache: bool = True) -> tuple[bool, list[str]]:
         STATS["measured"] += 1
         spent = time.perf_counter() - t0
         source = f"measured in {spent:.2f} s, of which {STATS['compile_s']:.2f} s compiling the variants"
-        if use_cache and cache.is_enabled():
+        if use_cache and cache.is_enabled() and cache.quiet():
             cache.put_json("autotune", key, rec)
     changed = False
     for ln, (lanes, par, _, tile) in zip(prog.launches, rec["launches"]):

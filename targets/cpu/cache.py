@@ -145,10 +145,23 @@ def put_json(kind: str, key: str, value) -> bool:
     return put(kind, key, json.dumps(value, sort_keys=True).encode())
 
 
+BUSY_LOAD = 1.5  # load average per core above which a measurement is not kept on disk
+
+
+def quiet() -> bool:
+    """Whether timings taken now may be kept on disk: the load average is below BUSY_LOAD per core. A choice
+    measured while other processes compete (a test suite, a build) is used by this process only, and the
+    next process measures again, rather than every later run inheriting it."""
+    try:
+        return os.getloadavg()[0] < BUSY_LOAD * (os.cpu_count() or 1)
+    except OSError:  # no load average on this platform
+        return True
+
+
 class Measured:
     """Records measured once per problem on this machine (extern path choices, convolution timings): kept in
     memory and on disk under `kind`, keyed by the problem, the CPU, the thread count and the versions, so a
-    second process measures nothing it measured before.
+    second process measures nothing it measured before (unless it was measured on a busy machine: quiet()).
 
         CHOICES = Measured("externs"); rec = CHOICES.get(repr(problem), lambda: {"path": ...})
     """
@@ -174,6 +187,7 @@ class Measured:
             else:
                 rec = measure()  # may raise: nothing is recorded
                 self.stats["measured"] += 1
-                put_json(self.kind, key, rec)
+                if quiet():
+                    put_json(self.kind, key, rec)
             self.memory[key] = rec
             return rec

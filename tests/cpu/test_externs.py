@@ -151,3 +151,21 @@ def test_graph_weight_prepacked_once_and_never_stale(monkeypatch):
         w.add_(1.0)
         torch.testing.assert_close(f(x, w), fn(x, w), **TOL)
     assert len(packs) == 1 and len(runs) == 2  # once changed, the weight is a plain operand: never packed again
+
+
+@pytest.mark.parametrize("busy", [False, True], ids=["quiet", "busy"])
+def test_choices_measured_on_a_busy_machine_stay_in_the_process(tmp_path, monkeypatch, busy):
+    """cache.quiet(): a measurement taken while the load average is high is used, not kept on disk, so the
+    next process (here a second Measured) measures again instead of inheriting a choice skewed by load."""
+    from irc.targets.cpu import cache
+
+    monkeypatch.setattr(cache, "BUSY_LOAD", 0.0 if busy else float("inf"))
+    cache.set_dir(tmp_path)
+    try:
+        calls = []
+        for _ in range(2):  # two processes' worth of tables
+            rec = cache.Measured("test-busy").get("problem", lambda: calls.append(1) or {"path": "a"})
+            assert rec == {"path": "a"}
+    finally:
+        cache.set_dir(None)
+    assert len(calls) == (2 if busy else 1)
