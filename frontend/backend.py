@@ -81,7 +81,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, opts: Options, kind:
     return make_boxed_func(gm.forward)
 
 
-def _compute_outputs_in_eager_layout(module, specs, metas) -> None:
+def _record_output_layouts(module, specs, metas) -> None:
     """Record on @main the layout eager gives each result (irc.output_layout: dims outermost first, [] for
     row-major or unknown); the output-layout pass computes a permuted one in it, rather than row-major and
     then copied into it by the runtime (`x.t() * 2`, channels-last results)."""
@@ -141,7 +141,7 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> 
         from .cpu_compile import compile_cpu
         from .triton_compile import compile_triton
 
-        _compute_outputs_in_eager_layout(module, specs, metas)
+        _record_output_layouts(module, specs, metas)
 
         run = (compile_cpu if opts.target == "cpu" else compile_triton)(gm, module, result, opts, rep, dump)
         if run is not None:

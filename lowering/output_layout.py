@@ -82,7 +82,7 @@ def _eligible(v: SSAValue, order, ret) -> bool:
     nest = v.owner
     return (isinstance(nest, loop.NestOp) and len(nest.res) == 1 and not nest.reduction_dims()
             and nest.rank == len(order) == len(v.type.get_shape()) and DYN not in v.type.get_shape()
-            and all(u.operation is ret for u in v.uses) and len(list(v.uses)) == 1)  # fmt: skip
+            and [u.operation for u in v.uses] == [ret])  # fmt: skip
 
 
 @dataclass(frozen=True)

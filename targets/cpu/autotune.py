@@ -113,7 +113,7 @@ def _candidates(prog, fn, plan, syms, argv, threads):
 
 
 def _race(cands: dict, base, deadline: float):
-    """(best key, note of the medians) when a candidate beats `base` by MARGIN, else (None, None)."""
+    """(best key, {key: median seconds}) when a candidate beats `base` by MARGIN, else (None, None)."""
     if base not in cands or len(cands) < 2:
         return None, None
     times = measure(cands, reps=9, budget_s=max(0.02, min(0.3, deadline - time.perf_counter())))
@@ -139,7 +139,7 @@ def _measure(prog) -> tuple[list[list], dict]:
     index = {id(st): i for i, st in enumerate(prog.g.steps)}
     threads = parallel.num_threads()
     deadline = time.perf_counter() + BUDGET_S
-    incumbent = {}  # launch -> (lanes, parallel, median seconds) after the first round
+    incumbent = {}  # launch -> (lanes, parallel) after the first round
     for j, ln in enumerate(prog.launches):
         if ln.fn is None or time.perf_counter() > deadline:
             continue
@@ -184,10 +184,14 @@ def _measure_tiles(prog, cx, index, chosen, incumbent, deadline) -> None:
         best, times = _race(cands, base, deadline)
         if best is None:
             continue
-        us = ", ".join(f"{t.rows}x{t.cols}{'p' if par else ''} {v * 1e6:.1f}" for (t, par), v in times.items())
+        us = ", ".join(f"{_tile_name(t)}{'p' if par else ''} {v * 1e6:.1f}" for (t, par), v in times.items())
         tile, par = best
-        chosen[j] = [lanes[j], par, f"{ln.key[0]}: {lanes[j]} lanes, {tile.rows}x{tile.cols} tiles, "
+        chosen[j] = [lanes[j], par, f"{ln.key[0]}: {lanes[j]} lanes, {_tile_name(tile)} tiles, "
                                     f"{'parallel' if par else 'serial'} (median us: {us})", list(tile)]  # fmt: skip
+
+
+def _tile_name(t: Tile) -> str:
+    return "default" if t == DEFAULT_TILE else f"{t.rows}x{t.cols}"  # the default: the emitter's own choice (tiles.py)
 
 
 def _measure_mm(prog, cx, deadline) -> dict[str, list]:
