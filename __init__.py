@@ -23,10 +23,11 @@ def explain(fn, *inputs, mode=None, options=None, dynamic=None) -> CompileReport
 
     torch._dynamo.reset()
     start = report.mark()
-    kwargs = {"mode": mode} if mode else {}
-    if options:
-        kwargs["options"] = options
-    torch.compile(fn, backend=backend, dynamic=dynamic, **kwargs)(*inputs)
+    if mode and options:  # torch.compile takes one of them: options={"mode": ...} carries both
+        if options.get("mode", mode) != mode:
+            raise ValueError(f"irc: mode={mode!r} and options['mode']={options['mode']!r} disagree")
+        options, mode = {**options, "mode": mode}, None
+    torch.compile(fn, backend=backend, dynamic=dynamic, mode=mode, options=options)(*inputs)
     return report.reports_since(start)
 
 

@@ -13,18 +13,29 @@ Topics: stages (each compile stage of each graph, with its time), fallbacks (ate
 whole graphs run eagerly, kernels on the reference evaluator), fusion (kernels fused, refusals with
 their reasons), cache (on-disk cache hits and misses), recompiles (Dynamo compiling a frame again).
 Without IRC_LOGS nothing is configured: warnings (a graph that runs eagerly because of an irc
-error) reach stderr through Python's last-resort handler, as any library's do.
+error) reach stderr through Python's last-resort handler, as any library's do. A malformed IRC_LOGS
+is an error (env.EnvError) at the first compile, naming the valid words.
+
+irc's loggers are also torch logs: `irc` and `irc_<topic>` are registered names of TORCH_LOGS
+(`TORCH_LOGS="+irc"`, `TORCH_LOGS="irc_fusion,dynamo"`) and of `torch._logging.set_logs(modules=
+{"irc_fusion": logging.DEBUG})`. TORCH_LOGS is parsed when torch is imported, before irc is: the
+`torch.backends` entry point calls torch_logging_hook() at that moment. Once registered, torch owns
+those loggers as it owns its own (its handler on each, no propagation to the root logger); so irc
+registers only when TORCH_LOGS is set, or at its first compile (for set_logs).
 
 A compile that takes longer than a second prints a progress line on stderr while it runs
 (`irc: compiling graph 3 (forward): loop+mem ... 1.8 s`) and a last line when it ends;
 IRC_PROGRESS=0 turns it off. This module imports nothing from irc.
 """
 
+import difflib
 import logging
-import os
 import sys
 import threading
 import time
+
+from irc.env import EnvError
+from irc.env import get as env_get
 
 TOPICS = ("stages", "fallbacks", "fusion", "cache", "recompiles")
 ROOT = "irc"
@@ -58,7 +69,7 @@ _ours: list[str] = []  # the loggers whose level IRC_LOGS set
 
 
 def parse(spec: str) -> dict[str, int]:
-    """IRC_LOGS text -> {logger name: level}. Raises ValueError naming the valid words."""
+    """IRC_LOGS text -> {logger name: level}. Raises EnvError naming the valid words."""
     levels: dict[str, int] = {}
     for word in (w.strip() for w in spec.replace(" ", ",").split(",")):
         if not word:
@@ -71,26 +82,26 @@ def parse(spec: str) -> dict[str, int]:
         elif name in TOPICS:
             levels[f"{ROOT}.{name}"] = level
         else:
-            raise ValueError(f"IRC_LOGS: unknown word {word!r}; use info, debug, or topics from {', '.join(TOPICS)} (+topic for debug)")
+            close = difflib.get_close_matches(name, ("info", "debug", "all", *TOPICS), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise EnvError(f"irc: IRC_LOGS: unknown word {word!r}{hint}; use info, debug, or topics from {', '.join(TOPICS)} "
+                           "(+topic for debug)")  # fmt: skip
     return levels
 
 
 def configure(spec: str | None = None) -> None:
     """Apply IRC_LOGS (or `spec`): set the topics' levels and log them to stderr. Idempotent per spec;
-    a malformed IRC_LOGS is reported once and ignored (logging must never stop the user's program)."""
+    a malformed spec raises EnvError and changes nothing. Registers irc's names with torch's logging."""
     global _handler
-    spec = os.environ.get("IRC_LOGS", "") if spec is None else spec
+    register_with_torch()
+    spec = (env_get("IRC_LOGS") or "") if spec is None else spec
     if spec == _configured[0]:
         return
+    levels = parse(spec)
     _configured[0] = spec
     while _ours:  # undo only what an earlier IRC_LOGS set: levels the application chose stay
         logging.getLogger(_ours.pop()).setLevel(logging.NOTSET)
     root = logging.getLogger(ROOT)
-    try:
-        levels = parse(spec)
-    except ValueError as e:
-        levels = {}
-        root.warning("%s", e)
     if _handler is not None:  # an earlier IRC_LOGS's handler goes, and records propagate again
         root.removeHandler(_handler)
         _handler = None
@@ -104,6 +115,22 @@ def configure(spec: str | None = None) -> None:
     _handler.setFormatter(logging.Formatter("[%(name)s] %(message)s"))
     root.addHandler(_handler)
     root.propagate = False  # shown once, by our handler, not again by the application's root handlers
+
+
+def register_with_torch() -> None:
+    """Make `irc` and `irc_<topic>` names of TORCH_LOGS and torch._logging.set_logs (idempotent)."""
+    from torch._logging._internal import log_registry, register_log
+
+    if not log_registry.is_log(ROOT):
+        register_log(ROOT, ROOT)
+        for topic in TOPICS:
+            register_log(f"{ROOT}_{topic}", f"{ROOT}.{topic}")
+
+
+def torch_logging_hook() -> None:
+    """The `torch.backends` entry point, called while torch is imported and before it parses TORCH_LOGS."""
+    if env_get("TORCH_LOGS"):  # else torch would own irc's loggers (and their handlers) for nothing
+        register_with_torch()
 
 
 def stage(name: str) -> None:
@@ -131,7 +158,7 @@ class Progress:
         return self._stream or sys.stderr
 
     def enabled(self) -> bool:
-        return os.environ.get("IRC_PROGRESS", "1") != "0"
+        return env_get("IRC_PROGRESS")
 
     def __enter__(self):
         self._t0 = time.perf_counter()

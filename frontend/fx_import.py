@@ -1,7 +1,8 @@
 """FX GraphModule (core aten, after AOT autograd) -> a `tn` module with one func.func @main.
 
 Every call_function node goes through aten_table.IMPORTERS; a node without a translation
-becomes an explicit `tn.aten_call` (eager fallback) with its reason. Nodes that produce
+becomes an explicit `tn.aten_call` (eager fallback) with its reason, as does every call of an op
+named in options["eager_ops"] (a user bisecting a mismatch or a slowdown). Nodes that produce
 SymInts become index arithmetic. What cannot be represented at all raises GraphUnsupported,
 and the caller runs the whole graph eagerly instead.
 """
@@ -159,9 +160,10 @@ class ImportBuilder:
 
 
 class GraphImporter:
-    def __init__(self, gm: torch.fx.GraphModule):
+    def __init__(self, gm: torch.fx.GraphModule, eager_ops: frozenset[str] = frozenset()):
         load_all()
         self.gm = gm
+        self.eager_ops = eager_ops  # "aten::addmm" (every overload) or "aten::addmm.default" (options.eager_op_names)
         self.symbols = SymbolTable()
         self.b = ImportBuilder(self.symbols)
         self.env: dict[torch.fx.Node, Any] = {}
@@ -253,6 +255,9 @@ class GraphImporter:
         if not isinstance(target, OpOverload):
             raise GraphUnsupported(f"call of {target}")
         args, kwargs = self.map_args(node.args), self.map_args(node.kwargs)
+        if {overload_name(target), target._schema.name} & self.eager_ops:
+            self._fallback(node, "named in options['eager_ops']")
+            return
         importer = IMPORTERS.get(target)
         if importer is None:
             self._fallback(node, "no importer")
@@ -324,5 +329,5 @@ def _name(s: str) -> str:
     return s if s[:1].isalpha() else f"v{s}"
 
 
-def import_graph(gm: torch.fx.GraphModule) -> ImportResult:
-    return GraphImporter(gm).run()
+def import_graph(gm: torch.fx.GraphModule, eager_ops: frozenset[str] = frozenset()) -> ImportResult:
+    return GraphImporter(gm, eager_ops).run()

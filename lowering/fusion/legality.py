@@ -8,7 +8,6 @@ fused nest's reduction dims (the consumer's own reduction dims, if any, must be 
 Sibling: two nests with no path between them that read a common input over the same space.
 """
 
-import os
 from dataclasses import dataclass, field
 
 from xdsl.ir import Operation, SSAValue
@@ -16,6 +15,7 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr
 
 from xdsl.dialects import arith
 
+from irc import env
 from irc.dialects import loop
 
 
@@ -73,7 +73,7 @@ TEST_MISCOMPILE = "IRC_TEST_MISCOMPILE"
 def space_index(nest: loop.NestOp, ld: loop.LoadOp) -> tuple[AffineExpr, ...]:
     """A load's index into one of the nest's results, as an index into the nest's space."""
     m = tuple(loop.to_space_index(nest, list(nest.results).index(ld.source), ld.map.data.results))
-    if len(m) >= 2 and os.environ.get(TEST_MISCOMPILE) == "fusion-index":
+    if len(m) >= 2 and env.get(TEST_MISCOMPILE) == "fusion-index":
         return m[:-2] + (m[-1], m[-2])
     return m
 

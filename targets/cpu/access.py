@@ -4,11 +4,11 @@ guarded loads clamp their indices into the buffer (and read a zero cell from an 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from llvmlite import ir
 
+from irc import env
 from irc.dialects import loop
 
 from .affine import Lin, coefficient
@@ -28,7 +28,7 @@ class BufSpec:
     ptr: int  # argv index of the root address
 
 
-PREFETCH = int(os.environ.get("IRC_PREFETCH", 2048))
+PREFETCH = env.get("IRC_PREFETCH")
 
 
 class Access:

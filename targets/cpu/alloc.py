@@ -14,16 +14,17 @@ IRC_HUGE_PAGES=0 turns all of this off (torch's allocator for everything).
 from __future__ import annotations
 
 import mmap
-import os
 import threading
 import weakref
 
 import torch
 
+from irc import env
+
 HUGE_MIN = 4 << 20
 _PAGE = 2 << 20
-_HUGE = os.environ.get("IRC_HUGE_PAGES", "1") not in ("0", "false", "off") and hasattr(mmap, "MADV_HUGEPAGE")
-CAP = int(os.environ.get("IRC_POOL_BYTES", 1 << 30))
+_HUGE = env.get("IRC_HUGE_PAGES") and hasattr(mmap, "MADV_HUGEPAGE")
+CAP = env.get("IRC_POOL_BYTES")
 _free: dict[int, list] = {}
 _lock = threading.Lock()
 STATS = {"pooled_bytes": 0, "reused": 0, "mapped": 0}

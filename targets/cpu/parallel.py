@@ -26,9 +26,11 @@ from dataclasses import dataclass
 
 import torch
 
+from irc import env
+
 from . import nativepool
 
-MIN_WORK = int(os.environ.get("IRC_PARALLEL_MIN_WORK", 32768))
+MIN_WORK = env.get("IRC_PARALLEL_MIN_WORK")
 
 
 def num_threads() -> int:
@@ -148,7 +150,7 @@ def parallel_for(fn, start: int, end: int, *args, threads: int | None = None, wo
 
 
 _native: dict[int, object] = {}
-USE_NATIVE = os.environ.get("IRC_NATIVE_POOL", "1") not in ("0", "false", "off")
+USE_NATIVE = env.get("IRC_NATIVE_POOL")
 
 
 def _forget_pools() -> None:

@@ -5,15 +5,15 @@ table is `IRC_OPINFO_FULL=1 pytest -m slow tests/opinfo` or, faster and in paral
 `python -m tests.opinfo.sweep` (add --write to regenerate the table).
 """
 
-import os
-
 import pytest
+
+from irc import env
 
 from .sweep import CI_BUDGET_S, CI_SAMPLES, FULL_BUDGET_S, FULL_SAMPLES, ci_subset, load_expectations, ops_by_key
 
 TABLE = load_expectations()
 OPS = ops_by_key()
-FULL = os.environ.get("IRC_OPINFO_FULL") == "1"
+FULL = env.get("IRC_OPINFO_FULL")
 
 
 def check(key: str, samples: int, budget: float) -> None:

@@ -1,8 +1,11 @@
-"""irc's logging (irc/log.py, frontend/compile_log.py): topics under the `irc` logger, IRC_LOGS, the
-progress line of slow compiles."""
+"""irc's logging (irc/log.py, frontend/compile_log.py): topics under the `irc` logger, IRC_LOGS, TORCH_LOGS
+and set_logs, the progress line of slow compiles."""
 
 import io
 import logging
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -68,6 +71,8 @@ def test_parse_words_topics_and_debug():
     assert log.parse("stages, +fusion") == {"irc.stages": logging.INFO, "irc.fusion": logging.DEBUG}
     with pytest.raises(ValueError, match="unknown word 'bogus'.*stages"):
         log.parse("stages,bogus")
+    with pytest.raises(ValueError, match="unknown word 'stage' \\(did you mean 'stages'\\?\\)"):
+        log.parse("stage")
 
 
 def test_stage_fusion_and_cache_messages_for_a_compiled_graph(caplog, tmp_path, monkeypatch):
@@ -130,11 +135,55 @@ def test_levels_the_application_set_survive_without_irc_logs():
         fusion.setLevel(logging.NOTSET)
 
 
-def test_malformed_irc_logs_is_reported_not_raised(caplog, monkeypatch):
-    monkeypatch.setenv("IRC_LOGS", "verbose")
-    with caplog.at_level(logging.WARNING):
-        torch.testing.assert_close(compile_irc(lambda x: x * 3)(torch.ones(2)), torch.full((2,), 3.0))
-    assert any("IRC_LOGS: unknown word 'verbose'" in r.getMessage() for r in caplog.records)
+def test_malformed_irc_logs_fails_the_compile_with_the_valid_words(monkeypatch):
+    monkeypatch.setenv("IRC_LOGS", "stages,fuson")
+    compiled = torch.compile(lambda x: x * 3, backend="irc")
+    with pytest.raises(Exception, match=r"IRC_LOGS: unknown word 'fuson' \(did you mean 'fusion'\?\); use info, debug"):
+        compiled(torch.ones(2))
+    assert logging.getLogger("irc.stages").level == logging.NOTSET  # a bad spec changes nothing
+
+
+PROBE = "Metadata-Version: 2.1\nName: irc-torch-logs-probe\nVersion: 0\n"
+
+
+def _python(code: str, tmp_path, **environ) -> subprocess.CompletedProcess:
+    """`code` in a fresh interpreter whose torch loads irc's `torch.backends` entry point (declared here by
+    a dist-info on PYTHONPATH, as an installed irc declares it), with a private disk cache."""
+    info = tmp_path / "irc_torch_logs_probe-0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(PROBE)
+    (info / "entry_points.txt").write_text("[torch.backends]\nirc-logs = irc.log:torch_logging_hook\n")
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
+    env = {k: v for k, v in os.environ.items() if k not in ("IRC_LOGS", "TORCH_LOGS")}
+    env.update(PYTHONPATH=path, IRC_CACHE_DIR=str(tmp_path / "cache"), IRC_PROGRESS="0", **environ)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+
+
+COMPILE = "import torch; torch.compile(lambda x: (x * 2 + 1).relu().sum(-1), backend='irc')(torch.randn(4, 8))\n"
+
+
+def test_torch_logs_names_one_irc_topic(tmp_path):
+    run = _python(COMPILE, tmp_path, TORCH_LOGS="irc_fusion")
+    assert run.returncode == 0, run.stderr
+    assert "1 fused kernels" in run.stderr, run.stderr  # irc.fusion at INFO
+    assert "compiled in" not in run.stderr, run.stderr  # irc.stages stays off
+
+
+def test_torch_logs_plus_irc_is_every_topic_at_debug(tmp_path):
+    run = _python(COMPILE, tmp_path, TORCH_LOGS="+irc")
+    assert run.returncode == 0, run.stderr
+    assert "compiled in" in run.stderr and ": pass " in run.stderr, run.stderr  # irc.stages, with DEBUG's pass times
+    assert "fused kernels" in run.stderr, run.stderr
+
+
+def test_set_logs_reaches_an_irc_topic(tmp_path):
+    code = COMPILE + (
+        "import logging; torch._logging.set_logs(modules={'irc_stages': logging.INFO})\n"
+        "torch.compile(lambda x: x.sin() * 3, backend='irc')(torch.randn(4))\n"
+    )
+    run = _python(code, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.count("compiled in") == 1, run.stderr  # the graph compiled after set_logs, only
 
 
 def test_progress_line_only_after_the_delay():

@@ -2,6 +2,8 @@
 
 from hypothesis import HealthCheck, Phase, settings
 
+from irc import env
+
 SUPPRESS = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large, HealthCheck.large_base_example]
 
 # tests/fuzz: a fixed sample (derandomize) with no database, sized to a few minutes on two shared cores.
@@ -13,9 +15,7 @@ settings.register_profile("irc-fuzz-long", deadline=None, max_examples=500, supp
 
 def profile(name: str | None = None, **overrides) -> settings:
     """The named profile (IRC_FUZZ_PROFILE, else irc-fuzz-ci) with overrides."""
-    import os
-
-    return settings(settings.get_profile(name or os.environ.get("IRC_FUZZ_PROFILE", "irc-fuzz-ci")), **overrides)
+    return settings(settings.get_profile(name or env.get("IRC_FUZZ_PROFILE")), **overrides)
 
 
 NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
