@@ -47,18 +47,18 @@ class Options:
             raise ValueError(f"irc: mode={mode!r} and options['mode']={in_options!r} disagree")
         mode = mode or in_options or "default"
         mode = MODE_ALIASES.get(mode, mode)
-        _check_choice("mode", mode, MODES)
+        _check_choice("mode", mode, MODES, "modes")
         valid = [f.name for f in fields(cls)]
         if unknown := sorted(set(options) - set(valid)):
             hints = "".join(_did_you_mean(u, valid) for u in unknown)
             raise ValueError(f"irc: unknown option(s) {', '.join(map(repr, unknown))}{hints}; valid options: {', '.join(valid)}")
-        _check_choice("target", options.get("target", "cpu"), TARGETS)
-        _check_choice("layout", options.get("layout", "auto"), LAYOUTS)
+        _check_choice("target", options.get("target", "cpu"), TARGETS, "targets")
+        _check_choice("layout", options.get("layout", "auto"), LAYOUTS, "layouts")
         if not (options.get("freeze") is None or isinstance(options["freeze"], bool) or options["freeze"] == "auto"):
             raise ValueError("irc: option 'freeze' must be True, False or 'auto'")
         if options.get("freeze") == "auto":
             options["freeze"] = None
-        _check_choice("matmul", options.get("matmul", "auto"), MATMULS)
+        _check_choice("matmul", options.get("matmul", "auto"), MATMULS, "choices")
         if options.get("matmul") == "dot" and options.get("target", "cpu") != "triton":
             raise ValueError("irc: matmul='dot' is a tl.dot template: it needs target='triton'")
         for name in ("strict", "verify", "cache", "attention"):
@@ -81,9 +81,9 @@ def _did_you_mean(word, choices) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _check_choice(what: str, value, choices) -> None:
+def _check_choice(what: str, value, choices, plural: str) -> None:
     if value not in choices:
-        raise ValueError(f"irc: unknown {what} {value!r}{_did_you_mean(value, choices)}; valid choices: {', '.join(choices)}")
+        raise ValueError(f"irc: unknown {what} {value!r}{_did_you_mean(value, choices)}; valid {plural}: {', '.join(choices)}")
 
 
 def _dump_dir_from_env() -> str | None:
