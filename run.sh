@@ -2,9 +2,11 @@
 # irc's two entry points. Each creates the virtual environment (.venv) when it is missing or stale,
 # then runs:
 #   ./run.sh demo [ARGS]   the demo: python -m irc.bench.demo ARGS (e.g. --models mlp-b32 --repeats 3)
-#   ./run.sh test [ARGS]   the test suite: pytest over tests/ (or the paths in ARGS), default -m "not slow"
+#   ./run.sh test [ARGS]   the test suite: pytest over tests/ (or the paths in ARGS); pyproject.toml's
+#                          addopts leave out the slow sweeps unless ARGS select them (-m slow)
 # Setup installs torch 2.13.0 first (pip takes the CPU build from this machine's wheel store), then
-# irc itself in editable mode; a stamp keyed on pyproject.toml's hash skips it when nothing changed.
+# irc itself in editable mode with the test and bench extras (filecheck, matplotlib); a stamp keyed on
+# pyproject.toml's hash skips it when nothing changed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -30,21 +32,17 @@ setup() {
     fi
     echo "run.sh: installing $TORCH (CPU) into $VENV"
     pip_install "$TORCH"
-    echo "run.sh: installing irc (editable) and its dependencies"
-    pip_install -e .
+    echo "run.sh: installing irc (editable) with its test and bench extras"
+    pip_install -e ".[test,bench]"
     echo "$key" > "$stamp"
     echo "run.sh: environment ready"
 }
 
 run_tests() {
-    local args=("$@") rc=0
-    # Tests marked slow belong to the full sweeps; select them explicitly with -m.
-    if [[ ! " ${args[*]-} " =~ " -m " ]]; then
-        args=(-m "not slow" "${args[@]}")
-    fi
+    local rc=0
     # No path given: pytest takes tests/ from pyproject.toml's testpaths.
-    echo "run.sh: $PY -m pytest ${args[*]}"
-    "$PY" -m pytest "${args[@]}" || rc=$?
+    echo "run.sh: $PY -m pytest $*"
+    "$PY" -m pytest "$@" || rc=$?
     case $rc in
         0) echo "run.sh test: PASSED" ;;
         5) echo "run.sh test: FAILED: pytest collected no tests (exit 5)" ;;
