@@ -3,6 +3,8 @@ the README section `--publish` fills."""
 
 import json
 
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
 from irc.bench import plots
 
 
@@ -62,3 +64,58 @@ def test_cli_draws_the_figures_of_a_json(tmp_path, capsys):
     assert plots.main([str(path)]) == 0
     assert (tmp_path / "compare-20260101-000000-first-call.png").exists()
     assert "compare-20260101-000000-speedup.png" in capsys.readouterr().out
+
+
+def _variants_doc(count: int) -> dict:
+    doc = _doc()
+    for i in range(count):
+        doc["cases"]["mlp-b32"][f"irc:variant-{i}"] = {"steady_s": 0.004 + i / 1000, "rounds": 9}
+    return doc
+
+
+def test_every_backend_has_its_own_colour_and_hatch():
+    doc = _variants_doc(len(plots.VARIANT_COLORS) + 2)  # past the palette: colours come back hatched
+    styles = plots._styles(doc["cases"])
+    backends = plots._backends(doc["cases"])
+    assert len({styles[b] for b in backends}) == len(backends) == 3 + len(plots.VARIANT_COLORS) + 3
+    bars = plots.figure(doc, "speedup").axes[0].containers
+    drawn = {c.get_label(): (c.patches[0].get_facecolor(), c.patches[0].get_hatch()) for c in bars}
+    assert len(set(drawn.values())) == len(drawn) == len(backends) - 1  # eager has no speedup bar
+
+
+def _inside(box, outer) -> bool:
+    return box.x0 >= outer.x0 - 1 and box.x1 <= outer.x1 + 1 and box.y0 >= outer.y0 - 1 and box.y1 <= outer.y1 + 1
+
+
+def test_titles_fit_the_figure_and_the_legend_is_off_the_bars():
+    doc = _variants_doc(6)
+    doc["meta"]["machine"] = "Intel(R) Xeon(R) Processor with a long model name, 2 CPUs, Linux 6.18.44-fc-v669"
+    for name in plots.FIGURES:
+        fig = plots.figure(doc, name)
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        fig.draw(renderer)
+        page, ax = fig.bbox, fig.axes[0]
+        texts = [fig._suptitle, fig._supxlabel, *ax.get_xticklabels(), ax.yaxis.label]
+        assert all(_inside(t.get_window_extent(renderer), page) for t in texts), name
+        legend = ax.get_legend().get_window_extent(renderer)
+        assert _inside(legend, page) and legend.y0 >= ax.get_window_extent(renderer).y1, name
+
+
+def test_publish_keeps_the_runs_json_and_redraw_draws_the_same_figures_from_it(tmp_path):
+    doc = _doc()
+    (tmp_path / "README.md").write_text(f"{plots.MARK_START}\n{plots.MARK_END}\n")
+    plots.publish(doc, plots.write_figures(doc, tmp_path, "compare-r"), "compare-r.json", root=tmp_path)
+    figures = tmp_path / "docs" / "figures"
+    assert json.loads((figures / plots.PUBLISHED).read_text()) == doc
+    published = {n: (figures / f"{n}.png").read_bytes() for n in plots.FIGURES}
+    readme = (tmp_path / "README.md").read_text()
+    for n in plots.FIGURES:
+        (figures / f"{n}.png").unlink()
+    assert plots.redraw(root=tmp_path) == {n: figures / f"{n}.png" for n in plots.FIGURES}
+    assert {n: (figures / f"{n}.png").read_bytes() for n in plots.FIGURES} == published
+    assert (tmp_path / "README.md").read_text() == readme
+
+
+def test_the_published_figures_data_draws_every_figure(tmp_path):
+    doc = json.loads((plots.ROOT / "docs" / "figures" / plots.PUBLISHED).read_text())
+    assert list(plots.write_figures(doc, tmp_path)) == list(plots.FIGURES)
