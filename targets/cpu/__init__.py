@@ -1,9 +1,11 @@
 """The CPU target: mem-stage graphs as llvmlite-JITed, vectorised, multi-threaded kernels.
 
-    program.py      Program: a mem-stage module prepared once (kernels JITed, arena, launch list), called per graph run
+    program.py      Program(module, args, mode=...): the entry, an executor of a graph it compiles (and tunes)
+    compiled.py     Compiled: what is built once (launches specialised in their variants, the JITed module, launch plan)
+    executor.py     Executor: runs calls of a Compiled (pooled contexts, argument binding and checks, results)
     steps.py        what one call runs: the frame of cells, roots, alloc/derive/extern/launch steps
     launcher.py     mode="reduce-overhead": runs of steps as JITed launchers (kernels, sgemm_, the native pool)
-    autotune.py     mode="max-autotune": per launch, vector width and serial/parallel measured, kept on disk
+    autotune.py     mode="max-autotune": per launch, vector width, tile and serial/parallel measured (Choices), kept on disk
     graph.py        the planner: @main as roots, cells (runtime integers) and steps; ArgSpec (what code assumes)
     emit.py         one loop.nest, specialised per launch, as `void k(start, end, argv)`: loops, lanes, reductions
     access.py       loads and stores: vector, broadcast, gather, masked, guarded (clamped) addresses
@@ -19,7 +21,7 @@
 and the building blocks they use:
 
     jit.py          Engine / compile_module: llvmlite IR -> O3 object code -> ctypes functions
-    cache.py        the on-disk cache (object code, extern choices), atomic writes
+    measured.py     Measured: records measured once per machine (conv timings), kept in irc.cache
     vec.py          V: lane-wise IRBuilder helpers for any float type, scalar or vector
     mathlib.py      vectorised transcendentals emitted as LLVM IR (exp, log, tanh, erf, sin, pow, ...)
                     (implementations in mathlib_core.py and mathlib_special.py)

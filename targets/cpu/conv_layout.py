@@ -1,13 +1,14 @@
 """The speed of torch's convolution in each layout, as the CPU extern runs it, measured once per shape.
 
     conv_seconds(x=[8, 64, 56, 56], w=[64, 64, 3, 3], stride=[1, 1], padding=[1, 1], dilation=[1, 1],
-                 groups=1, dtype="f32", bias=False) -> (nchw_s, nhwc_s) or None
+                 groups=1, dtype="f32", bias=False, use_cache=True) -> (nchw_s, nhwc_s) or None
 
 Each layout times what targets/cpu/extern_ops.py does for a convolution in that layout: the path
 ConvKernel chooses for an input in that layout, and the copy of its result into an output buffer of
 that layout. The two run interleaved (externs.measure). Results are kept in memory and on disk
-(cache.py, kind "layout"), keyed by the problem, the CPU, the thread count and the versions, so a second
-process measures nothing. select-layout (lowering/) receives this function from the frontend.
+(irc/cache.py, kind "layout", unless use_cache=False), keyed by the problem, the CPU, the thread count
+and the versions, so a second process measures nothing. select-layout (lowering/) receives this
+function from the frontend.
 Anything that goes wrong gives None (the pass then estimates).
 """
 
@@ -19,11 +20,12 @@ import math
 import torch
 from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
 
-from . import cache, externs
+from . import externs
+from .measured import Measured
 
 log = logging.getLogger("irc.fallbacks")  # irc.log topic
 DTYPES = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16, "f16": torch.float16}
-TIMINGS = cache.Measured("layout")  # (nchw, nhwc) seconds per convolution problem, in memory and on disk
+TIMINGS = Measured("layout")  # (nchw, nhwc) seconds per convolution problem, in memory and on disk
 STATS = TIMINGS.stats
 MIN_FLOPS = 2e7  # smaller convolutions are not measured
 
@@ -51,7 +53,8 @@ def flops(x, w, stride, padding, dilation) -> int:
     return 2 * x[0] * w[0] * math.prod(out) * math.prod(w[1:])
 
 
-def conv_seconds(*, x, w, stride, padding, dilation, groups, dtype: str, bias: bool) -> tuple[float, float] | None:
+def conv_seconds(*, x, w, stride, padding, dilation, groups, dtype: str, bias: bool,
+                 use_cache: bool = True) -> tuple[float, float] | None:
     """(seconds in NCHW, seconds in NHWC) for one convolution, or None when it cannot be measured or is too
     small to be worth measuring (below MIN_FLOPS the layouts differ by microseconds; the pass estimates)."""
     if dtype not in DTYPES or len(x) != 4 or flops(x, w, stride, padding, dilation) < MIN_FLOPS:
@@ -64,7 +67,7 @@ def conv_seconds(*, x, w, stride, padding, dilation, groups, dtype: str, bias: b
         return {"problem": problem, "nchw": nchw, "nhwc": nhwc}
 
     try:
-        rec = TIMINGS.get(problem, measure)
+        rec = TIMINGS.get(problem, measure, use_cache=use_cache)
     except Exception as e:  # noqa: BLE001 - a measurement is advice: the pass estimates instead
         log.info("irc: convolution layout timing failed for %s (%s)", problem, e)
         return None

@@ -9,8 +9,8 @@ How: the module text is optimised with LLVM's new pass manager at O3 (loop and S
 for the host triple, CPU and features, emitted as an ELF object by a TargetMachine, and loaded into a
 fresh MCJIT engine with `add_object_file`. Compiling to an object ourselves (instead of letting MCJIT
 codegen) makes the on-disk cache trivial: the object bytes are the cache entry, keyed by the IR text,
-the CPU, its features, the optimisation level and the irc/llvmlite/LLVM versions (see cache.py). A
-process that loads from the cache parses no IR and runs no pass.
+the CPU, its features, the optimisation level and the irc/llvmlite/LLVM versions (irc/cache.py, which
+verifies every entry before it is loaded). A process that loads from the cache parses no IR and runs no pass.
 
 One engine per compiled module keeps symbol names private to it (two kernels may both be called
 "kernel") and lets a module be freed with its CompiledModule. LLVM's global context is not
@@ -29,7 +29,7 @@ import llvmlite
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from . import cache
+from irc import cache
 
 PIPELINE_VERSION = "1"  # bump when the pass pipeline or object loading changes meaning
 
@@ -162,24 +162,23 @@ class Engine:
         with _lock:
             return self._tm.emit_assembly(self.optimize(self._prepare(module)))
 
-    def compile(self, module: ir.Module | str, *, use_cache: bool | None = None) -> CompiledModule:
-        """Compile (or load from the caches) and return the loaded module.
-
-        use_cache=None follows cache.is_enabled(); False neither reads nor writes the disk."""
+    def compile(self, module: ir.Module | str, *, use_cache: bool = True) -> CompiledModule:
+        """Compile (or load from the caches) and return the loaded module; use_cache=False neither reads
+        nor writes the disk cache (options={"cache": False})."""
         t0 = time.perf_counter()
         with _lock:
             text = self._prepare(module)
             key = self.key(text)
             if key in self._loaded:  # the same module compiled earlier in this process
                 return self._loaded[key]
-            with cache.enabled(cache.is_enabled() if use_cache is None else use_cache):
-                obj = cache.get("obj", key)
-                hit = obj is not None
-                opt_ir = None
-                if not hit:
-                    ref = self.optimize(text)
-                    opt_ir = str(ref)
-                    obj = self._tm.emit_object(ref)
+            obj = cache.get("obj", key) if use_cache else None
+            hit = obj is not None
+            opt_ir = None
+            if not hit:
+                ref = self.optimize(text)
+                opt_ir = str(ref)
+                obj = self._tm.emit_object(ref)
+                if use_cache:
                     cache.put("obj", key, obj)
             lib = CompiledModule(self._load(obj), key, hit, time.perf_counter() - t0, opt_ir)
             self._loaded[key] = lib
@@ -198,5 +197,5 @@ def engine() -> Engine:
     return Engine(opt=3)
 
 
-def compile_module(module: ir.Module | str, *, use_cache: bool | None = None) -> CompiledModule:
+def compile_module(module: ir.Module | str, *, use_cache: bool = True) -> CompiledModule:
     return engine().compile(module, use_cache=use_cache)

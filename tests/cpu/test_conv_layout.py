@@ -4,7 +4,7 @@ layouts, also when called while a compile traces with fake tensors, and remember
 import torch
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 
-from irc.targets.cpu import cache, conv_layout, externs
+from irc.targets.cpu import conv_layout, externs
 
 PROBLEM = dict(x=[1, 16, 64, 64], w=[32, 16, 3, 3], stride=[1, 1], padding=[1, 1], dilation=[1, 1], groups=1, dtype="f32", bias=True)
 
@@ -20,9 +20,9 @@ def test_times_real_convolutions_in_both_layouts_under_fake_mode(monkeypatch):
 
     monkeypatch.setattr(externs, "measure", measure)
     monkeypatch.setattr(conv_layout.TIMINGS, "memory", {})
-    with cache.enabled(False), FakeTensorMode():
-        assert conv_layout.conv_seconds(**PROBLEM) == (1.0, 2.0)
-        assert conv_layout.conv_seconds(**PROBLEM) == (1.0, 2.0)  # remembered: measured once
+    with FakeTensorMode():
+        assert conv_layout.conv_seconds(**PROBLEM, use_cache=False) == (1.0, 2.0)
+        assert conv_layout.conv_seconds(**PROBLEM, use_cache=False) == (1.0, 2.0)  # remembered: measured once
     assert {k: seen[k] for k in ("nchw", "nhwc")} == {"nchw": (False, False), "nhwc": (False, True)}
     assert not any(fake for fake, _ in seen.values())
     assert conv_layout.STATS["measured"] >= 1

@@ -109,7 +109,8 @@ def test_reduce_overhead_concurrent_calls():
 
 
 def test_max_autotune_choices_come_from_the_disk_cache_the_second_time(tmp_path, monkeypatch):
-    from irc.targets.cpu import autotune, cache
+    from irc import cache
+    from irc.targets.cpu import autotune
 
     monkeypatch.setattr(autotune, "BUDGET_S", 0.2)  # bounded: the test checks reuse, not the choice
     cache.set_dir(tmp_path)

@@ -156,7 +156,7 @@ def test_bad_matmul_option_names_the_choices():
 
 
 def test_sources_are_files_in_the_cache(tmp_path, monkeypatch):
-    from irc.targets.cpu import cache
+    from irc import cache
 
     monkeypatch.setenv("IRC_CACHE_DIR", str(tmp_path))
     cache.set_dir(None)
