@@ -4,13 +4,15 @@ affine index maps over an iteration space (what proves a load in bounds, so it n
 A `Lin` is `const + sum(coef * cell)`: a size, stride, offset or symbol that is either known at compile
 time (no terms) or computed from values the runtime writes into numbered cells once per call. Every
 cell holds a non-negative value (sizes, strides and size symbols), which is all the proofs assume.
+Expressions are read through index_math's one walk, with Lins (LinForms), intervals of Lins
+(LinBounds) and a dim's coefficient (Coefficient) as the number types.
 """
 
 from __future__ import annotations
 
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineSymExpr
+from xdsl.ir.affine import AffineExpr
 
-K = AffineBinaryOpKind
+from irc.ir.index_math import Arith, ceildiv, evaluate, floordiv, mod
 
 
 class Lin:
@@ -96,85 +98,123 @@ def _merge(terms):
     return acc.items()
 
 
-def const_of(e: AffineExpr) -> int | None:
-    return e.value if isinstance(e, AffineConstantExpr) else None
+class LinForms(Arith["Lin | None"]):
+    """An affine expression of symbols (and of dims given as Lins) as a Lin; None where it is not linear."""
+
+    def __init__(self, syms, dims=()):
+        self.syms, self.dims = syms, dims
+
+    def constant(self, value):
+        return Lin(value)
+
+    def symbol(self, position):
+        return Lin.of(self.syms[position])
+
+    def dim(self, position):
+        return Lin.of(self.dims[position]) if position < len(self.dims) else None
+
+    def add(self, a, b):
+        return None if a is None or b is None else a + b
+
+    def mul(self, a, b):
+        return a * b if a is not None and b is not None and (a.static or b.static) else None
+
+    def _divide(self, fn, a, b):
+        if a is None or b is None or not b.static:
+            return None
+        if a.static and b.const > 0:
+            return Lin(fn(a.const, b.const))
+        return a.exact_div(b.const) if fn is floordiv else None
+
+    def floordiv(self, a, b):
+        return self._divide(floordiv, a, b)
+
+    def ceildiv(self, a, b):
+        return self._divide(ceildiv, a, b)
+
+    def mod(self, a, b):
+        return self._divide(mod, a, b)
 
 
 def to_lin(e: AffineExpr, syms, dims=()) -> Lin | None:
-    """An affine expression of symbols (and of dims given as Lins) as a Lin; None where it is not linear."""
-    if isinstance(e, AffineConstantExpr):
-        return Lin(e.value)
-    if isinstance(e, AffineSymExpr):
-        return Lin.of(syms[e.position])
-    if isinstance(e, AffineDimExpr):
-        return Lin.of(dims[e.position]) if e.position < len(dims) else None
-    a, b = to_lin(e.lhs, syms, dims), to_lin(e.rhs, syms, dims)
-    if a is None or b is None:
-        return None
-    if e.kind == K.Add:
-        return a + b
-    if e.kind == K.Mul:
-        return a * b if a.static or b.static else None
-    if not (a.static and b.static and b.const > 0):
-        if e.kind == K.FloorDiv and b.static:
-            return a.exact_div(b.const)
-        return None
-    x, k = a.const, b.const
-    return Lin({K.FloorDiv: x // k, K.CeilDiv: -(-x // k), K.Mod: x % k}[e.kind])
+    return evaluate(e, LinForms(syms, dims))
+
+
+class Coefficient(Arith["tuple[int | None, int | None]"]):
+    """(the constant coefficient of dim d, or None where the expression is not linear in d; the
+    expression's value when it is a constant, else None)."""
+
+    def __init__(self, d: int):
+        self.d = d
+
+    def constant(self, value):
+        return 0, value
+
+    def dim(self, position):
+        return (1 if position == self.d else 0), None
+
+    def symbol(self, position):
+        return 0, None
+
+    def add(self, a, b):
+        k = a[1] + b[1] if a[1] is not None and b[1] is not None else None
+        return (a[0] + b[0] if a[0] is not None and b[0] is not None else None), k
+
+    def mul(self, a, b):
+        k = a[1] * b[1] if a[1] is not None and b[1] is not None else None
+        if a[0] is None or b[0] is None:
+            return None, k
+        if a[0] == 0 and b[0] == 0:
+            return 0, k
+        if b[0] == 0 and b[1] is not None:
+            return a[0] * b[1], k
+        if a[0] == 0 and a[1] is not None:
+            return b[0] * a[1], k
+        return None, k
+
+    def _divide(self, a, b):
+        return (0 if a[0] == 0 and b[0] == 0 else None), None
+
+    floordiv = ceildiv = mod = _divide
 
 
 def coefficient(e: AffineExpr, d: int) -> int | None:
     """The constant coefficient of dim d in e (0 when e does not use it); None when e is not linear in d."""
-    if isinstance(e, AffineDimExpr):
-        return 1 if e.position == d else 0
-    if not isinstance(e, AffineBinaryOpExpr):
-        return 0
-    a, b = coefficient(e.lhs, d), coefficient(e.rhs, d)
-    if a is None or b is None:
-        return None
-    if e.kind == K.Add:
-        return a + b
-    if e.kind == K.Mul:
-        if a == 0 and b == 0:
-            return 0
-        ka, kb = const_of(e.lhs), const_of(e.rhs)
-        if b == 0 and kb is not None:
-            return a * kb
-        if a == 0 and ka is not None:
-            return b * ka
-        return None
-    return 0 if a == 0 and b == 0 else None
+    return evaluate(e, Coefficient(d))[0]
 
 
 def uses_dim(e: AffineExpr, d: int) -> bool:
-    if isinstance(e, AffineDimExpr):
-        return e.position == d
-    if isinstance(e, AffineBinaryOpExpr):
-        return uses_dim(e.lhs, d) or uses_dim(e.rhs, d)
-    return False
+    return d in e.used_dims()
 
 
 Interval = tuple[Lin, Lin] | None
 
 
-def interval(e: AffineExpr, extents, syms) -> Interval:
-    """[lo, hi] of e as Lins over a space whose dim d runs over [0, extents[d] - 1] (Lins); None when unknown.
+class LinBounds(Arith[Interval]):
+    """[lo, hi] as Lins over a space whose dim d runs over [0, extents[d] - 1] (Lins); None when unknown.
     Dims past the space (data-dependent indices) are unknown."""
-    if isinstance(e, AffineConstantExpr):
-        return Lin(e.value), Lin(e.value)
-    if isinstance(e, AffineSymExpr):
-        s = Lin.of(syms[e.position])
+
+    def __init__(self, extents, syms):
+        self.extents, self.syms = extents, syms
+
+    def constant(self, value):
+        return Lin(value), Lin(value)
+
+    def symbol(self, position):
+        s = Lin.of(self.syms[position])
         return s, s
-    if isinstance(e, AffineDimExpr):
-        if e.position >= len(extents) or extents[e.position] is None:
+
+    def dim(self, position):
+        if position >= len(self.extents) or self.extents[position] is None:
             return None
-        return Lin(0), Lin.of(extents[e.position]) - 1
-    a, b = interval(e.lhs, extents, syms), interval(e.rhs, extents, syms)
-    if a is None or b is None:
-        return None
-    if e.kind == K.Add:
-        return a[0] + b[0], a[1] + b[1]
-    if e.kind == K.Mul:
+        return Lin(0), Lin.of(self.extents[position]) - 1
+
+    def add(self, a, b):
+        return None if a is None or b is None else (a[0] + b[0], a[1] + b[1])
+
+    def mul(self, a, b):
+        if a is None or b is None:
+            return None
         for x, y in ((a, b), (b, a)):
             if y[0] == y[1] and y[0].static:
                 k = y[0].const
@@ -183,22 +223,40 @@ def interval(e: AffineExpr, extents, syms) -> Interval:
             if x[0].static and x[1].static and x[0].const >= 0 and y[0] == y[1] and y[0].nonneg():
                 return y[0] * x[0].const, y[0] * x[1].const
         return None
-    if not (b[0] == b[1] and b[0].static and b[0].const > 0):
-        return None
-    k = b[0].const
-    lo, hi = a
-    if e.kind == K.Mod:
+
+    @staticmethod
+    def _divisor(b) -> int | None:
+        return b[0].const if b is not None and b[0] == b[1] and b[0].static and b[0].const > 0 else None
+
+    def mod(self, a, b):
+        k = self._divisor(b)
+        if a is None or k is None:
+            return None
+        lo, hi = a
         if lo.static and hi.static and lo.const // k == hi.const // k:
             return Lin(lo.const % k), Lin(hi.const % k)
         return Lin(0), Lin(k - 1)
-    if e.kind in (K.FloorDiv, K.CeilDiv):
-        ceil = e.kind == K.CeilDiv
-        lo2 = Lin(-(-lo.const // k) if ceil else lo.const // k) if lo.static else (Lin(0) if lo.nonneg() else None)
-        hi2 = Lin(-(-hi.const // k) if ceil else hi.const // k) if hi.static else (None if ceil else hi.exact_div(k))
-        if hi2 is None and not ceil and hi.nonneg() and lo2 is not None:
+
+    def _divide(self, fn, a, b):
+        k = self._divisor(b)
+        if a is None or k is None:
+            return None
+        lo, hi = a
+        lo2 = Lin(fn(lo.const, k)) if lo.static else (Lin(0) if lo.nonneg() else None)
+        hi2 = Lin(fn(hi.const, k)) if hi.static else (hi.exact_div(k) if fn is floordiv else None)
+        if hi2 is None and fn is floordiv and hi.nonneg() and lo2 is not None:
             hi2 = hi  # x // k <= x for x >= 0
         return (lo2, hi2) if lo2 is not None and hi2 is not None else None
-    return None
+
+    def floordiv(self, a, b):
+        return self._divide(floordiv, a, b)
+
+    def ceildiv(self, a, b):
+        return self._divide(ceildiv, a, b)
+
+
+def interval(e: AffineExpr, extents, syms) -> Interval:
+    return evaluate(e, LinBounds(extents, syms))
 
 
 def within(iv: Interval, size: Lin) -> bool:
@@ -217,19 +275,4 @@ def row_major(sizes) -> list[Lin]:
 
 def eval_affine(e: AffineExpr, syms, dims=()) -> int:
     """An affine expression evaluated on ints (floor division and non-negative modulo, as the dialect says)."""
-    if isinstance(e, AffineConstantExpr):
-        return e.value
-    if isinstance(e, AffineSymExpr):
-        return syms[e.position]
-    if isinstance(e, AffineDimExpr):
-        return dims[e.position]
-    a, b = eval_affine(e.lhs, syms, dims), eval_affine(e.rhs, syms, dims)
-    if e.kind == K.Add:
-        return a + b
-    if e.kind == K.Mul:
-        return a * b
-    if e.kind == K.FloorDiv:
-        return a // b
-    if e.kind == K.CeilDiv:
-        return -(-a // b)
-    return a % b
+    return e.eval(dims, syms)

@@ -31,14 +31,15 @@ Stores go to contiguous outputs whose sizes are proven to match the space (else 
 from __future__ import annotations
 
 from llvmlite import ir
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineConstantExpr, AffineDimExpr, AffineSymExpr
 
 from irc.dialects import loop
+from irc.ir.index_math import evaluate
 
 from . import reduce as red
 from .access import Access, BufSpec
-from .affine import K, Lin, interval, to_lin, uses_dim, within
-from .ivals import Lanes, add, cdiv, count, fill, ival, kconst, imin, mul, same, sdiv, set_at, splat, udiv, urem
+from .affine import Lin, interval, to_lin, uses_dim, within
+from .index_ir import IndexIR
+from .ivals import Lanes, add, cdiv, count, fill, ival, imin, mul, sdiv, set_at, splat, udiv, urem
 from .ops import EMIT, Cx
 from .tiles import DEFAULT_TILE, Tile, choose_tile
 from .types import Unsupported, compute_type
@@ -124,30 +125,10 @@ class KernelEmitter(Access):
         return x
 
     def aff(self, b, e, dims, width, extra=()):
-        if isinstance(e, AffineConstantExpr):
-            return e.value
-        if isinstance(e, AffineDimExpr):
-            return self.dimval(b, dims[e.position], width) if e.position < len(dims) else extra[e.position - len(dims)]
-        if isinstance(e, AffineSymExpr):
-            return self.syms[e.position]
-        assert isinstance(e, AffineBinaryOpExpr)
-        x, y = self.aff(b, e.lhs, dims, width, extra), self.aff(b, e.rhs, dims, width, extra)
-        if e.kind == K.Add:
-            return add(b, x, y)
-        if e.kind == K.Mul:
-            return mul(b, x, y)
-        if isinstance(x, int) and isinstance(y, int):
-            return {K.FloorDiv: x // y, K.CeilDiv: -(-x // y), K.Mod: x % y}[e.kind]
-        x, y = same(b, x, y)
-        q, r = b.sdiv(x, y), b.srem(x, y)
-        neg = b.and_(b.icmp_signed("!=", r, kconst(r, 0)), b.icmp_signed("<", b.xor(r, y), kconst(r, 0)))
-        if e.kind == K.Mod:
-            return b.add(r, b.select(neg, y, kconst(y, 0)))
-        fl = b.sub(q, b.zext(neg, q.type))
-        if e.kind == K.FloorDiv:
-            return fl
-        exact = b.icmp_signed("==", b.mul(fl, y), x)
-        return b.add(fl, b.zext(b.not_(exact), fl.type))
+        def dim(i):
+            return self.dimval(b, dims[i], width) if i < len(dims) else extra[i - len(dims)]
+
+        return evaluate(e, IndexIR(b, dim, self.syms))
 
     # -- the body ---------------------------------------------------------------------------------
     def evaluate(self, b, width, dims, env, roots) -> dict:

@@ -3,7 +3,8 @@
 The whole iteration space is evaluated at once. Dim d's index is an int64 tensor of shape
 (1, .., extent_d, .., 1); every body value is a tensor that broadcasts to the space (it keeps
 size 1 along the dims it does not vary over), so a load is one gather, a scalar op is one torch
-op, and `loop.reduce` is one torch reduction over the reduction dims with keepdim. A load index
+op, and `loop.reduce` is one torch reduction over the reduction dims with keepdim. Index maps are
+evaluated by xDSL's AffineExpr.eval on those tensors (torch's // and % floor like Python's). A load index
 outside its source is clamped (only a `select` that discards it may produce one: cat, pad).
 SCALAR is the reference target's table of arith/math ops, keyed by op class like every target.
 """
@@ -15,7 +16,6 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import IndexType
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.ir import Attribute, SSAValue
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineSymExpr
 
 from irc.dialects import loop
 from irc.ir.types import torch_dtype
@@ -122,28 +122,6 @@ SCALAR: dict[type, _F] = {
 }
 
 
-def eval_expr(e: AffineExpr, dims: Sequence, syms: Sequence[int]):
-    """An affine expression over index tensors (dims) and ints (symbols): an int or an int64 tensor."""
-    if isinstance(e, AffineConstantExpr):
-        return e.value
-    if isinstance(e, AffineDimExpr):
-        return dims[e.position]
-    if isinstance(e, AffineSymExpr):
-        return syms[e.position]
-    assert isinstance(e, AffineBinaryOpExpr)
-    a, b = eval_expr(e.lhs, dims, syms), eval_expr(e.rhs, dims, syms)
-    k = e.kind
-    if k == AffineBinaryOpKind.Add:
-        return a + b
-    if k == AffineBinaryOpKind.Mul:
-        return a * b
-    if k == AffineBinaryOpKind.FloorDiv:
-        return a // b
-    if k == AffineBinaryOpKind.CeilDiv:
-        return -((-a) // b)
-    return a % b  # Mod: non-negative for a positive divisor, in Python and in torch
-
-
 def _gather(src: torch.Tensor, index: list, rank: int) -> torch.Tensor:
     if src.dim() == 0:
         return src.reshape((1,) * rank)
@@ -181,7 +159,7 @@ def _prod(x, dims):
 
 
 def extents(nest: loop.NestOp, syms: Sequence[int]) -> list[int]:
-    return [int(eval_expr(e, [], syms)) for e in nest.extents]
+    return [int(e.eval([], syms)) for e in nest.extents]
 
 
 def eval_nest(nest: loop.NestOp, lookup: Callable[[SSAValue], torch.Tensor], syms: Sequence[int]) -> list[torch.Tensor]:
@@ -197,10 +175,10 @@ def eval_nest(nest: loop.NestOp, lookup: Callable[[SSAValue], torch.Tensor], sym
         args = [env[o] for o in op.operands] if not isinstance(op, loop.LoadOp) else []
         if isinstance(op, loop.LoadOp):
             extra = [env[i] for i in op.indices]
-            index = [eval_expr(e, dims + extra, syms) for e in op.map.data.results]
+            index = [e.eval(dims + extra, syms) for e in op.map.data.results]
             out = _gather(lookup(op.source), index, rank)
         elif isinstance(op, loop.IndexOp):
-            out = torch.as_tensor(eval_expr(op.map.data.results[0], dims, syms), dtype=torch.int64)
+            out = torch.as_tensor(op.map.data.results[0].eval(dims, syms), dtype=torch.int64)
         elif isinstance(op, loop.ReduceOp):
             x = args[0]
             if x.dim() < rank:
