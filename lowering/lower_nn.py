@@ -14,7 +14,7 @@ from xdsl.ir.affine import AffineExpr
 
 from irc.dialects import loop
 from irc.dialects import tensor as tn
-from irc.ir.types import is_float
+from irc.ir.types import DYN, is_float
 
 from .loop_builder import NestBuilder, Unsupported, shape
 from .tensor_to_loop import count, lowers
@@ -112,6 +112,32 @@ def lower_batch_norm_training(op: tn.BatchNormTrainingOp):
 
 
 # -- gathers ------------------------------------------------------------------------------------
+# A load reads an unspecified value outside its source, so each index tensor is checked first (tn.check_index, placed
+# before the nest: one pass over the indices, not one test per element loaded), raising eager's error.
+
+OUT_OF_RANGE = "index out of range in self"  # embedding's IndexError, and index_select's but along dim 1
+OUT_OF_DATA = "INDICES element is out of DATA bounds, id={index} axis_dim={size}"  # index_select's along dim 1 (RuntimeError)
+
+
+def out_of_bounds(dim: int) -> str:
+    """The text of gather's RuntimeError and advanced indexing's IndexError (`dim`: gather's dim; for indexing, the
+    position of the index tensor among them)."""
+    return f"index {{index}} is out of bounds for dimension {dim} with size {{size}}"
+
+
+def checked(b: NestBuilder, index, source, d: int, error: str, message: str, wrap: bool = False):
+    """`index` behind a check against dim d of `source` (dim 0 of a 0-d source has size 1)."""
+    if not shape(source):
+        bound = 1
+    elif shape(source)[d] != DYN:
+        bound = shape(source)[d]
+    else:
+        b.size(source, d)  # the tn.dim of that size, in `pre`
+        bound = next(o.result for o in b.pre if isinstance(o, tn.DimOp) and o.input == source and o.dim.value.data == d)
+    check = tn.CheckIndexOp(index, bound, wrap, error, message)
+    check.result.name_hint = "checked"
+    b.pre.append(check)
+    return check.result
 
 
 @lowers(tn.EmbeddingOp)
@@ -119,7 +145,8 @@ def lower_embedding(op: tn.EmbeddingOp) -> list[Operation]:
     b = NestBuilder()
     k = len(shape(op.indices))
     b.set_space([*b.sizes(op.indices), b.size(op.weight, 1)])
-    i = b.load(op.indices, b.dims()[:k])
+    indices = checked(b, op.indices, op.weight, 0, "IndexError", OUT_OF_RANGE)
+    i = b.load(indices, b.dims()[:k])
     extra = AffineExpr.dimension(b.rank)
     return b.finish([b.load(op.weight, [extra, b.dim(k)], [i])], [op.result.type])
 
@@ -133,7 +160,8 @@ def lower_index_select(op: tn.IndexSelectOp) -> list[Operation]:
     space = b.sizes(op.input)
     space[d] = b.size(op.index, 0) if shape(op.index) else AffineExpr.constant(1)
     b.set_space(space)
-    i = b.load(op.index, [b.dim(d)] if shape(op.index) else [])
+    error = ("RuntimeError", OUT_OF_DATA) if d == 1 else ("IndexError", OUT_OF_RANGE)  # eager's kernel for dim 1 is its own
+    i = b.load(checked(b, op.index, op.input, d, *error), [b.dim(d)] if shape(op.index) else [])
     exprs = b.dims()
     exprs[d] = AffineExpr.dimension(b.rank)
     return b.finish([b.load(op.input, exprs, [i])], [op.result.type])
@@ -144,11 +172,12 @@ def lower_gather(op: tn.GatherOp) -> list[Operation]:
     d = op.dim.value.data
     b = NestBuilder()
     b.set_space(b.sizes(op.index))
+    index = checked(b, op.index, op.input, d, "RuntimeError", out_of_bounds(d))
     if not shape(op.index):
-        i = b.load(op.index, [])
+        i = b.load(index, [])
         return b.finish([b.load(op.input, [AffineExpr.dimension(0)] if shape(op.input) else [], [i] if shape(op.input) else [])],
                         [op.result.type])
-    i = b.load(op.index, b.dims())
+    i = b.load(index, b.dims())
     exprs = b.dims()
     exprs[d] = AffineExpr.dimension(b.rank)
     return b.finish([b.load(op.input, exprs, [i])], [op.result.type])
@@ -183,8 +212,9 @@ def lower_index(op: tn.IndexOp) -> list[Operation]:
     b.set_space(space)
     bdims = b.dims()[first:first + nb]
     values = []
-    for v, k in zip(op.indices, dims):
+    for j, (v, k) in enumerate(zip(op.indices, dims)):
         off = nb - len(shape(v))
+        v = checked(b, v, x, k, "IndexError", out_of_bounds(j), wrap=True)
         i = b.load(v, [AffineExpr.constant(0) if s == 1 and out[first + off + t] != 1 else bdims[off + t] for t, s in enumerate(shape(v))])
         n = b.cast(b.index(b.size(x, k)), i.type)
         values.append(b.select(b.cmp("lt", i, b.like(0, i)), b.add(i, n), i))

@@ -5,12 +5,13 @@ import inspect
 from xdsl.ir import Dialect
 from xdsl.irdl import IRDLOperation
 
-from . import attention, creation, elementwise, fallback, indexing, linalg, nn, norm, reductions, shape, special
+from . import attention, bounds, creation, elementwise, fallback, indexing, linalg, nn, norm, reductions, shape, special
 
 # Taken before the star imports below: they rebind `shape` (and any helper name a module imports) in this package.
-MODULES = (elementwise, reductions, shape, creation, fallback, linalg, nn, norm, indexing, special, attention)
+MODULES = (elementwise, reductions, shape, creation, fallback, linalg, nn, norm, indexing, bounds, special, attention)
 
 from .attention import *  # noqa: F401,F403
+from .bounds import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .fallback import *  # noqa: F401,F403

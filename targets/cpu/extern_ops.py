@@ -15,6 +15,7 @@ from xdsl.ir import BlockArgument
 from irc.dialects import memory
 from irc.dialects import tensor as tn
 
+from ..bounds import index_checker
 from . import externs
 
 
@@ -132,6 +133,17 @@ def _reshape(op) -> Callable:
     return run
 
 
+def _check_index(op: tn.CheckIndexOp) -> Callable:
+    """The bounds check before a gather: it writes nothing (the gather reads the indices' own buffer), it only raises."""
+    check = index_checker(op)
+
+    def run(ins, outs):
+        check(*ins)
+        return []
+
+    return run
+
+
 EXTERNS: dict[type, Callable] = {
     tn.ReshapeOp: _reshape,
     tn.MmOp: _mm,
@@ -165,6 +177,8 @@ def _of_argument(value) -> bool:
 def prepare(ext: memory.ExternOp, interpreter: Callable) -> tuple[Callable, str]:
     """(run(ins, outs) -> fresh results, "library" | "reference") for one extern; `interpreter()` gives the
     mem-stage reference interpreter (targets/reference/memory.py) of the module."""
+    if isinstance(check := ext.body.block.first_op, tn.CheckIndexOp):
+        return _check_index(check), "library"
     inner = _single_op(ext)
     if isinstance(inner, tn.MmOp):
         return _mm(inner, weight_is_argument=_of_argument(ext.ins[1])), "library"

@@ -7,6 +7,7 @@ Ops with optional operands look their values up by name through `_bind`.
 import torch
 
 from irc.dialects import tensor as tn
+from irc.targets.bounds import check_index
 
 aten = torch.ops.aten
 
@@ -155,6 +156,7 @@ NN_SEMANTICS = {
     tn.IndexSelectOp: lambda op, x, i: torch.index_select(x, _int(op.dim), i),
     tn.GatherOp: lambda op, x, i: torch.gather(x, _int(op.dim), i),
     tn.IndexOp: _index,
+    tn.CheckIndexOp: check_index,
     tn.ScatterOp: lambda op, x, i, s: torch.scatter(x, _int(op.dim), i, s),
     tn.ScatterReduceOp: _scatter_reduce,
     tn.IndexPutOp: _index_put,

@@ -70,3 +70,18 @@ func.func @conv_nhwc(%x: tensor<1x6x6x3xf32>, %w: tensor<4x3x3x3xf32>) -> tensor
 // CHECK:       %[[C:.*]] = mem.extern ins(%x, %w : {{.*}}) -> memref<1x6x6x4xf32> {
 // CHECK:         tn.convolution {{.*}} channels_last
 // CHECK:       mem.launch @{{.*}} ins(%[[C]] : memref<1x6x6x4xf32>)
+
+// -----
+func.func @embedding(%w: tensor<10x4xf32>, %i: tensor<3xi64>) -> tensor<3x4xf32> {
+  %r = tn.embedding %w[%i] : tensor<10x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
+  func.return %r : tensor<3x4xf32>
+}
+// The bounds check is an extern that writes nothing (it only raises); the gather's kernel reads the index buffer itself.
+// CHECK-LABEL: func.func @embedding
+// CHECK-NEXT:  mem.extern ins(%i : memref<3xi64, strided<[?], offset: ?>>) outs(:) {
+// CHECK-NEXT:  ^bb0(%[[I:.*]]: tensor<3xi64>):
+// CHECK-NEXT:    tn.check_index %[[I]] bound = 10 error = "IndexError" message = "index out of range in self" : tensor<3xi64>
+// CHECK-NEXT:    mem.yield
+// CHECK-NEXT:  }
+// CHECK-NEXT:  %[[OUT:.*]] = mem.alloc : memref<3x4xf32>
+// CHECK-NEXT:  mem.launch @kernel0 ins(%i, %w : {{.*}}) outs(%[[OUT]] : memref<3x4xf32>)

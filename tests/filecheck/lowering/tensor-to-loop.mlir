@@ -120,11 +120,30 @@ func.func @embedding(%w: tensor<100x16xf32>, %i: tensor<2x5xi64>) -> tensor<2x5x
   %r = tn.embedding %w[%i] : tensor<100x16xf32>, tensor<2x5xi64> -> tensor<2x5x16xf32>
   func.return %r : tensor<2x5x16xf32>
 }
-// A gather loads through a data-dependent index: the map's extra dim d3 is the index operand.
+// A gather loads through a data-dependent index: the map's extra dim d3 is the index operand. The indices are
+// checked against the table's rows before the nest (eager's error when one is outside), and the nest reads them.
 // CHECK-LABEL: func.func @embedding
-// CHECK:         %0 = loop.load %i[affine_map<(d0, d1, d2) -> (d0, d1)>] : tensor<2x5xi64> -> i64
+// CHECK:       %checked = tn.check_index %i bound = 100 error = "IndexError" message = "index out of range in self" : tensor<2x5xi64>
+// CHECK-NEXT:  %r = loop.nest
+// CHECK-NEXT:    %0 = loop.load %checked[affine_map<(d0, d1, d2) -> (d0, d1)>] : tensor<2x5xi64> -> i64
 // CHECK-NEXT:    %1 = arith.index_cast %0 : i64 to index
 // CHECK-NEXT:    %2 = loop.load %w[affine_map<(d0, d1, d2, d3) -> (d3, d2)>] (%1) : tensor<100x16xf32> -> f32
+
+// -----
+func.func @index_dynamic(%x: tensor<?x6xf32>, %i: tensor<3xi64>) -> tensor<3x6xf32> {
+  %r = tn.index %x[%i] dims = [0] : tensor<?x6xf32>[tensor<3xi64>] -> tensor<3x6xf32>
+  func.return %r : tensor<3x6xf32>
+}
+// Advanced indexing accepts [-size, size) (`wrap`: the nest adds the size to a negative index); a `?` size is
+// the check's `size` operand, the same tn.dim the nest's symbol is bound to.
+// CHECK-LABEL: func.func @index_dynamic
+// CHECK:       %dim = tn.dim %x dim = 0 : tensor<?x6xf32>
+// CHECK-NEXT:  %checked = tn.check_index %i size %dim wrap error = "IndexError" message = "index {index} is out of bounds for dimension 0 with size {size}" : tensor<3xi64>
+// CHECK-NEXT:  %r = loop.nest space = affine_map<()[s0] -> (3, 6)> symbols(%dim)
+// CHECK-NEXT:    %0 = loop.load %checked[affine_map<(d0, d1)[s0] -> (d0)>] : tensor<3xi64> -> i64
+// CHECK-NEXT:    %1 = loop.index affine_map<(d0, d1)[s0] -> (s0)>
+// CHECK:         arith.cmpi slt, %0
+// CHECK:         loop.load %x[affine_map<(d0, d1, d2)[s0] -> (d2, d1)>]
 
 // -----
 func.func @dynamic(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {

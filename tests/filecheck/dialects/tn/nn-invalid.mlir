@@ -163,6 +163,22 @@ func.func @embedding_backward_size(%g: tensor<3x4xf32>, %i: tensor<3xi64>) -> te
 
 // -----
 
+func.func @check_index_bound_and_size(%i: tensor<3xi64>, %n: index) -> tensor<3xi64> {
+  %r = tn.check_index %i size %n bound = 4 error = "IndexError" message = "index out of range in self" : tensor<3xi64>
+  // CHECK: nn-invalid.mlir:[[# @LINE - 1]]:3: error: tn.check_index: needs a static `bound` or a `size` operand, not both
+  func.return %r : tensor<3xi64>
+}
+
+// -----
+
+func.func @check_index_error(%i: tensor<3xi64>) -> tensor<3xi64> {
+  %r = tn.check_index %i bound = 4 error = "ValueError" message = "index out of range in self" : tensor<3xi64>
+  // CHECK: nn-invalid.mlir:[[# @LINE - 1]]:3: error: tn.check_index: error must be one of IndexError, RuntimeError
+  func.return %r : tensor<3xi64>
+}
+
+// -----
+
 func.func @gather_rank(%x: tensor<4x8xf32>, %i: tensor<4xi64>) -> tensor<4xf32> {
   %r = tn.gather %x[%i] dim = 1 : tensor<4x8xf32>, tensor<4xi64> -> tensor<4xf32>
   // CHECK: nn-invalid.mlir:[[# @LINE - 1]]:3: error: tn.gather: index rank 1 differs from input rank 2
