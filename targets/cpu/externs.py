@@ -1,6 +1,6 @@
-"""Matmul-family and convolution externs through the fastest library path the host has.
+"""Matmul-family and convolution externs through torch's library paths, each chosen by a fixed rule.
 
-    k = LinearKernel(w, b, epilogue="gelu", constant=True)   # prepacks w for oneDNN when that wins
+    k = LinearKernel(w, b, epilogue="gelu", constant=True)   # prepacks w for oneDNN (float32)
     y = k(x)                                                  # y = gelu(x @ w.T + b)
     y = linear(x, w, b, "relu"); y = mm(a, b); y = addmm(bias, a, b); y = bmm(q, kT, alpha=scale)
     c = ConvKernel(w, b, stride=1, padding=1, epilogue="relu"); y = c(x)
@@ -11,20 +11,35 @@ Paths for linear/mm/addmm (epilogues none, relu, gelu, gelu_tanh):
     mkldnn_packed   the same on a weight reordered once by torch.ops.mkldnn._reorder_linear_weight
                     (only for constant weights: the reorder costs about one matmul)
 Paths for conv2d:
-    aten            torch.convolution on the input's own layout
+    aten            torch.convolution on the input's own layout (eager's call)
     aten_cl         torch.convolution on channels-last input and weight
     mkldnn_packed   torch.ops.mkldnn._convolution_pointwise with a prepacked weight (channels-last out)
 
-The choice is a short measurement per problem (shapes, dtype, epilogue, thread count): candidates
-run interleaved, round-robin, so a burst of load from other processes hits all of them alike, and
-the median decides. Choices are kept in memory and in the on-disk cache (cache.py, kind "externs"),
-so a second process measures nothing it measured before. IRC_EXTERN_PATH=<path> forces a path.
+The paths round differently, so the choice is a rule on the problem, never a timing (a compiled
+graph's numbers must not depend on the load of the machine that compiled it):
+    linear  float32, constant weight, oneDNN -> mkldnn_packed; anything else (a weight that changes,
+            float16, bfloat16) -> aten, eager's own call (narrow types: one rounding, as eager)
+    conv    channels-last input -> mkldnn_packed (constant weight, oneDNN) else aten_cl; an NCHW input
+            -> aten. On a channels-last input the three paths equal eager bit for bit (f32, bf16, f16,
+            checked on nine shapes); on an NCHW input only aten does.
+In float32, aten differs from mkldnn in most elements (last bits); mkldnn equals mkldnn_packed. In
+bfloat16 all three linear paths agreed on the shapes checked. Measured on a shared 2-core host under a
+load of about 7 (interleaved medians, so only the ratios mean anything), relu epilogue, constant weight:
+    f32 linear     32x1024x1024    aten 34 ms, mkldnn 32, mkldnn_packed 32
+                   1024x1024x1024  aten 198 ms, mkldnn 110, mkldnn_packed 108
+                   128x768x3072    aten 114 ms, mkldnn 39, mkldnn_packed 36
+    bf16 linear    the same shapes aten 32 / 147 / 107 ms, mkldnn_packed 22 / 76 / 36 (not taken: aten
+                   is eager's call, and packed bf16 is not known to round alike on every shape)
+    f32 conv 3x3 64->64 on 8x64x56x56   NCHW input: aten 252 ms, aten_cl 173, mkldnn_packed 148;
+                   channels-last input: aten 204, aten_cl 164, mkldnn_packed 102
+A weight that changes (training) stays on aten: issue 15 measured mkldnn at 1.85 ms against addmm's
+0.15 ms on a 32x1024x1024 product with a changing weight. IRC_EXTERN_PATH=<path> forces a path where a
+kernel has it. `measure` (interleaved medians) is the timing helper of autotune.py and conv_layout.py.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import statistics
 import time
 from collections.abc import Callable
@@ -32,13 +47,11 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from . import cache
+from irc import env
 
 EPILOGUES = (None, "relu", "gelu", "gelu_tanh")
 _ONEDNN_ATTR = {None: ("none", [], ""), "relu": ("relu", [], ""), "gelu": ("gelu", [], "none"),
                 "gelu_tanh": ("gelu", [], "tanh")}  # fmt: skip
-CHOICES = cache.Measured("externs")  # the measured best path per problem, in memory and on disk
-STATS = CHOICES.stats
 
 
 def onednn_available(dtype: torch.dtype = torch.float32) -> bool:
@@ -59,7 +72,7 @@ def apply_epilogue_(y: torch.Tensor, epilogue: str | None) -> torch.Tensor:
     return y
 
 
-# measurement and choice -------------------------------------------------------------------------
+# measurement ----------------------------------------------------------------------------------------
 def measure(candidates: dict[str, Callable[[], object]], *, reps: int = 7, budget_s: float = 0.5) -> dict[str, float]:
     """Median seconds per candidate; rounds run every candidate once in turn (fair under noise)."""
     for fn in candidates.values():  # warm-up: first-touch allocations, oneDNN primitive creation
@@ -76,18 +89,10 @@ def measure(candidates: dict[str, Callable[[], object]], *, reps: int = 7, budge
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def _choose(kind: str, problem: tuple, candidates: Callable[[], dict[str, Callable]]) -> str:
-    """The recorded (memory, then disk) or freshly measured best path for `problem`."""
-    forced = os.environ.get("IRC_EXTERN_PATH")
-    if forced and forced in candidates():
-        return forced
-
-    def best() -> dict:
-        cands = candidates()
-        times = measure(cands) if len(cands) > 1 else dict.fromkeys(cands, 0.0)
-        return {"path": min(times, key=times.get), "problem": repr(problem), "seconds": times}
-
-    return CHOICES.get(repr((kind, problem)), best)["path"]
+def _forced(paths: tuple[str, ...]) -> str | None:
+    """IRC_EXTERN_PATH, where this kernel has that path."""
+    forced = env.get("IRC_EXTERN_PATH")
+    return forced if forced in paths else None
 
 
 # linear / mm / addmm ------------------------------------------------------------------------------
@@ -102,7 +107,6 @@ class LinearKernel:
         self.weight, self.bias, self.epilogue, self.constant = weight, bias, epilogue, constant
         self.fixed_path = path
         self._packed: torch.Tensor | None = None
-        self._chosen: dict[tuple, str] = {}  # (M, dtype) -> path: no hashing on the hot path
 
     def paths(self) -> tuple[str, ...]:
         if not onednn_available(self.weight.dtype) or _needs_grad(self.weight):
@@ -125,17 +129,15 @@ class LinearKernel:
         return torch.ops.mkldnn._linear_pointwise(x.contiguous(), w, self.bias, attr, scalars, alg)
 
     def choose(self, x: torch.Tensor) -> str:
+        """The path by the module's rule: a function of the problem (dtype, constant weight), not of timings."""
         if self.fixed_path:
             return self.fixed_path
+        if x.numel() == 0 or self.weight.numel() == 0:
+            return "aten"  # empty products: nothing to run, aten handles them
         paths = self.paths()
-        if len(paths) == 1 or x.numel() == 0 or self.weight.numel() == 0:
-            return paths[0] if len(paths) == 1 else "aten"  # empty products: nothing to tune, aten handles them
-        m = x.numel() // x.shape[-1]
-        if (path := self._chosen.get((m, x.dtype))) is None:
-            problem = (m, *self.weight.shape[::-1], str(x.dtype), self.bias is not None, self.epilogue, self.constant)
-            path = _choose("linear", problem, lambda: {p: (lambda p=p: self.run(x, p)) for p in paths})
-            self._chosen[(m, x.dtype)] = path
-        return path
+        if (forced := _forced(paths)) is not None:
+            return forced
+        return "mkldnn_packed" if self.weight.dtype == torch.float32 and "mkldnn_packed" in paths else "aten"
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         return self.run(x, self.choose(x))
@@ -176,7 +178,8 @@ def _pair(v) -> list[int]:
 
 
 class ConvKernel:
-    """y = epilogue(conv2d(x, weight, bias, stride, padding, dilation, groups)) for 4-D x."""
+    """y = epilogue(conv2d(x, weight, bias, stride, padding, dilation, groups)) for 4-D x (constant and path
+    as for LinearKernel)."""
 
     def __init__(self, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, epilogue=None,
                  *, constant: bool = True, path: str | None = None):  # fmt: skip
@@ -186,7 +189,6 @@ class ConvKernel:
         self.constant, self.fixed_path = constant, path
         self._packed: dict[tuple, torch.Tensor] = {}
         self._w_cl: torch.Tensor | None = None
-        self._chosen: dict[tuple, str] = {}
 
     def paths(self) -> tuple[str, ...]:
         p = ("aten", "aten_cl")
@@ -214,16 +216,16 @@ class ConvKernel:
         return apply_epilogue_(y, self.epilogue)
 
     def choose(self, x: torch.Tensor) -> str:
+        """The path by the module's rule: eager's layout for the input's layout, never a timing. On a
+        channels-last input all paths equal eager bit for bit, so the fastest (prepacked) one runs."""
         if self.fixed_path:
             return self.fixed_path
-        layout = "cl" if x.is_contiguous(memory_format=torch.channels_last) and x.shape[1] > 1 else "nchw"
-        if (path := self._chosen.get((tuple(x.shape), layout, x.dtype))) is None:
-            problem = (tuple(x.shape), layout, tuple(self.weight.shape), str(x.dtype), self.bias is not None,
-                       tuple(self.stride), tuple(self.padding), tuple(self.dilation), self.groups, self.epilogue,
-                       self.paths())
-            path = _choose("conv2d", problem, lambda: {p: (lambda p=p: self.run(x, p)) for p in self.paths()})
-            self._chosen[(tuple(x.shape), layout, x.dtype)] = path
-        return path
+        paths = self.paths()
+        if (forced := _forced(paths)) is not None:
+            return forced
+        if x.is_contiguous(memory_format=torch.channels_last) and x.shape[1] > 1:
+            return "mkldnn_packed" if "mkldnn_packed" in paths else "aten_cl"
+        return "aten"
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         return self.run(x, self.choose(x))

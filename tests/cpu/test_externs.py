@@ -1,10 +1,12 @@
-"""Externs: every library path against eager torch (float32 tolerances), and the cached choice."""
+"""Externs: every library path against eager torch (float32 tolerances), and the path rule."""
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from irc.targets.cpu import cache, externs
+from irc import cache
+from irc.targets.cpu import externs
+from irc.targets.cpu.measured import Measured
 
 TOL = dict(rtol=1e-4, atol=1e-4)
 torch.manual_seed(0)
@@ -82,23 +84,82 @@ def test_conv_paths_match_eager(path, epilogue, channels_last, conv):
     torch.testing.assert_close(k(x), want, **TOL)  # second call: the cached packed weight
 
 
-def test_choice_is_measured_once_then_read_from_disk(tmp_path, monkeypatch):
-    monkeypatch.setenv("IRC_CACHE_DIR", str(tmp_path))
+def _rule_problems():
+    """(kernel, input) pairs covering each branch of the rule: dtypes, constant or changing weights, layouts."""
+    g = torch.Generator().manual_seed(0)
+    out = []
+    for dt in (torch.float32, torch.bfloat16, torch.float16):
+        w, b, x = (torch.randn(*s, generator=g).to(dt) for s in ((96, 80), (96,), (64, 80)))
+        out += [(externs.LinearKernel(w, b, "relu", constant=c), x) for c in (True, False)]
+        w, b, x = (torch.randn(*s, generator=g).to(dt) for s in ((16, 8, 3, 3), (16,), (2, 8, 15, 13)))
+        for xin in (x, x.contiguous(memory_format=torch.channels_last)):
+            out += [(externs.ConvKernel(w, b, 1, 1, epilogue="relu", constant=c), xin) for c in (True, False)]
+    return out
+
+
+def test_path_is_a_rule_not_a_timing(monkeypatch):
+    """Issue 18: the paths round differently, so which one runs must not depend on how fast each was on one
+    run. Timings in either order (as measure would report them) leave every path and every bit unchanged."""
     monkeypatch.delenv("IRC_EXTERN_PATH", raising=False)
-    monkeypatch.setattr(externs.CHOICES, "memory", {})
-    monkeypatch.setitem(cache._config, "enabled", True)  # whatever IRC_CACHE says
-    w, x = torch.randn(40, 24), torch.randn(8, 24)
-    with cache.enabled(True):
-        before = dict(externs.STATS)
-        path = externs.LinearKernel(w, None, "relu").choose(x)
-        assert path in externs.LinearKernel(w).paths()
-        assert externs.STATS["measured"] == before["measured"] + 1
-        externs.LinearKernel(w, None, "relu").choose(x)  # memory hit: nothing new
-        assert externs.STATS["measured"] == before["measured"] + 1
-        monkeypatch.setattr(externs.CHOICES, "memory", {})  # a new process, as far as the choice knows
-        assert externs.LinearKernel(w, None, "relu").choose(x) == path
-        assert externs.STATS == {"measured": before["measured"] + 1, "disk_hits": before["disk_hits"] + 1}
-    torch.testing.assert_close(externs.linear(x, w, None, "relu"), F.relu(F.linear(x, w)), **TOL)
+    runs = []
+    for order in (1, -1):
+        fake = lambda cands, order=order, **kw: {p: order * i for i, p in enumerate(cands)}  # noqa: E731
+        monkeypatch.setattr(externs, "measure", fake)
+        runs.append([(k.choose(x), k(x)) for k, x in _rule_problems()])
+    for (p1, y1), (p2, y2) in zip(*runs):
+        assert p1 == p2 and torch.equal(y1, y2)
+    f32_packed = externs.onednn_available(torch.float32)
+    want = [("mkldnn_packed" if f32_packed else "aten", "aten"), *[("aten", "aten")] * 2]  # linear, per dtype
+    got = [(runs[0][6 * i][0], runs[0][6 * i + 1][0]) for i in range(3)]
+    assert got == want
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+def test_conv_paths_on_channels_last_input_equal_eager_bit_for_bit(dtype):
+    """The rule takes the prepacked path for a channels-last input because there every path rounds as eager
+    does; an NCHW input keeps eager's own call."""
+    g = torch.Generator().manual_seed(0)
+    for xs, ws, stride, padding, dilation, groups in CONVS:
+        x, w, b = (torch.randn(*s, generator=g).to(dtype) for s in (xs, ws, ws[:1]))
+        x = x.contiguous(memory_format=torch.channels_last)
+        k = externs.ConvKernel(w, b, stride, padding, dilation, groups, "relu")
+        want = externs.reference("conv2d", x, w, b, stride, padding, dilation, groups, epilogue="relu")
+        for path in k.paths():
+            assert torch.equal(k.run(x, path), want), (path, xs, ws)
+    assert k.choose(x.contiguous()) == "aten"
+
+
+_F32_SCRIPT = """
+import hashlib, sys, torch, torch.nn.functional as F
+import irc
+from irc.targets.cpu import externs
+order = int(sys.argv[1])  # this process's measured timings: one order or the reverse
+externs.measure = lambda cands, **kw: {p: order * i for i, p in enumerate(cands)}
+g = torch.Generator().manual_seed(0)
+x, w1, b1, w2 = (torch.randn(*s, generator=g) for s in ((64, 256), (512, 256), (512,), (128, 512)))
+xc, wc = torch.randn(2, 16, 20, 20, generator=g), torch.randn(32, 16, 3, 3, generator=g)
+fn = lambda x, xc: (F.linear(F.linear(x, w1, b1).relu(), w2), F.conv2d(xc, wc, padding=1).relu())
+with torch.no_grad():
+    ys = torch.compile(fn, backend=irc.backend, options={"strict": True})(x, xc.contiguous(memory_format=torch.channels_last))
+print(hashlib.sha256(b"".join(y.contiguous().numpy().tobytes() for y in ys)).hexdigest())
+"""
+
+
+def test_f32_results_identical_across_processes_with_different_timings(tmp_path):
+    """Two fresh processes (own caches), one seeing every timing reversed: the same float32 bits."""
+    import os
+    import subprocess
+    import sys
+
+    digests = []
+    for order in (1, -1):
+        env = {**os.environ, "IRC_CACHE_DIR": str(tmp_path / str(order))}
+        env.pop("IRC_EXTERN_PATH", None)
+        r = subprocess.run([sys.executable, "-c", _F32_SCRIPT, str(order)], env=env, capture_output=True, text=True,
+                           timeout=300)  # fmt: skip
+        assert r.returncode == 0, r.stderr[-2000:]
+        digests.append(r.stdout.split()[-1])
+    assert digests[0] == digests[1]
 
 
 def test_forced_path(monkeypatch):
@@ -157,14 +218,12 @@ def test_graph_weight_prepacked_once_and_never_stale(monkeypatch):
 def test_choices_measured_on_a_busy_machine_stay_in_the_process(tmp_path, monkeypatch, busy):
     """cache.quiet(): a measurement taken while the load average is high is used, not kept on disk, so the
     next process (here a second Measured) measures again instead of inheriting a choice skewed by load."""
-    from irc.targets.cpu import cache
-
     monkeypatch.setattr(cache, "BUSY_LOAD", 0.0 if busy else float("inf"))
     cache.set_dir(tmp_path)
     try:
         calls = []
         for _ in range(2):  # two processes' worth of tables
-            rec = cache.Measured("test-busy").get("problem", lambda: calls.append(1) or {"path": "a"})
+            rec = Measured("test-busy").get("problem", lambda: calls.append(1) or {"path": "a"})
             assert rec == {"path": "a"}
     finally:
         cache.set_dir(None)
