@@ -140,7 +140,8 @@ def _path(kind: str, key: str) -> Path:
     return cache_dir() / kind / key[:2] / key
 
 
-def _count(kind: str, hit: bool) -> None:
+def count(kind: str, hit: bool) -> None:
+    """Record a hit or a miss of `kind` for this process (irc-cache info shows the rates)."""
     with _lock:
         if not STATS.by_kind:
             atexit.register(_save_usage)
@@ -183,18 +184,18 @@ def get(kind: str, key: str) -> bytes | None:
     try:
         data = path.read_bytes()
     except OSError:
-        _count(kind, False)
+        count(kind, False)
         return None
     if not (trusted(path.parent.parent, create=False) and trusted(path.parent, create=False)):
-        _count(kind, False)
+        count(kind, False)
         return None
     payload, why = _verify(data, key)
     if payload is None:
         discard(path, why)
-        _count(kind, False)
+        count(kind, False)
         return None
     touch(path)
-    _count(kind, True)
+    count(kind, True)
     return payload
 
 

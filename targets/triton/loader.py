@@ -39,12 +39,14 @@ def _write(path: Path, data: bytes, write) -> bool:
     try:
         if path.read_bytes() == data:
             cache.touch(path)
+            cache.count("triton", True)
             return True
         cache.discard(path, "its text differs from the kernel's")
     except FileNotFoundError:
         pass
     except OSError:
         return False
+    cache.count("triton", False)
     return write(path, data)
 
 
