@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from irc.frontend.cpu_compile import program_for
+from irc.frontend.backend import compile_function
 
 KS = (1, 2, 4, 8, 16, 32)
 
@@ -39,7 +39,7 @@ def measure(mode: str = "default") -> dict:
     calls, steps = {}, []
     for k in KS:
         inputs = [torch.randn(16) for _ in range(k)]
-        program, consts = program_for(lambda *xs: tuple(x * 2 + 1 for x in xs), *inputs, mode=mode)
+        program, consts = compile_function(lambda *xs: tuple(x * 2 + 1 for x in xs), *inputs, mode=mode)
         args = [*inputs, *consts]
         calls[k] = _median_us(lambda: program(args))
         steps += [t * 1e6 for name, t in program.profile(args, reps=200) if name.startswith("launch")]

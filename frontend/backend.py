@@ -1,6 +1,12 @@
-"""The torch.compile entry: Dynamo's graph -> AOT autograd -> FX import -> passes -> a runnable graph."""
+"""The torch.compile entry: Dynamo's graph -> AOT autograd -> FX import -> `build` -> a runnable graph.
+
+`build` is the whole compile of one tn module: lowering/pipeline.run takes it to the target's stage and
+targets.get(name).compile makes it runnable; this module holds the fallback policy around both (what
+runs when a stage fails), so a reader follows one graph from here to a kernel launch.
+"""
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -8,17 +14,19 @@ import torch.fx
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
-from irc import report
+from irc import cache, report, targets
+from irc.dialects import ALL_DIALECTS
+from irc.ir import make_context, parse_module, print_module
+from irc.ir.check import ResultMismatch
 from irc.log import Progress, configure
 from irc.log import stage as progress_stage
-from irc.ir import PassTiming, make_context, print_module, run_passes
-from irc.ir.check import ResultMismatch
-from irc.lowering.pipeline import TENSOR_OPT, tensor_opt, with_layout
+from irc.lowering import pipeline
+from irc.lowering.pipeline import Plan
 from irc.lowering.select_layout import layout_notes
 from irc.options import Options
-from irc.targets.reference import make_interpreter
+from irc.targets import TargetError
+from irc.targets.args import graph_args
 from irc.targets.runtime import CompiledGraph, OutputSpec, output_spec
-from irc.dialects import ALL_DIALECTS
 
 from . import compile_log
 from .aliases import input_views
@@ -101,8 +109,9 @@ def _record_output_layouts(module, specs, metas) -> None:
 
 
 def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> CompiledGraph:
+    """FX -> tn (import, freezing), then `build`; the outputs as eager lays them out."""
     t0 = time.perf_counter()
-    result = import_graph(gm)
+    result = import_graph(gm, opts.eager_ops)
     module = result.module
     module.verify()
     rep.stage_seconds["tensor"] = time.perf_counter() - t0
@@ -112,51 +121,86 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> 
         result.constants = freezer.apply(module, result.constants, rep)
         dump("freeze", print_module(module))
 
-    progress_stage("tensor-opt")
-    timing = PassTiming()
-    checks = [_result_check(gm, result.constants)] if opts.verify else []
-    timer = None
-    if opts.target == "cpu" and opts.layout == "auto":
-        from .cpu_compile import conv_timer
-
-        timer = conv_timer(opts)
-    try:
-        run_passes(make_context(ALL_DIALECTS), module, with_layout(tensor_opt(TENSOR_OPT, attention=opts.attention), opts.layout, timer), timing=timing, instruments=checks)
-    except ResultMismatch as e:  # an irc bug: the graph runs eagerly (or strict raises), the report names the pass
-        rep.verify_failure = str(e)
-        raise
-    rep.stage_seconds["tensor-opt"] = sum(timing.seconds.values())
-    rep.attention = sum(op.name == "tn.sdpa" for op in module.walk())
-    rep.layouts = layout_notes(module)
-    compile_log.passes(rep, timing.seconds)
-    dump("tensor-opt", print_module(module))
-
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     metas = [getattr(o, "meta", {}).get("val") for o in torch.utils._pytree.tree_flatten(out_node.args[0])[0]]
     specs = [output_spec(src, meta) for src, meta in zip(result.outputs, metas)]
     aliased, views = input_views(gm)
     for k, i in enumerate(aliased):
         specs[i] = OutputSpec(("view", k), None, None)
-    if opts.target in ("cpu", "triton"):
-        from .cpu_compile import compile_cpu
-        from .triton_compile import compile_triton
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    checks = [_result_check(gm, result.constants)] if opts.verify else []
+    run = build(module, graph_args(placeholders, result.constants), opts, rep, dump,
+                instruments=checks, output_layouts=lambda m: _record_output_layouts(m, specs, metas))  # fmt: skip
+    return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views)
 
-        _record_output_layouts(module, specs, metas)
 
-        run = (compile_cpu if opts.target == "cpu" else compile_triton)(gm, module, result, opts, rep, dump)
-        if run is not None:
-            return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views)
-        module = import_graph(gm).module  # the tensor-opt module was consumed: start again for the reference
-        if freezer is not None:
-            result.constants = freezer.apply(module, result.constants, rep)
-        run_passes(make_context(ALL_DIALECTS), module, tensor_opt(TENSOR_OPT, attention=opts.attention))
-    progress_stage("reference")
-    t0 = time.perf_counter()
-    rep.target = "reference"
-    interpreter = make_interpreter(module)
-    compiled = CompiledGraph(lambda args: interpreter.call_op("main", tuple(args)), specs, result.constants, views=views)
-    rep.stage_seconds["runtime"] = time.perf_counter() - t0
-    return compiled
+def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stage, text: None, *, instruments=(),
+          output_layouts=lambda module: None):  # fmt: skip
+    """A tensor-stage module (consumed) -> a runnable graph: tensor-opt, then the target's stage
+    (lowering/pipeline.run), then the target's compile (targets.get(opts.target)).
+
+    The fallback policy: a pass that fails in tensor-opt fails the graph (the caller runs it eagerly); one
+    that fails in loop or mem sends the graph to the reference target at tensor-opt; a target that cannot
+    take the mem stage leaves it to the reference at the mem stage. options={"strict": True} raises instead."""
+    target = targets.get(opts.target)
+    plan = Plan(attention=opts.attention, layout=opts.layout,
+                conv_timer=target.conv_timer(opts) if opts.layout == "auto" else None)  # fmt: skip
+    stage_dump = lambda stage, m: dump(stage, print_module(m))  # noqa: E731
+    progress_stage("tensor-opt")
+    try:
+        done = pipeline.run(module, plan, stop="tensor-opt", dump=stage_dump, verify=True, instruments=instruments)
+    except ResultMismatch as e:  # an irc bug: the graph runs eagerly (or strict raises), the report names the pass
+        rep.verify_failure = str(e)
+        raise
+    rep.stage_seconds["tensor-opt"] = done.seconds["tensor-opt"]
+    rep.attention = sum(op.name == "tn.sdpa" for op in module.walk())
+    rep.layouts = layout_notes(module)
+    compile_log.passes(rep, done.pass_seconds)
+    if target.stage == "tensor-opt":
+        rep.target = target.name
+        return target.compile(module, args, opts, rep)
+
+    output_layouts(module)
+    text = print_module(module)
+    use_cache = opts.cache and not opts.dump_dir  # a dump wants every stage lowered afresh
+    fresh = [module]  # the first lowering consumes `module`, later ones (and the fallback) parse `text`
+
+    def module_copy():
+        return fresh.pop() if fresh else parse_module(make_context(ALL_DIALECTS), text)
+
+    def lower_and_compile(matmul: str, rep: report.GraphReport):
+        progress_stage("loop+mem")
+        mem = module_copy()
+        try:
+            done = pipeline.run(mem, replace(plan, matmul=matmul), start="tensor-opt", dump=stage_dump,
+                                cache_key=cache.make_key(text, repr(args)) if use_cache else None)  # fmt: skip
+        except Exception as e:  # a lowering bug: the graph still runs, on the reference at tensor-opt
+            if opts.strict:
+                raise
+            compile_log.fallbacks.warning("irc: lowering graph %d failed (%s); it runs on the reference target", rep.index, e)
+            rep.target_fallbacks.append(("graph", f"lowering failed: {type(e).__name__}: {e}"))
+            return None
+        rep.stage_seconds["mem (cached)" if done.cached else "loop+mem"] = sum(done.seconds.values())
+        low = done.lowered
+        rep.fused_kernels, rep.externs = low.kernels, list(low.externs)
+        rep.planned_peak_bytes, rep.intermediate_bytes = low.arena_bytes, low.intermediate_bytes
+        rep.fusion_refusals = list(low.refusals)
+        try:
+            return target.compile(mem, args, opts, rep)
+        except TargetError as e:  # the target cannot take this @main: the mem-stage reference runs it
+            if opts.strict:
+                raise
+            compile_log.fallbacks.warning("irc: the %s target cannot take graph %d (%s); it runs on the mem-stage reference",
+                                          target.name, rep.index, e)  # fmt: skip
+            rep.target, rep.target_fallbacks = target.name, [("graph", str(e))]
+            return targets.get("reference").compile(mem, args, opts, rep)
+
+    run = target.select_matmul(module, args, opts, rep, lower_and_compile)
+    if run is None:
+        progress_stage("reference")
+        rep.target = "reference"
+        run = targets.get("reference").compile(module_copy(), args, opts, rep)
+    return run
 
 
 def _result_check(gm, constants):
@@ -195,3 +239,18 @@ def _dumper(opts: Options, rep: report.GraphReport):
     return dump
 
 
+
+
+def compile_function(fn, *inputs, dynamic: bool = False, **options):
+    """(run, constants) for a plain function, without Dynamo or AOT autograd: make_fx with the backend's
+    decompositions, import, then `build` with these options (as torch.compile's). Call it as
+    `run([*inputs, *constants])`; on the cpu target `run` is the Program. For tests, benchmarks and tools."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    opts = Options.resolve(options=options)
+    gm = make_fx(lambda *a: fn(*a), tracing_mode="symbolic" if dynamic else "fake",
+                 decomposition_table=decomposition_table())(*inputs)  # fmt: skip
+    result = import_graph(gm, opts.eager_ops)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    rep = report.GraphReport(index=-1, dynamo_graph=-1, kind="function")
+    return build(result.module, graph_args(placeholders, result.constants), opts, rep), list(result.constants)

@@ -1,19 +1,31 @@
-"""The whole compiler on one screen: the named stages and the passes between them.
+"""The whole compiler on one screen: the named stages, the passes between them, and the one driver.
 
     fx --frontend--> tensor --TENSOR_OPT--> tensor-opt --LOOP--> loop --MEM--> mem
 
-`lower(module)` takes a tensor-opt module through the loop and mem stages in place and returns
-what the compile report needs; targets/reference/memory.MemRunner runs the result.
+`run(module, plan)` takes a module from one stage to another in place: the passes a `Plan` (the
+options of one compile) asks for, with dumps, timing, verification and the on-disk cache of mem
+stages. The backend, irc-opt, irc-fuzz and the tests all call it (or `Plan.passes`), so they run the
+same passes for the same options. A target then compiles the mem stage (targets/).
 """
 
-from dataclasses import dataclass, field
+import functools
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
+from irc import cache
 from irc.dialects import ALL_DIALECTS
-from irc.ir import PassTiming, make_context, run_passes
+from irc.ir import PassTiming, make_context, parse_module, print_module, run_passes
+from irc.ir.passes import Instrument
+from irc.log import get as logger
 
 from .bufferize import BufferizePass
 from .fold_batch_norm import FoldBatchNormPass, fold_batch_norm
@@ -23,11 +35,13 @@ from .fusion.fuse import FuseLoopsPass
 from .layout_rules import FoldPermutesPass
 from .matmul_loops import MatmulToLoopsPass
 from .output_layout import OutputLayoutPass
-from .plan_buffers import PlanBuffersPass
-from .select_layout import SelectLayoutPass
+from .plan_buffers import PlanBuffersPass, plan_summary
+from .select_layout import ConvTimer, SelectLayoutPass
 from .simplify_loop import SimplifyLoopPass
 from .simplify_tensor import SimplifyTensorPass
 from .tensor_to_loop import TensorToLoopPass
+
+cache_log = logger("cache")
 
 # stage name -> passes that produce it from the previous stage (`fx` and `tensor` come from the frontend)
 TENSOR_OPT = (FuseAttentionPass(), SimplifyTensorPass(), SelectLayoutPass(), FoldPermutesPass(), CommonSubexpressionElimination(), DeadCodeElimination())
@@ -37,7 +51,7 @@ MEM = (BufferizePass(), PlanBuffersPass())
 # inference graphs with frozen parameters first run these (freeze() below, given the parameters' values)
 FREEZE = (FoldBatchNormPass(), FoldConstantsPass())
 
-# passes an option adds to a stage (loop_passes below); irc-opt can run them like any other
+# passes an option adds to a stage (Plan.stage_passes); irc-opt can run them like any other
 OPTIONAL = (MatmulToLoopsPass(),)
 
 STAGES = {"tensor-opt": TENSOR_OPT, "loop": LOOP, "mem": MEM}
@@ -50,19 +64,35 @@ def freeze(module: ModuleOp, constants: ConstantArgs) -> None:
     fold_constants(module, constants)
 
 
-def tensor_opt(passes=TENSOR_OPT, *, attention: bool = True) -> tuple:
-    """The tensor-opt passes for a compile's options: options={"attention": False} keeps attention unfused."""
-    return tuple(p for p in passes if attention or not isinstance(p, FuseAttentionPass))
+@dataclass(frozen=True)
+class Plan:
+    """What one compile asks of the passes: torch.compile's options that change them, and the target's
+    convolution timer for select-layout. `Plan()` is what irc-opt runs by default."""
 
+    attention: bool = True  # options={"attention": False} keeps attention unfused
+    layout: str = "auto"  # options={"layout": ...}
+    matmul: str = "extern"  # "loops": matrix products generated (matmul-to-loops) rather than the library's
+    conv_timer: ConvTimer | None = field(default=None, compare=False, repr=False)
 
-def with_layout(passes: tuple, layout: str = "auto", conv_timer=None) -> tuple:
-    """`passes` with select-layout set for one compile: options={"layout": ...} and the target's convolution timer."""
-    return tuple(SelectLayoutPass(layout, conv_timer) if isinstance(p, SelectLayoutPass) else p for p in passes)
+    def stage_passes(self, stage: str) -> tuple[ModulePass, ...]:
+        """The passes that produce `stage` from the one before it (read at call time: tests may patch STAGES)."""
+        passes = STAGES.get(stage, ())
+        if stage == "tensor-opt":
+            passes = tuple(
+                SelectLayoutPass(self.layout, self.conv_timer) if isinstance(p, SelectLayoutPass) else p
+                for p in passes
+                if self.attention or not isinstance(p, FuseAttentionPass)
+            )
+        elif stage == "loop" and self.matmul == "loops":
+            passes = (MatmulToLoopsPass(), *passes)
+        return passes
 
-
-def loop_passes(matmul: str = "extern") -> tuple:
-    """The loop-stage passes for a compile's options: options={"matmul": "loops"} generates the matmuls first."""
-    return (MatmulToLoopsPass(), *LOOP) if matmul == "loops" else LOOP
+    def passes(self, start: str = "tensor", stop: str = "mem") -> tuple[ModulePass, ...]:
+        """The passes from stage `start` to stage `stop`; ValueError when `stop` comes first."""
+        i, j = STAGE_ORDER.index(start), STAGE_ORDER.index(stop)
+        if j < i:
+            raise ValueError(f"stage {stop} comes before the input's stage {start} (stages: {', '.join(STAGE_ORDER)})")
+        return tuple(p for stage in STAGE_ORDER[i + 1 : j + 1] for p in self.stage_passes(stage))
 
 
 @dataclass
@@ -85,34 +115,112 @@ class Lowered:
         )
 
 
-def lower(module: ModuleOp, *, verify: bool = True, dump=None, timing: PassTiming | None = None, matmul: str = "extern") -> Lowered:
-    """tensor-opt -> loop -> mem, in place. `dump(stage, module)` sees the module after each stage;
-    matmul="loops" generates the matrix products (matmul-to-loops) instead of calling the library."""
+@dataclass
+class Result:
+    """What `run` did (the module itself is changed in place)."""
+
+    seconds: dict[str, float] = field(default_factory=dict)  # stage -> seconds ("mem (cached)" on a cache hit)
+    pass_seconds: dict[str, float] = field(default_factory=dict)  # pass -> seconds
+    lowered: Lowered | None = None  # when the run reached the mem stage
+    cached: bool = False  # the mem stage came from the disk cache
+
+
+Dump = Callable[[str, ModuleOp], None]
+
+
+def run(module: ModuleOp, plan: Plan = Plan(), *, start: str = "tensor", stop: str = "mem", dump: Dump | None = None,
+        verify: bool = False, instruments: Sequence[Instrument] = (), cache_key: str | None = None) -> Result:  # fmt: skip
+    """Take `module` from stage `start` to stage `stop` in place, as `plan` says.
+
+    dump(stage, module) sees the module after each stage. verify: verify after every pass (else once per
+    stage). cache_key: a key of the module as given and of whatever else decides its mem stage (the
+    target's argument layouts); given, the mem stage is read from and written to the disk cache."""
+    ctx = make_context(ALL_DIALECTS)
+    timing = PassTiming()
+    out = Result()
+    i, j = STAGE_ORDER.index(start), STAGE_ORDER.index(stop)
+    key = cache.make_key("mem", cache_key, plan.matmul, sources_fingerprint()) if cache_key is not None and stop == "mem" else None
+    if key is not None and _from_cache(module, key, out):
+        if dump is not None:
+            dump("mem", module)
+        return out
+    for stage in STAGE_ORDER[max(i, 1) + 1 : j + 1]:
+        t0 = time.perf_counter()
+        run_passes(ctx, module, plan.stage_passes(stage), verify=verify, timing=timing, instruments=instruments)
+        if not verify:
+            module.verify()
+        if stage in ("loop", "mem"):
+            out.lowered = _summarise(module, stage, out.lowered or Lowered())
+        out.seconds[stage] = time.perf_counter() - t0
+        if dump is not None:
+            dump(stage, module)
+    if key is not None:
+        _to_cache(module, key, out.lowered)
+    out.pass_seconds = dict(timing.seconds)
+    return out
+def _summarise(module: ModuleOp, stage: str, out: Lowered) -> Lowered:
     from irc.dialects import loop, memory
     from irc.dialects import tensor as tn
 
     from .fusion.fuse import refusals
-    from .plan_buffers import plan_module
 
-    ctx = make_context(ALL_DIALECTS)
-    run_passes(ctx, module, loop_passes(matmul), verify=verify, timing=timing)
-    out = Lowered()
-    for op in module.walk():
-        if isinstance(op, loop.NestOp):
-            out.kernels += 1
-        elif isinstance(op, loop.ViewOp | tn.ReshapeOp):  # a reshape left at this stage aliases its contiguous source
-            out.views += 1
-        elif op.name.startswith("tn.") and not isinstance(op, tn.DimOp):
-            out.externs.append(op.name)
-    out.refusals = refusals(module)
-    if dump is not None:
-        dump("loop", module)
-    run_passes(ctx, module, MEM[:1], verify=verify, timing=timing)
-    plan = plan_module(module)
-    if verify:
-        module.verify()
-    out.arena_bytes, out.intermediate_bytes, out.in_place = plan.arena_bytes, plan.intermediate_bytes, plan.in_place
-    out.launches = sum(isinstance(op, memory.LaunchOp | memory.ExternOp) for op in module.walk())
-    if dump is not None:
-        dump("mem", module)
+    if stage == "loop":
+        for op in module.walk():
+            if isinstance(op, loop.NestOp):
+                out.kernels += 1
+            elif isinstance(op, loop.ViewOp | tn.ReshapeOp):  # a reshape left at this stage aliases its contiguous source
+                out.views += 1
+            elif op.name.startswith("tn.") and not isinstance(op, tn.DimOp):
+                out.externs.append(op.name)
+        out.refusals = refusals(module)
+    else:
+        out.arena_bytes, out.intermediate_bytes, out.in_place = plan_summary(module)
+        out.launches = sum(isinstance(op, memory.LaunchOp | memory.ExternOp) for op in module.walk())
     return out
+
+
+@functools.cache
+def sources_fingerprint() -> str:
+    """A hash of the sources the mem stage depends on (ir, dialects, lowering, frontend): a cached mem stage
+    is reused only by the very compiler that produced it."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for part in ("ir", "dialects", "lowering", "frontend"):
+        for p in sorted((root / part).rglob("*.py")):
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def _from_cache(module: ModuleOp, key: str, out: Result) -> bool:
+    """Put the cached mem stage in place of the body of `module`, if there is a usable one."""
+    t0 = time.perf_counter()
+    hit = cache.get_json("mem", key)
+    if hit is None:
+        cache_log.info("mem stage not in the disk cache (miss); lowering")
+        return False
+    try:
+        mem = parse_module(make_context(ALL_DIALECTS), hit["mem"])
+        lowered = Lowered(**hit["lowered"])
+    except Exception as e:  # noqa: BLE001 - an unreadable entry is a miss
+        cache_log.warning("cached mem stage unusable (%s); lowering again", e)
+        return False
+    for op in list(module.body.block.ops):
+        op.detach()
+        op.erase()
+    for op in list(mem.body.block.ops):
+        op.detach()
+        module.body.block.add_op(op)
+    module.attributes.update(mem.attributes)
+    cache_log.info("mem stage from the disk cache (hit)")
+    out.lowered, out.cached = lowered, True
+    out.seconds["mem (cached)"] = time.perf_counter() - t0
+    return True
+
+
+def _to_cache(module: ModuleOp, key: str, lowered: Lowered) -> None:
+    try:
+        value = {"mem": print_module(module), "lowered": json.loads(json.dumps(asdict(lowered)))}
+    except (TypeError, ValueError) as e:
+        cache_log.info("mem stage not cached (%s)", e)
+        return
+    cache.put_json("mem", key, value)

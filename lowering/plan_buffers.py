@@ -8,6 +8,7 @@ greedily, largest first, at the lowest 64-byte-aligned offset free for their who
 Intermediates of symbolic size keep their own allocation.
 """
 
+import re
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -165,6 +166,19 @@ def plan_module(module: ModuleOp) -> Plan:
     return total
 
 
+_STATED = re.compile(r"arena (\d+) bytes for \d+ intermediates of (\d+) bytes, (\d+) in place")
+
+
+def plan_summary(module: ModuleOp) -> tuple[int, int, int]:
+    """(arena bytes, intermediate bytes, buffers in place) over the plans the functions of `module` state."""
+    total = [0, 0, 0]
+    for f in module.body.block.ops:
+        if isinstance(f, func.FuncOp) and isinstance(stated := f.attributes.get("irc.plan"), StringAttr):
+            if m := _STATED.match(stated.data):
+                total = [t + int(v) for t, v in zip(total, m.groups())]
+    return total[0], total[1], total[2]
+
+
 @dataclass(frozen=True)
 class PlanBuffersPass(ModulePass):
     """Intermediates into one arena: liveness intervals, in-place reuse, greedy offsets; @main states the plan."""
@@ -175,4 +189,4 @@ class PlanBuffersPass(ModulePass):
         plan_module(module)
 
 
-__all__ = ["Plan", "PlanBuffersPass", "plan_module"]
+__all__ = ["Plan", "PlanBuffersPass", "plan_module", "plan_summary"]

@@ -1,0 +1,63 @@
+"""Where compiled graphs run. Every target implements `Target`; `get(name)` gives the one options name.
+
+    target = targets.get("cpu")
+    run = target.compile(mem_module, args, opts, report)      # run(list_of_arguments) -> list of results
+
+cpu (targets/cpu: llvmlite-JITed loops, library calls for products), triton (targets/triton: generated
+Triton kernels) and reference (targets/reference: xDSL's interpreter, each op given its meaning by torch)
+compile the stage they name in `stage`. A target imports only ir, dialects and the leaves (options,
+report, log, cache): what runs the passes before it is the frontend's business.
+"""
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from xdsl.dialects.builtin import ModuleOp
+
+from irc import report
+from irc.options import Options
+
+from .args import ArgSpec
+
+Run = Callable[[Sequence[Any]], Sequence[Any]]
+
+
+class TargetError(Exception):
+    """The target cannot take this graph (no runtime for it, an unsupported @main); the message says why."""
+
+
+class Target(Protocol):
+    name: str
+    stage: str  # the stage `compile` takes: "mem", or "tensor-opt" for the reference (which runs any stage)
+
+    def conv_timer(self, opts: Options):
+        """select-layout's measurement of a convolution in each layout on this target, or None (estimated)."""
+
+    def matmuls(self, module: ModuleOp, opts: Options) -> tuple[str, ...]:
+        """How to lower the matrix products of this tensor-opt module: one choice, or several to build and
+        `choose` among ("extern": the library's, "loops": generated)."""
+
+    def choose(self, runs: dict[str, Run]) -> tuple[str, str]:
+        """(the choice whose run is fastest, a note saying what was measured), for several `matmuls`."""
+
+    def compile(self, module: ModuleOp, args: list[ArgSpec], opts: Options, rep: report.GraphReport) -> Run:
+        """A runnable graph; raises TargetError when the target cannot take it."""
+
+
+def get(name: str) -> Target:
+    if name == "cpu":
+        from .cpu.target import CpuTarget
+
+        return CpuTarget()
+    if name == "triton":
+        from .triton.target import TritonTarget
+
+        return TritonTarget()
+    if name == "reference":
+        from .reference.target import ReferenceTarget
+
+        return ReferenceTarget()
+    raise ValueError(f"irc: unknown target {name!r}")
+
+
+__all__ = ["ArgSpec", "Run", "Target", "TargetError", "get"]

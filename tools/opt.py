@@ -98,7 +98,7 @@ class IrcOptMain(xDSLOptMain):
         super().register_all_targets()
         self.available_targets = {"mlir": self.available_targets["mlir"]}
         for name in EMITTERS:  # old-style target: (module, output) -> None
-            self.available_targets[name] = lambda module, out, name=name: out.write(emitter(name)(module))
+            self.available_targets[name] = lambda module, out, name=name: out.write(emitter(name, self.args.arch)(module))
 
     def register_all_frontends(self):
         def parse_mlir(io: IO[bytes]) -> ModuleOp:
@@ -135,9 +135,9 @@ class IrcOptMain(xDSLOptMain):
             except reproducer.ReproducerError as e:
                 _usage_error(str(e))
             a.passes, a.seed, a.verify_each, a.input_file = self.replay.pass_spec, self.replay.seed, True, a.run_reproducer
-        if a.target != "mlir":
+        if a.target != "mlir" or a.arch:
             try:
-                emitter(a.target)
+                emitter(a.target, a.arch)
             except TargetUnavailable as e:
                 _usage_error(str(e))
             if a.stage not in (None, EMIT_STAGE):
@@ -178,7 +178,7 @@ class IrcOptMain(xDSLOptMain):
     # -- running the passes --------------------------------------------------------------------------------
     def passes_for(self, module: ModuleOp) -> tuple[ModulePass, ...]:
         a = self.args
-        start = "tensor" if a.model else (a.from_stage or detect_stage(module))
+        start = self.model_stage() if a.model else (a.from_stage or detect_stage(module))
         stop = a.stage or (EMIT_STAGE if a.target != "mlir" else start)
         try:
             return (*stage_passes(start, stop), *self.pipeline.passes)
@@ -328,12 +328,19 @@ class IrcOptMain(xDSLOptMain):
             out.write("".join(f"// {line}\n" for line in (g.title, *g.notes)))
             if a.stage == "fx":
                 out.write("".join(f"// {line}\n" for line in g.stages.get("fx", "").splitlines()))
-            elif "tensor" in g.stages:
+            elif (stage := self.model_stage()) in g.stages:  # the backend's own dump: exactly what it compiled
                 self.chunk_offset = 0
                 self.module_label = f"graph-{g.index}" if len(graphs) > 1 else None
-                module = self.parse_text(g.stages["tensor"], f"<graph {g.index}>")
+                module = self.parse_text(g.stages[stage], f"<graph {g.index}>")
                 self.apply_passes(module)
                 self.output(module, out)
+            else:
+                out.write(f"// the backend did not reach the {stage} stage for this graph\n")
+
+    def model_stage(self) -> str:
+        """The stage --model prints: --stage (the code generators' stage for -t), taken from the backend's dumps."""
+        a = self.args
+        return a.stage or (EMIT_STAGE if a.target != "mlir" else "tensor")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

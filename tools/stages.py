@@ -14,12 +14,12 @@ def detect_stage(module: ModuleOp) -> str:
 
 def stage_passes(start: str, stop: str) -> tuple[ModulePass, ...]:
     """The passes that take IR at stage `start` to stage `stop`; ValueError when `stop` comes first."""
-    from irc.lowering import STAGE_ORDER, STAGES
+    from irc.lowering import Plan
 
-    i, j = STAGE_ORDER.index(start), STAGE_ORDER.index(stop)
-    if j < i:
-        raise ValueError(f"--stage {stop} comes before the input's stage {start} (stages: {', '.join(STAGE_ORDER)})")
-    return tuple(p for stage in STAGE_ORDER[i + 1 : j + 1] for p in STAGES.get(stage, ()))
+    try:
+        return Plan().passes(start, stop)
+    except ValueError as e:
+        raise ValueError(f"--{e}") from None
 
 
 XDSL_SUMMARIES = {"cse": "Common subexpression elimination (xDSL's).", "dce": "Dead code elimination (xDSL's)."}

@@ -21,37 +21,10 @@ from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp
 from irc.dialects import loop, memory
 from irc.ir.types import torch_dtype
 
+from irc.targets.args import ArgSpec
+
 from .affine import Lin, row_major
 from .types import Unsupported
-
-
-@dataclass(frozen=True)
-class ArgSpec:
-    """One @main argument as compiled: a tensor (dtype, sizes, strides: ints or symbolic keys), an index
-    value (an int or a key), or anything else (passed through)."""
-
-    name: str
-    kind: str  # "tensor" | "index" | "other"
-    dtype: torch.dtype | None = None
-    sizes: tuple = ()
-    strides: tuple = ()
-    value: int | str | None = None
-
-    @staticmethod
-    def of(value, name: str = "arg") -> ArgSpec:
-        """From a real or fake tensor, a SymInt or an int (symbolic sizes become their expression's text)."""
-        if isinstance(value, torch.Tensor):
-            return ArgSpec(name, "tensor", value.dtype, tuple(map(_key, value.shape)), tuple(map(_key, value.stride())))
-        if isinstance(value, int | torch.SymInt):
-            return ArgSpec(name, "index", value=_key(value))
-        return ArgSpec(name, "other")
-
-
-def _key(x):
-    if isinstance(x, torch.SymInt):
-        expr = x.node.expr
-        return int(expr) if expr.is_Integer else str(expr)
-    return int(x)
 
 
 @dataclass(frozen=True)
@@ -286,4 +259,4 @@ def plan_graph(module: ModuleOp, args: list[ArgSpec], entry: str = "main") -> Gr
     return Planner(module, args, entry).run()
 
 
-__all__ = ["ArgSpec", "Buf", "Graph", "Root", "Step", "plan_graph"]
+__all__ = ["Buf", "Graph", "Root", "Step", "plan_graph"]

@@ -10,7 +10,7 @@ from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, TensorType
 
 from irc.ir.types import torch_dtype
 
-from .graph import ArgSpec
+from irc.targets.args import ArgSpec
 from .program import Program
 
 

@@ -4,12 +4,12 @@ not emit (it would otherwise run on the reference evaluator and the test would n
 
 import torch
 
-from irc.frontend.cpu_compile import program_for
+from irc.frontend.backend import compile_function
 
 
 def build(fn, *inputs, dynamic: bool = False, strict: bool = True, cache: bool = True, matmul: str = "extern"):
     """(program, constants): call as program([*inputs, *constants])."""
-    program, consts = program_for(fn, *inputs, dynamic=dynamic, cache=cache, matmul=matmul)
+    program, consts = compile_function(fn, *inputs, dynamic=dynamic, strict=True, cache=cache, matmul=matmul)
     if strict:
         kernels = [f for f in program.fallbacks if f[0].startswith("kernel")]
         assert not kernels, f"kernels on the reference evaluator: {kernels}"

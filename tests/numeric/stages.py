@@ -3,8 +3,8 @@
     run_stages(fn, *inputs) -> StageRun   (raises AssertionError naming the pass whose result differs)
 
 The program is traced with make_fx (fake tensors, the backend's decompositions) and imported as
-the backend does; every LOOP pass is followed by a run of the loop-stage reference, bufferize and
-plan-buffers by a run of the mem-stage reference. Outputs are compared with eager's results.
+the backend does, then lowered by the one driver (lowering/pipeline.run) with an instrument that runs
+the loop-stage reference after every loop pass and the mem-stage reference after every mem pass. Outputs are compared with eager's results.
 """
 
 from dataclasses import dataclass, field
@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from irc.dialects import ALL_DIALECTS
 from irc.dialects import loop
 from irc.frontend.decompositions import decomposition_table
 from irc.frontend.fx_import import import_graph
-from irc.ir import make_context, print_module, run_passes
-from irc.lowering import LOOP, MEM, TENSOR_OPT
+from irc.ir import print_module
+from irc.ir.passes import Instrument
+from irc.lowering import pipeline
 from irc.targets.reference import run_module
 from irc.targets.reference.loop import run_loop_module
 from irc.targets.reference.memory import run_mem_module
@@ -65,25 +65,34 @@ def call_inputs(result, inputs) -> list:
     return [*inputs, *result.constants]
 
 
+class _CompareAfterEach(Instrument):
+    """After every loop and mem pass: the IR's text, and its result on the reference against eager's."""
+
+    def __init__(self, args, result, want, texts: dict):
+        self.args, self.result, self.want, self.texts = args, result, want, texts
+        self.mem = {p.name for p in pipeline.Plan().stage_passes("mem")}
+
+    def after(self, p, module) -> None:
+        self.texts[p.name] = print_module(module)
+        stage, runner = ("mem", run_mem_module) if p.name in self.mem else ("loop", run_loop_module)
+        compare(_pick(runner(module, self.args), self.result), self.want, f"{stage} stage after {p.name}")
+
+
 def run_stages(fn, *inputs, dynamic: bool = False, expect=None) -> StageRun:
     want = fn(*inputs) if expect is None else expect
     result = trace(fn, inputs, dynamic)
     module = result.module
     args = call_inputs(result, inputs)
-    ctx = make_context(ALL_DIALECTS)
-    run_passes(ctx, module, TENSOR_OPT)
+    pipeline.run(module, stop="tensor-opt")
     compare(_pick(run_module(module, args), result), want, "tensor-opt")
     out = StageRun(module=module)
-    for p in LOOP:
-        run_passes(ctx, module, [p])
-        out.texts[p.name] = print_module(module)
-        compare(_pick(run_loop_module(module, args), result), want, f"loop stage after {p.name}")
-    out.kernels = sum(isinstance(op, loop.NestOp) for op in module.walk())
-    out.externs = sum(op.name.startswith("tn.") and op.name != "tn.dim" for op in module.walk())
-    for p in MEM:
-        run_passes(ctx, module, [p])
-        out.texts[p.name] = print_module(module)
-        compare(_pick(run_mem_module(module, args), result), want, f"mem stage after {p.name}")
+
+    def at_loop(stage, m):
+        if stage == "loop":
+            out.kernels = sum(isinstance(op, loop.NestOp) for op in m.walk())
+            out.externs = sum(op.name.startswith("tn.") and op.name != "tn.dim" for op in m.walk())
+
+    pipeline.run(module, start="tensor-opt", dump=at_loop, instruments=[_CompareAfterEach(args, result, want, out.texts)])
     return out
 
 

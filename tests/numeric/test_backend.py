@@ -88,7 +88,7 @@ def test_training_step_through_fallbacks_keeps_gradients():
 def test_internal_error_runs_graph_eagerly_unless_strict(monkeypatch):
     from irc.frontend import fx_import
 
-    def broken(gm):
+    def broken(gm, eager_ops=()):
         raise RuntimeError("simulated irc bug")
 
     monkeypatch.setattr(fx_import, "import_graph", broken)

@@ -4,13 +4,13 @@ reference evaluator and the test would not test the generated source)."""
 
 import torch
 
-from irc.frontend.triton_compile import runner_for
+from irc.frontend.backend import compile_function
 from tests.cpu.programs import tolerance
 
 
 def check(fn, *inputs, dynamic: bool = False, more=(), strict: bool = True, **kw):
     """fn through the Triton target equals eager on `inputs` (and on each tuple of `more`, same runner)."""
-    runner, consts = runner_for(fn, *inputs, dynamic=dynamic, **kw)
+    runner, consts = compile_function(fn, *inputs, dynamic=dynamic, target="triton", strict=True, **kw)
     for args in (inputs, *more):
         got = runner([*args, *consts])
         want = fn(*args)

@@ -157,10 +157,10 @@ def test_backend_verify_passes_a_correct_pipeline():
 
 
 def test_backend_verify_reports_the_wrong_pass(monkeypatch):
-    from irc.frontend import backend
+    from irc.lowering import pipeline
     from irc.tools.test_passes import SwapOperandsPass
 
-    monkeypatch.setattr(backend, "TENSOR_OPT", (*backend.TENSOR_OPT, SwapOperandsPass()))
+    monkeypatch.setitem(pipeline.STAGES, "tensor-opt", (*pipeline.TENSOR_OPT, SwapOperandsPass()))
     x, y = torch.randn(4, 8), torch.randn(4, 8)
     out, graphs = _compile(f, x, y)
     torch.testing.assert_close(out, f(x, y))  # the graph ran eagerly: right answers

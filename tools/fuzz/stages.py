@@ -20,9 +20,9 @@ class StageFailure(Exception):
 
 def pipeline() -> list[ModulePass]:
     """tensor -> tensor-opt -> loop -> mem, as irc-opt --stage mem runs it (read at call time: tests may patch)."""
-    from irc.lowering.pipeline import STAGE_ORDER, STAGES
+    from irc.lowering import Plan
 
-    return [p for stage in STAGE_ORDER for p in STAGES.get(stage, ())]
+    return list(Plan().passes())
 
 
 def roundtrip(ctx, text: str, where: str) -> None:

@@ -1,0 +1,43 @@
+"""The Triton target (targets.Target): a mem-stage module -> a TritonRunner whose kernels are generated
+Triton source (runtime.py).
+
+Without a GPU the kernels run under Triton's interpreter (targets/triton sets TRITON_INTERPRET=1 before
+Triton is first imported). A kernel the generator cannot emit or Triton rejects runs on the reference
+evaluator, and the report lists it.
+options={"matmul": "dot"} runs mm/bmm with a tl.dot template that also holds the pointwise kernel after
+it; "extern" (the default) calls torch's kernels. mode="max-autotune" times block sizes with
+triton.autotune.
+"""
+
+import time
+
+from irc import report
+from irc.options import Options
+
+from .. import TargetError
+
+
+class TritonTarget:
+    name = "triton"
+    stage = "mem"
+
+    def conv_timer(self, opts: Options):
+        return None  # select-layout estimates from the flops
+
+    def select_matmul(self, module, args, opts: Options, rep: report.GraphReport, build):
+        return build("loops" if opts.matmul == "loops" else "extern", rep)  # "dot" is the runner's, after lowering
+
+    def compile(self, module, args, opts: Options, rep: report.GraphReport):
+        from . import ensure_interpreter
+
+        ensure_interpreter()
+        from .runtime import TritonRunner  # imports no triton: kernels load it when they are made
+
+        t0 = time.perf_counter()
+        try:
+            runner = TritonRunner(module, autotune=opts.mode == "max-autotune", matmul=opts.matmul, fallbacks=rep.target_fallbacks)
+        except Exception as e:  # noqa: BLE001 - no usable Triton (not installed, no driver)
+            raise TargetError(f"triton runtime: {type(e).__name__}: {e}") from e
+        rep.target, rep.kernels = "triton", runner.kernels
+        rep.stage_seconds["triton"] = time.perf_counter() - t0
+        return runner
