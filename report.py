@@ -31,6 +31,7 @@ class GraphReport:
     mode: str = "default"  # the compile mode (options.MODES)
     python_steps: int | None = None  # cpu: Python-level steps one call runs (a JITed launcher counts as one)
     mode_notes: list[str] = field(default_factory=list)  # cpu: what the mode did (launchers, autotuned choices)
+    kernel_resources: list[str] = field(default_factory=list)  # triton: per kernel and GPU compiled for, registers, spills, shared memory
 
     @property
     def native(self) -> bool:
@@ -72,6 +73,7 @@ class GraphReport:
         elif self.target == "triton":
             lines.append(f"  triton: {self.kernels} generated kernels, {len(self.target_fallbacks)} on the reference evaluator")
             lines += [f"    reference {what}: {reason}" for what, reason in self.target_fallbacks]
+            lines += [f"    {line}" for line in self.kernel_resources]
         elif self.target:
             lines.append(f"  runs on the {self.target} target")
         times = ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in self.stage_seconds.items())

@@ -59,3 +59,9 @@ def dot_heuristic(m: int, n: int, k: int, interpret: bool) -> dict:
 
 
 DOT_CONFIGS = [(32, 32, 32, 2), (64, 64, 32, 4), (128, 64, 32, 4), (64, 128, 32, 4), (128, 128, 32, 8)]
+
+
+def dot_configs(f32: bool) -> list[tuple[int, int, int, int]]:
+    """max-autotune's (BLOCK_M, BLOCK_N, BLOCK_K, num_warps) for the template. f32 products (IEEE, on the FMA units)
+    leave out the 128-row tiles: compiled for sm_80 and sm_90 they spill registers (aot.py); f16/bf16 ones do not."""
+    return [c for c in DOT_CONFIGS if not (f32 and c[0] == 128)]

@@ -70,7 +70,7 @@ class DotLauncher:
         self.autotuned = autotune
         if autotune:
             outs = [a for a in _arg_names(kern) if a == "c" or (a.startswith("out") and "_" not in a)]
-            configs = [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k}, num_warps=w) for m, n, k, w in blocks.DOT_CONFIGS]
+            configs = [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k}, num_warps=w) for m, n, k, w in blocks.dot_configs(kern.arg_types["a"] == "*fp32")]
             extra = {"do_bench": blocks.cpu_bench} if self.interpret else {}
             fn = triton.autotune(configs, key=["M", "N", "K"], restore_value=outs, **extra)(fn)
         self.fn = fn

@@ -21,7 +21,7 @@ from irc.dialects import tensor as tn
 
 from .prelude import PRELUDE
 from .source import _Gen
-from .types import Unsupported, compute_type, storage_type
+from .types import Unsupported, compute_type, pointer_type, storage_type
 
 _NON_EXECUTING = (memory.DimOp, memory.AllocOp, memory.SlotOp, memory.ViewOp, memory.ReshapeOp, memory.ArenaOp, arith.ConstantOp)
 
@@ -102,9 +102,10 @@ class _Epilogue(_Gen):
 
 
 def dot_source(name: str, elem, epilogue: func.FuncOp | None = None, operand: int | None = None,
-               batched: bool = False) -> tuple[str, list]:  # fmt: skip
-    """(kernel text, params of the epilogue kernel) for the template `name` of an mm (bmm when `batched`) of `elem`.
-    The product's dims are the epilogue's: d0, d1 (mm) or d0 (batch), d1, d2 (bmm)."""
+               batched: bool = False) -> tuple[str, list, dict]:  # fmt: skip
+    """(kernel text, params of the epilogue kernel, signature types of the arguments but the block sizes) for the
+    template `name` of an mm (bmm when `batched`) of `elem`. The product's dims are the epilogue's: d0, d1 (mm) or
+    d0 (batch), d1, d2 (bmm)."""
     r = 3 if batched else 2
     sig = [f"{t}{x}" for t in ("a", "b") for x in ("", *(f"_n{k}" for k in range(r)), *(f"_s{k}" for k in range(r)))]
     gen = _Epilogue(epilogue, operand) if epilogue is not None else None
@@ -112,6 +113,8 @@ def dot_source(name: str, elem, epilogue: func.FuncOp | None = None, operand: in
         sig += ["c", *(f"c_n{k}" for k in range(r)), *(f"c_s{k}" for k in range(r))]
     else:
         sig += gen.signature[:-4]  # its buffers and symbols, not its block arguments
+    own = {"a": pointer_type(elem), "b": pointer_type(elem), "c": pointer_type(elem)} | (gen.arg_types if gen else {})
+    arg_types = {n: own.get(n, "i64") for n in [*sig, "M", "N", "K"]}  # sizes and strides are i64
     sig += ["M", "N", "K", "BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr", "BLOCK_K: tl.constexpr"]
     precision = ', input_precision="ieee"' if isinstance(elem, Float32Type) else ""  # f32 stays f32 (no tf32)
     m, n = ("d1", "d2") if batched else ("d0", "d1")
@@ -139,13 +142,13 @@ def dot_source(name: str, elem, epilogue: func.FuncOp | None = None, operand: in
         cb = "d0 * c_s0 + " if batched else ""
         c1, c2 = ("c_s1", "c_s2") if batched else ("c_s0", "c_s1")
         lines.append(f"{ind}tl.store(c + {cb}{m} * {c1} + {n} * {c2}, acc_t{'' if s == c else f'.to({s})'}, mask=xmask)")
-        return "\n".join(lines) + "\n", []
+        return "\n".join(lines) + "\n", [], arg_types
     env: dict = {}
     values = list(gen.nest.yield_op.values)
     gen.emit_ops(lines, ind, env, gen._needed_all(values), "")
     for i, v in enumerate(values):
         gen.store(lines, ind, i, v, env)
-    return "\n".join(lines) + "\n", gen.params
+    return "\n".join(lines) + "\n", gen.params, arg_types
 
 
 @dataclass
@@ -155,6 +158,7 @@ class DotKernel:
     name: str
     kernel: str
     params: list
+    arg_types: dict[str, str]  # every argument but the block sizes -> its Triton signature type
     batched: bool = False
 
     @property
@@ -169,11 +173,11 @@ def dot_kernel(plan: DotPlan, index: int) -> DotKernel:
     base = f"bmm{index}" if batched else f"mm{index}"
     name = base if plan.epilogue is None else f"{base}_{plan.epilogue.sym_name.data}"
     try:
-        text, params = dot_source(name, elem, plan.epilogue, plan.operand, batched)
+        text, params, arg_types = dot_source(name, elem, plan.epilogue, plan.operand, batched)
     except Unsupported:
         if plan.epilogue is None:
             raise
         plan.launch = plan.epilogue = plan.operand = None  # the epilogue stays a kernel of its own
-        text, params = dot_source(base, elem, batched=batched)
+        text, params, arg_types = dot_source(base, elem, batched=batched)
         name = base
-    return DotKernel(name, text, params, batched)
+    return DotKernel(name, text, params, arg_types, batched)

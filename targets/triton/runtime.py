@@ -13,7 +13,9 @@ epilogue is deferred to the epilogue's launch, which runs the template in its pl
 
 Buffers live on the device of the graph's first tensor argument. A kernel the generator cannot emit,
 or whose Triton function fails on its first launch, runs on the reference loop evaluator instead; each
-is listed in `fallbacks` as (kernel, reason), which the compile report shows.
+is listed in `fallbacks` as (kernel, reason), which the compile report shows. With `archs` (keys of aot.ARCHS)
+every kernel is also compiled ahead of time for those GPUs, and `resources` holds a line per kernel and GPU for
+the report (registers, spills, shared memory, or why it does not compile).
 """
 
 import logging
@@ -31,6 +33,7 @@ from irc.targets.reference.tensor import IndexFunctions, TensorFunctions
 
 from irc.targets.reference.loop import extents
 
+from . import aot
 from .launch import DotLauncher, TritonKernel, device_of, overlaps
 from .matmul import dot_kernel, plan_dots
 from .source import kernel_funcs, kernel_source
@@ -132,7 +135,7 @@ class TritonRunner:
     """`TritonRunner(module)(inputs) -> outputs` for a mem-stage module; the arena persists across calls."""
 
     def __init__(self, module: ModuleOp, *, autotune: bool = False, matmul: str = "extern", fallbacks: list | None = None,
-                 entry: str = "main"):  # fmt: skip
+                 entry: str = "main", archs: tuple[str, ...] = ()):  # fmt: skip
         self.entry = entry
         self.fallbacks = fallbacks if fallbacks is not None else []
         kernels: dict[str, TritonKernel] = {}
@@ -153,6 +156,7 @@ class TritonRunner:
             nest = next(o for o in fn.body.block.ops if hasattr(o, "outs") and o.outs)
             kernels[name] = TritonKernel(src, nest, autotune=autotune)
         self.kernels = len(kernels) + len(dots)
+        self.resources = aot.summary(aot.launchables(module, autotune, matmul == "dot"), archs) if archs else []
         self.functions = TritonMemFunctions(module, kernels, self.fallbacks, dots)
         self.interpreter = Interpreter(module)
         for functions in (FuncFunctions(), IndexFunctions(), TensorFunctions(), LoopFunctions(), self.functions):

@@ -33,7 +33,7 @@ from .affine import INF, Printer, bounds
 from .ops import emit_op
 from .prelude import PRELUDE
 from .reduce import FLOAT_COMBINE, INT_COMBINE, identity, identity_value, lanes_reduce
-from .types import Unsupported, compute_type, is_float, literal, storage_type
+from .types import Unsupported, compute_type, is_float, literal, pointer_type, storage_type
 
 SINGLE_MAX = 4096  # the widest static row kept whole in registers
 
@@ -46,6 +46,7 @@ class KernelSource:
     mode: str  # "pointwise" | "single" | "looped"
     params: list[tuple[str, int]]  # per func argument: ("buffer", rank) or ("index", 0)
     rblock: int | None  # single: the static RBLOCK
+    arg_types: dict[str, str]  # every argument but the block sizes -> its Triton signature type ("*fp32", "i64")
 
     @property
     def text(self) -> str:
@@ -64,6 +65,7 @@ class _Gen:
         self.names: dict = {}
         self.params: list[tuple[str, int]] = []
         sig: list[str] = []
+        types: list[str] = []
         counts = {"in": 0, "out": 0, "s": 0}
         for a in fn.body.block.args:
             if isinstance(a.type, MemRefType):
@@ -73,15 +75,18 @@ class _Gen:
                 rank = len(a.type.get_shape())
                 self.params.append(("buffer", rank))
                 sig += [name, *(f"{name}_n{k}" for k in range(rank)), *(f"{name}_s{k}" for k in range(rank))]
+                types += [pointer_type(a.type.get_element_type()), *["i64"] * (2 * rank)]
             elif isinstance(a.type, IndexType):
                 name = f"s{counts['s']}"
                 counts["s"] += 1
                 self.params.append(("index", 0))
                 sig.append(name)
+                types.append("i64")
             else:
                 raise Unsupported(f"kernel argument of type {a.type}")
             self.names[a] = name
         self.signature = [*sig, "xnumel", "rnumel", "XBLOCK: tl.constexpr", "RBLOCK: tl.constexpr"]
+        self.arg_types = dict(zip(self.signature, [*types, "i64", "i64"]))  # sizes and strides as launched when large
         self.syms = [self.names[s] for s in nest.symbols]
         self.P, self.R = nest.parallel_dims(), nest.reduction_dims()
         ext = nest.extents
@@ -281,7 +286,8 @@ class _Gen:
             self.emit_ops(lines, ind, env, wanted, "")
             for i, v in enumerate(values):
                 self.store(lines, ind, i, v, env)
-        return KernelSource(self.fn.sym_name.data, "\n".join(lines) + "\n", self.mode, self.params, self.rblock)
+        return KernelSource(self.fn.sym_name.data, "\n".join(lines) + "\n", self.mode, self.params, self.rblock,
+                            self.arg_types)
 
     def _needed_all(self, roots) -> set:
         """Every value the roots depend on, through reductions too."""

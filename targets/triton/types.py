@@ -39,6 +39,16 @@ def storage_type(t) -> str:
     return compute_type(t)
 
 
+# storage dtype -> its name in a Triton signature (triton.compile's ASTSource, ahead-of-time compiles: aot.py)
+_SIGNATURE = {"tl.float16": "fp16", "tl.bfloat16": "bf16", "tl.float32": "fp32", "tl.float64": "fp64", "tl.int1": "i1",
+              **{f"tl.{s}int{w}": f"{s[:1] or 'i'}{w}" for s in ("", "u") for w in (8, 16, 32, 64)}}  # fmt: skip
+
+
+def pointer_type(t) -> str:
+    """The Triton signature type of a pointer to elements of xDSL type `t` ("*fp32", "*i1", ...)."""
+    return "*" + _SIGNATURE[storage_type(t)]
+
+
 def unsigned_type(t) -> str:
     """The unsigned `tl` dtype with the bits of integer type `t` (bool stays bool)."""
     c = compute_type(t)
