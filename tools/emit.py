@@ -6,7 +6,8 @@ putting its function here (tools may import targets; targets never import tools)
 
     EMITTERS["llvm"] = lambda module: irc.targets.cpu.emit.llvm_ir(module)
 
-`mlir`, the default, prints the IR itself and is not listed here.
+`mlir`, the default, prints the IR itself and is not listed here. `--arch` (triton only) also compiles each kernel
+ahead of time for those GPU architectures and prints its registers, spills and shared memory.
 """
 
 from collections.abc import Callable
@@ -27,10 +28,10 @@ EMITTERS: dict[str, Emitter | None] = {
 }
 
 
-def _triton(module: ModuleOp) -> str:
+def _triton(module: ModuleOp, archs: tuple[str, ...] = ()) -> str:
     from irc.targets.triton.emit import triton_source
 
-    return triton_source(module)
+    return triton_source(module, archs)
 
 
 EMITTERS["triton"] = _triton
@@ -42,8 +43,18 @@ class TargetUnavailable(Exception):
     pass
 
 
-def emitter(name: str) -> Emitter:
+def emitter(name: str, arch: str | None = None) -> Emitter:
+    """The emitter of target `name`; `arch` (-t triton only): comma-separated GPU architectures to compile for."""
+    if arch is not None and name != "triton":
+        raise TargetUnavailable(f"--arch compiles Triton kernels for a GPU: it needs -t triton, not -t {name}")
     fn = EMITTERS.get(name)
     if fn is None:
         raise TargetUnavailable(f"target '{name}' is not available yet (irc-opt can print: mlir)")
-    return fn
+    if arch is None:
+        return fn
+    from irc.targets.triton.aot import ARCHS
+
+    archs = tuple(arch.split(","))
+    if unknown := [a for a in archs if a not in ARCHS]:
+        raise TargetUnavailable(f"unknown --arch {', '.join(unknown)}; valid: {', '.join(ARCHS)}")
+    return lambda module: _triton(module, archs)

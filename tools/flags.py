@@ -32,6 +32,9 @@ examples:
   irc-opt --model my_models.py:build --inputs 8x3x32x32xf32 --stage fx
   irc-opt --model irc.tools.examples.mlp:gelu_residual --inputs 8x64xf32,8x64xf32 --dynamic --stage loop
   irc-opt -t llvm --stage mem model.mlir               target code (once the llvm/triton targets exist)
+  irc-opt -t triton --arch sm_80,sm_90,gfx942 model.mlir
+                                                       Triton kernels, each compiled for those GPUs (no
+                                                       device needed): registers, spills, shared memory
 
 exit codes: 0 success; 1 any error (located `file:line:col: error:` for bad IR, no traceback
 unless --debug), a --verify-each mismatch, or a --verify-diagnostics mismatch.
@@ -58,6 +61,9 @@ def register(parser: argparse.ArgumentParser, stages: tuple[str, ...], passes: l
          help="passes to run after the stage passes: `a,b{opt=1}` (a builtin.module(...) wrapper is accepted)")
     _add(parser, "-t", "--emit", "--target", dest="target", default="mlir", choices=["mlir", *targets], metavar="TARGET",
          help=f"what to print: mlir (default) or target code ({', '.join(targets)}) generated from the mem stage")
+    parser.add_argument("--arch", default=None, metavar="ARCH[,ARCH]",
+                        help="with -t triton: compile every kernel for these GPUs (sm_80, sm_90, gfx942; no device needed) "
+                        "and print its registers, spills and shared memory")
     parser.add_argument("--stage", choices=stages, default=None, metavar="NAME",
                         help=f"stop after this stage and print it: {', '.join(stages)} (default: the input's stage)")
     parser.add_argument("--from-stage", choices=tn_stages, default=None, metavar="NAME",
