@@ -1,6 +1,7 @@
 """mode="max-autotune": each launch of a static graph measured in a few variants, the fastest kept.
 
-    notes = tune(program)     # sets launch.lanes / .tile / .min_work; True when anything differs
+    choices, notes = tune(compiled, executor, use_cache)   # Choices off the defaults (None: none), report lines
+    compiled.build(choices)                                 # the caller applies them
 
 Variants per launch, in two rounds. First the vector width (half, the host's own, double and four
 times: LLVM splits a wider vector into several registers per op, i.e. the body unrolled with that
@@ -13,7 +14,7 @@ once for all launches it changes; the launches run on the program's own arena an
 of the compiled sizes, every variant of one launch in turn (round-robin, so load from other
 processes hits all alike), medians decide, and a variant must beat the incumbent by MARGIN to be
 taken (launches under SMALL_S are left alone: there the call's own overhead and noise decide). The
-whole search is bounded by BUDGET_S seconds. Choices are stored in the on-disk cache (cache.py, kind
+whole search is bounded by BUDGET_S seconds. Choices are stored in the on-disk cache (irc/cache.py, kind
 "autotune") keyed by the graph's default LLVM module, the CPU, the thread count and the versions, so a
 second process (or a second compile of the same graph) measures nothing: STATS counts both.
 
@@ -23,14 +24,16 @@ before the kernels exist: choose_program below measures whole programs built bot
 
 from __future__ import annotations
 
-import ctypes
 import time
 from functools import partial
 
 import torch
 from llvmlite import ir
 
-from . import cache, jit, launcher, parallel, steps
+from irc import cache
+
+from . import jit, launcher, parallel, steps
+from .compiled import SERIAL, SIG, Choices, Variant
 from .emit import emit_kernel
 from .tiles import DEFAULT_TILE, Tile
 from .externs import measure
@@ -39,21 +42,20 @@ BUDGET_S = 3.0  # seconds of measurement per graph, at most (compiling the varia
 MARGIN = 0.9  # a variant is taken only when its median is below MARGIN x the default's
 SMALL_S = 2e-6  # a launch whose default takes less than this is left alone: call overhead and noise dominate
 STATS = {"measured": 0, "disk_hits": 0, "compile_s": 0.0}  # compile_s: the last search's variant compiles
-SIG = (None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 # rows x columns per item: small square blocks for transposed reads, wide short ones for matmul panels
 TILES = (Tile(4, 1024), Tile(8, 64), Tile(16, 128), Tile(32, 32))
 VERSION = "2"  # of the record's layout
 SMALL_MACS = 1 << 18  # products up to this many multiply-adds are measured generated against the library
 
 
-def _key(prog) -> str:
-    return cache.make_key("autotune", VERSION, prog.llvm_ir, jit.host().cpu, str(parallel.num_threads()), jit.versions())
+def _key(compiled) -> str:
+    return cache.make_key("autotune", VERSION, compiled.llvm_ir, jit.host().cpu, str(parallel.num_threads()), jit.versions())
 
 
-def _inputs(prog) -> list:
+def _inputs(compiled) -> list:
     g = torch.Generator().manual_seed(0)
     out = []
-    for s in prog.g.args:
+    for s in compiled.g.args:
         if s.kind == "tensor":
             t = torch.empty_strided(s.sizes, s.strides, dtype=s.dtype)
             if s.dtype.is_floating_point:
@@ -66,41 +68,41 @@ def _inputs(prog) -> list:
     return out
 
 
-def _lanes_variants(prog) -> dict[int, object]:
+def _lanes_variants(compiled, use_cache: bool) -> dict[int, object]:
     """lanes -> compiled module holding every launch at that width (launch fnames per width in .fnames)."""
-    libs = {}
-    for lanes in sorted({max(4, prog.lanes // 2), prog.lanes, prog.lanes * 2, prog.lanes * 4}):
+    libs, n = {}, compiled.lanes
+    for lanes in sorted({max(4, n // 2), n, n * 2, n * 4}):
         mod = ir.Module(f"irc_tune_{lanes}")
-        prog.emit_kernels(mod, lambda ln, lanes=lanes: (lanes, DEFAULT_TILE))
-        fnames = [ln.fname for ln in prog.launches]
+        fnames = [fname for fname, _ in compiled.emit_kernels(mod, lambda ln, lanes=lanes: (lanes, DEFAULT_TILE))]
         if not any(fnames):
             continue
-        lib = jit.compile_module(mod)
+        lib = jit.compile_module(mod, use_cache=use_cache)
         lib.fnames = fnames
         libs[lanes] = lib
     return libs
 
 
-def _tile_variants(prog, lanes: list[int]) -> dict[Tile, object]:
+def _tile_variants(compiled, lanes: list[int], use_cache: bool) -> dict[Tile, object]:
     """tile -> compiled module holding each launch with a parallel innermost dim (at lanes[j]) in that tile,
     the default tile and TILES; .fnames and .plans per launch (None where the launch is not tiled)."""
     libs = {}
-    tiled = [j for j, ln in enumerate(prog.launches) if ln.fn is not None and ln.plan["chunk"] is not None]
+    tiled = [j for j, ln in enumerate(compiled.launches) if ln.fn is not None and ln.plan["chunk"] is not None]
     if not tiled:
         return libs
     for tile in (DEFAULT_TILE, *TILES):
-        mod, fnames, plans = ir.Module(f"irc_tile_{tile.rows}x{tile.cols}"), [None] * len(prog.launches), [None] * len(prog.launches)
+        n = len(compiled.launches)
+        mod, fnames, plans = ir.Module(f"irc_tile_{tile.rows}x{tile.cols}"), [None] * n, [None] * n
         for j in tiled:
-            ln = prog.launches[j]
+            ln = compiled.launches[j]
             fnames[j] = f"t{j}"
-            plans[j] = emit_kernel(mod, fnames[j], prog.g.kernels[ln.key[0]], ln.params, lanes[j], tile)
-        lib = jit.compile_module(mod)
+            plans[j] = emit_kernel(mod, fnames[j], compiled.g.kernels[ln.key[0]], ln.params, lanes[j], tile)
+        lib = jit.compile_module(mod, use_cache=use_cache)
         lib.fnames, lib.plans = fnames, plans
         libs[tile] = lib
     return libs
 
 
-def _candidates(prog, fn, plan, syms, argv, threads):
+def _candidates(compiled, fn, plan, syms, argv, threads):
     """{parallel?: call} for one kernel function: serial and, where it has two items or more, on the pool."""
     count = steps.counter(plan, syms)
     if not isinstance(count, tuple) or count[0] <= 0:
@@ -108,7 +110,7 @@ def _candidates(prog, fn, plan, syms, argv, threads):
     items, work = count
     out = {False: partial(fn, 0, items, argv)}
     if items >= 2 and threads > 1:
-        out[True] = partial(prog.parallel, fn, 0, items, argv, work_per_item=work, align=1, min_work=0)
+        out[True] = partial(compiled.parallel, fn, 0, items, argv, work_per_item=work, align=1, min_work=0)
     return out
 
 
@@ -123,63 +125,61 @@ def _race(cands: dict, base, deadline: float):
     return best, times
 
 
-def _measure(prog) -> tuple[list[list], dict]:
-    """Per launch [lanes, parallel, note, tile] of the fastest variant ([None, None, None, None]: the default's)."""
-    chosen = [[None, None, None, None] for _ in prog.launches]
-    saved = [(ln.fname, ln.plan) for ln in prog.launches]
+def _measure(compiled, executor, use_cache: bool) -> tuple[list[list], dict]:
+    """Per launch [lanes, parallel, note, tile] of the fastest variant ([None, None, None, None]: the default's),
+    and the per-sgemm_ record of _measure_mm. The launches run on a context of `executor` (compiled's)."""
+    chosen = [[None, None, None, None] for _ in compiled.launches]
     t0 = time.perf_counter()
-    libs = _lanes_variants(prog)
+    libs = _lanes_variants(compiled, use_cache)
     STATS["compile_s"] = time.perf_counter() - t0
-    for ln, (fname, plan) in zip(prog.launches, saved):
-        ln.fname, ln.plan = fname, plan
-    cx = prog._context()
-    prog._bind(cx, _inputs(prog))
+    cx = executor.context()
+    executor.bind(cx, _inputs(compiled))
     for step in cx.steps:  # fill every buffer once, as a call would
         step()
-    index = {id(st): i for i, st in enumerate(prog.g.steps)}
+    index = {id(st): i for i, st in enumerate(compiled.g.steps)}
     threads = parallel.num_threads()
     deadline = time.perf_counter() + BUDGET_S
     incumbent = {}  # launch -> (lanes, parallel) after the first round
-    for j, ln in enumerate(prog.launches):
+    for j, ln in enumerate(compiled.launches):
         if ln.fn is None or time.perf_counter() > deadline:
             continue
         argv, cands = cx.argv[index[id(ln.step)]], {}
         for lanes, lib in libs.items():
             if lib.fnames[j] is not None:
                 fn = lib.function(lib.fnames[j], *SIG)
-                for par, call in _candidates(prog, fn, ln.plan, ln.step.syms, argv, threads).items():
+                for par, call in _candidates(compiled, fn, ln.plan, ln.step.syms, argv, threads).items():
                     cands[(lanes, par)] = call
         count = steps.counter(ln.plan, ln.step.syms)
         if not isinstance(count, tuple) or count[0] <= 0:
             continue
         items, work = count
-        base = (prog.default_lanes(ln), items * work >= prog.min_work and items >= 2 and threads > 1)
+        base = (compiled.default_lanes(ln), items * work >= compiled.min_work and items >= 2 and threads > 1)
         best, times = _race(cands, base, deadline)
         if best is not None:
             us = ", ".join(f"{lanes}{'p' if par else ''} {t * 1e6:.1f}" for (lanes, par), t in times.items())
             chosen[j] = [best[0], best[1], f"{ln.key[0]}: {best[0]} lanes, {'parallel' if best[1] else 'serial'} (median us: {us})", None]
         incumbent[j] = best or base
-    _measure_tiles(prog, cx, index, chosen, incumbent, deadline)
-    return chosen, _measure_mm(prog, cx, deadline)
+    _measure_tiles(compiled, cx, index, chosen, incumbent, deadline, use_cache)
+    return chosen, _measure_mm(compiled, cx, deadline)
 
 
-def _measure_tiles(prog, cx, index, chosen, incumbent, deadline) -> None:
+def _measure_tiles(compiled, cx, index, chosen, incumbent, deadline, use_cache: bool) -> None:
     """The second round: tile sizes for launches with a parallel innermost dim, at the lanes the first chose."""
-    lanes = [incumbent.get(j, (prog.default_lanes(ln),))[0] for j, ln in enumerate(prog.launches)]
+    lanes = [incumbent.get(j, (compiled.default_lanes(ln),))[0] for j, ln in enumerate(compiled.launches)]
     if time.perf_counter() > deadline:
         return
     t0 = time.perf_counter()
-    libs = _tile_variants(prog, lanes)
+    libs = _tile_variants(compiled, lanes, use_cache)
     STATS["compile_s"] += time.perf_counter() - t0
     deadline += time.perf_counter() - t0  # compiling the variants is not measuring
     threads = parallel.num_threads()
-    for j, ln in enumerate(prog.launches):
+    for j, ln in enumerate(compiled.launches):
         if j not in incumbent or time.perf_counter() > deadline or not any(lib.fnames[j] for lib in libs.values()):
             continue
         argv, base, cands = cx.argv[index[id(ln.step)]], (DEFAULT_TILE, incumbent[j][1]), {}
         for tile, lib in libs.items():  # the default tile among them: the incumbent at the lanes it chose
             fn = lib.function(lib.fnames[j], *SIG)
-            for par, call in _candidates(prog, fn, lib.plans[j], ln.step.syms, argv, threads).items():
+            for par, call in _candidates(compiled, fn, lib.plans[j], ln.step.syms, argv, threads).items():
                 cands[(tile, par)] = call
         best, times = _race(cands, base, deadline)
         if best is None:
@@ -194,16 +194,16 @@ def _tile_name(t: Tile) -> str:
     return "default" if t == DEFAULT_TILE else f"{t.rows}x{t.cols}"  # the default: the emitter's own choice (tiles.py)
 
 
-def _measure_mm(prog, cx, deadline) -> dict[str, list]:
+def _measure_mm(compiled, cx, deadline) -> dict[str, list]:
     """Per native sgemm_ of the launchers (step index): [MKL threads, note] when one thread beats MKL's own choice."""
-    p, threads = prog._native_plan, parallel.num_threads()
-    if p is None or threads < 2 or "MKL_Set_Num_Threads_Local" not in launcher._blas():
+    p, threads = compiled.launch_plan, parallel.num_threads()
+    if p is None or threads < 2 or "MKL_Set_Num_Threads_Local" not in launcher.blas():
         return {}
     out = {}
     for i in [what[1] for seg in p.segments for what in seg if what[0] == "mm"]:
         if time.perf_counter() > deadline:
             break
-        st = prog.g.steps[i]
+        st = compiled.g.steps[i]
         a, b, c = (steps.tensor_of(cx, buf) for buf in (*st.ins, st.outs[0]))
         cands = {"mkl": launcher.sgemm_call(st, a, b, c), 1: launcher.sgemm_call(st, a, b, c, threads=1)}
         times = measure(cands, reps=9, budget_s=max(0.02, min(0.3, deadline - time.perf_counter())))
@@ -214,36 +214,33 @@ def _measure_mm(prog, cx, deadline) -> dict[str, list]:
     return out
 
 
-def tune(prog, use_cache: bool = True) -> tuple[bool, list[str]]:
-    """Choose each launch's variant (from the disk cache when this graph was tuned before); (changed, notes)."""
-    key = _key(prog)
-    rec = cache.get_json("autotune", key) if use_cache and cache.is_enabled() else None
-    if rec is not None and len(rec.get("launches", ())) == len(prog.launches) and "mm" in rec:
+def tune(compiled, executor, use_cache: bool) -> tuple[Choices | None, list[str]]:
+    """Each launch's variant for `compiled` (built in the defaults), measured on contexts of `executor` or taken
+    from the disk cache when this graph was tuned before: (Choices, None when every default stays; report lines)."""
+    key = _key(compiled)
+    rec = cache.get_json("autotune", key) if use_cache else None
+    if rec is not None and len(rec.get("launches", ())) == len(compiled.launches) and "mm" in rec:
         STATS["disk_hits"] += 1
         source = "from the disk cache"
     else:
         t0 = time.perf_counter()
-        launches, mm = _measure(prog)
+        launches, mm = _measure(compiled, executor, use_cache)
         rec = {"launches": launches, "mm": mm}
         STATS["measured"] += 1
         spent = time.perf_counter() - t0
         source = f"measured in {spent:.2f} s, of which {STATS['compile_s']:.2f} s compiling the variants"
-        if use_cache and cache.is_enabled() and cache.quiet():
+        if use_cache and cache.quiet():
             cache.put_json("autotune", key, rec)
-    changed = False
-    for ln, (lanes, par, _, tile) in zip(prog.launches, rec["launches"]):
-        if lanes is None:
-            continue
-        ln.lanes = lanes if lanes != prog.default_lanes(ln) else None
-        ln.min_work = 0 if par else 1 << 62
-        ln.tile = Tile(*tile) if tile else DEFAULT_TILE
-        changed = True
-    for i, (threads, _) in rec["mm"].items():
-        prog.mm_threads[int(i)] = threads
-        changed = True
+    variants = [
+        Variant() if lanes is None else
+        Variant(lanes if lanes != compiled.default_lanes(ln) else None, 0 if par else SERIAL, Tile(*tile) if tile else DEFAULT_TILE)
+        for ln, (lanes, par, _, tile) in zip(compiled.launches, rec["launches"])
+    ]  # fmt: skip
+    mm_threads = {int(i): threads for i, (threads, _) in rec["mm"].items()}
+    changed = any(lanes is not None for lanes, *_ in rec["launches"]) or bool(mm_threads)
     notes = [note for _, _, note, _ in rec["launches"] if note]
-    head = f"autotune ({source}): {len(notes)} of {len(prog.launches)} launches, {len(rec['mm'])} matmuls off the default"
-    return changed, [head, *notes, *(note for _, note in rec["mm"].values())]
+    head = f"autotune ({source}): {len(notes)} of {len(compiled.launches)} launches, {len(rec['mm'])} matmuls off the default"
+    return Choices(variants, mm_threads) if changed else None, [head, *notes, *(note for _, note in rec["mm"].values())]
 
 
 def matmul_key(*parts: str) -> str:
@@ -257,7 +254,7 @@ def choose_program(programs: dict) -> tuple[str, str]:
     from torch._subclasses.fake_tensor import unset_fake_temporarily
 
     with unset_fake_temporarily():  # compiling runs under Dynamo's fake mode: measuring needs real tensors
-        inputs = _inputs(next(iter(programs.values())))
+        inputs = _inputs(next(iter(programs.values())).compiled)
         times = measure({label: partial(p, inputs) for label, p in programs.items()}, reps=15, budget_s=BUDGET_S / 3)
     label = min(times, key=times.get)
     if times[label] >= MARGIN * times[next(iter(times))]:

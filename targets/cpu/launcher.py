@@ -39,7 +39,7 @@ FRAME, SGEMM, CTL, TASK, TRAMP, POOL_LAUNCH, MKL_LOCAL, ARGV0 = range(8)  # env 
 
 
 @functools.cache
-def _blas() -> dict[str, int]:
+def blas() -> dict[str, int]:
     """Addresses in torch's own library: MKL's sgemm_ (LP64, Fortran convention) and MKL_Set_Num_Threads_Local (the C
     one: the lowercase symbol is the Fortran interface, taking a pointer)."""
     path = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
@@ -57,7 +57,7 @@ def _blas() -> dict[str, int]:
 
 
 def sgemm_address() -> int | None:
-    return _blas().get("sgemm_")
+    return blas().get("sgemm_")
 
 
 @dataclass
@@ -83,7 +83,7 @@ def _mm_layout(rows: int, cols: int, s0: int, s1: int):
     return None
 
 
-def _mm_native(prog, st) -> str | None:
+def _mm_native(st) -> str | None:
     """None when this extern can be one sgemm_ call, else why not."""
     inner = [o for o in st.op.body.block.ops if not isinstance(o, memory.YieldOp)]
     if len(inner) != 1 or not isinstance(inner[0], tn.MmOp):
@@ -106,10 +106,10 @@ def _mm_native(prog, st) -> str | None:
     return None
 
 
-def plan(prog) -> Plan:
-    """Decide, per step of prog.g (a static graph), who runs it."""
-    p, cur = Plan(), []
-    launches = iter(prog.launches)
+def plan(compiled) -> Plan:
+    """Decide, per step of compiled.g (a static graph, its kernels emitted), who runs it."""
+    p, cur, g = Plan(), [], compiled.g
+    launches = iter(compiled.launches)
 
     def close():
         if cur:
@@ -117,10 +117,10 @@ def plan(prog) -> Plan:
             p.segments.append(list(cur))
             cur.clear()
 
-    for i, st in enumerate(prog.g.steps):
+    for i, st in enumerate(g.steps):
         ln = next(launches) if st.kind == "launch" else None
         why = None
-        if st.kind == "alloc" and all(q.static for q in (*prog.g.roots[st.root].buf.sizes, *prog.g.roots[st.root].buf.strides)):
+        if st.kind == "alloc" and all(q.static for q in (*g.roots[st.root].buf.sizes, *g.roots[st.root].buf.strides)):
             p.order.insert(0, ("alloc", i))  # a fresh static output: nothing before it refers to it
             continue
         if st.kind == "launch":
@@ -128,10 +128,10 @@ def plan(prog) -> Plan:
                 why = "kernel on the reference evaluator"
             else:
                 count = steps.counter(ln.plan, st.syms)
-                mw = prog.min_work if ln.min_work is None else ln.min_work
+                mw = compiled.min_work_for(ln)
                 if not isinstance(count, tuple):
                     why = "launch with runtime sizes"
-                elif count[0] * count[1] >= mw and prog.externs:
+                elif count[0] * count[1] >= mw and compiled.has_externs:
                     why = "large launch in a graph with library externs (blocking pool)"
                 elif count[0] * count[1] >= mw and not (parallel.USE_NATIVE and nativepool.supported()):
                     why = "large launch without the native pool"
@@ -142,7 +142,7 @@ def plan(prog) -> Plan:
                     p.launches += 1
                     continue
         elif st.kind == "extern":
-            why = _mm_native(prog, st)
+            why = _mm_native(st)
             if why is None:
                 cur.append(("mm", i))
                 continue
@@ -158,7 +158,7 @@ def plan(prog) -> Plan:
 
 
 # -- code -------------------------------------------------------------------------------------------
-def emit(prog, mod: ir.Module, p: Plan) -> list[str]:
+def emit(compiled, mod: ir.Module, p: Plan) -> list[str]:
     """Add `seg<i>` for each segment of `p` to `mod` (which holds the kernels); their names."""
     names = []
     for s, seg in enumerate(p.segments):
@@ -171,28 +171,29 @@ def emit(prog, mod: ir.Module, p: Plan) -> list[str]:
             return b.load(b.gep(env, [ir.Constant(I64, k)]))
 
         for what in seg:
-            st = prog.g.steps[what[1]]
+            st = compiled.g.steps[what[1]]
             if what[0] == "mm":
-                _emit_mm(b, slot, st, prog, what[1])
+                _emit_mm(b, slot, st, compiled, what[1])
             else:
-                _emit_launch(b, slot, mod, prog, st, what[2])
+                _emit_launch(b, slot, mod, compiled, st, what[2], p.launches)
         b.ret_void()
         names.append(fn.name)
     return names
 
 
-def _launch_of(prog, st):
-    return next(ln for ln in prog.launches if ln.step is st)
+def _launch_of(compiled, st):
+    return next(ln for ln in compiled.launches if ln.step is st)
 
 
-def _emit_launch(b, slot, mod, prog, st, j):
-    ln = _launch_of(prog, st)
+def _emit_launch(b, slot, mod, compiled, st, j, launches):
+    """The call of launch j (of the plan's `launches`: env holds their argv addresses, then their parts)."""
+    ln = _launch_of(compiled, st)
     kfn = mod.get_global(ln.fname)
     items, work = steps.counter(ln.plan, st.syms)
     argv = b.inttoptr(slot(ARGV0 + j), kfn.args[2].type)
     if items <= 0:
         return
-    if items * work < (prog.min_work if ln.min_work is None else ln.min_work):
+    if items * work < compiled.min_work_for(ln):
         b.call(kfn, [ir.Constant(I64, 0), ir.Constant(I64, items), argv])
         return
     # the native pool: publish (tramp_1, fn, argv of the task, start, end, parts, align, pad, argv) and launch;
@@ -207,7 +208,7 @@ def _emit_launch(b, slot, mod, prog, st, j):
     put(2, b.ptrtoint(b.gep(task, [ir.Constant(I64, 8)]), I64))
     put(3, ir.Constant(I64, 0))
     put(4, ir.Constant(I64, items))
-    put(5, slot(ARGV0 + prog._native_plan.launches + j))
+    put(5, slot(ARGV0 + launches + j))
     put(6, ir.Constant(I64, 1))
     put(8, slot(ARGV0 + j))
     launch_ty = ir.FunctionType(VOID, [I32.as_pointer(), I64.as_pointer()])
@@ -234,7 +235,7 @@ def sgemm_call(st, a, b, c, threads: int | None = None):
             ctypes.c_int32(lda), ctypes.c_int32(ldb), ctypes.c_float(0.0), ctypes.c_int32(ldc)]  # fmt: skip
     r = [ctypes.addressof(x) for x in keep]
     args = (*r[:6], b.data_ptr(), r[6], a.data_ptr(), r[7], r[8], c.data_ptr(), r[9])
-    local = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(_blas()["MKL_Set_Num_Threads_Local"]) if threads else None
+    local = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(blas()["MKL_Set_Num_Threads_Local"]) if threads else None
 
     def call(keep=keep):  # keep: the argument cells live as long as the callable
         if local is None:
@@ -246,13 +247,13 @@ def sgemm_call(st, a, b, c, threads: int | None = None):
     return call
 
 
-def _emit_mm(b, slot, st, prog, i):
+def _emit_mm(b, slot, st, compiled, i):
     a, bb, c = st.ins[0], st.ins[1], st.outs[0]
     ta, tb, n, m, k, lda, ldb, ldc = mm_args(st)
     frame = b.inttoptr(slot(FRAME), I64.as_pointer())
 
     def addr(buf):  # the root's address (its cell) plus the static offset
-        base = b.load(b.gep(frame, [ir.Constant(I64, prog.g.roots[buf.root].cell)]))
+        base = b.load(b.gep(frame, [ir.Constant(I64, compiled.g.roots[buf.root].cell)]))
         return b.inttoptr(b.add(base, ir.Constant(I64, buf.offset.const * 4)), F32.as_pointer())
 
     def const(ty, v):
@@ -264,7 +265,7 @@ def _emit_mm(b, slot, st, prog, i):
     args = [const(i8, ord(ta)), const(i8, ord(tb)), const(I32, n), const(I32, m), const(I32, k), const(F32, 1.0),
             addr(bb), const(I32, lda), addr(a), const(I32, ldb), const(F32, 0.0), addr(c), const(I32, ldc)]  # fmt: skip
     ty = ir.FunctionType(VOID, [x.type for x in args])
-    threads = prog.mm_threads.get(i)  # max-autotune's MKL thread count for this product
+    threads = compiled.mm_threads.get(i)  # max-autotune's MKL thread count for this product
     if threads:
         local = b.inttoptr(slot(MKL_LOCAL), ir.FunctionType(I32, [I32]).as_pointer())
         prev = b.call(local, [ir.Constant(I32, threads)])
@@ -274,54 +275,63 @@ def _emit_mm(b, slot, st, prog, i):
 
 
 # -- a context's launchers ----------------------------------------------------------------------------
-class Bound:
-    """A context's call sequence under reduce-overhead, and the env its launchers read."""
+class PoolGuard:
+    """One call at a time publishes the launchers' tasks, on the pool they were bound to."""
 
-    def __init__(self, prog, cx, bound: dict, lib, names):  # bound: step index -> its Python callable or None
-        p = prog._native_plan
-        self.pool = parallel.native_pool(parallel.num_threads()) if p.pooled else None
-        if p.pooled and self.pool is None:
-            raise RuntimeError("no native pool")
-        env = [0] * (ARGV0 + 2 * p.launches)
-        env[FRAME], env[SGEMM] = ctypes.addressof(cx.frame), sgemm_address() or 0
-        env[MKL_LOCAL] = _blas().get("MKL_Set_Num_Threads_Local", 0)
-        if self.pool is not None:
-            env[CTL], env[TASK] = self.pool._ptrs
-            env[TRAMP], env[POOL_LAUNCH] = self.pool._tramps[1], self.pool._lib.address("launch")
-        for seg in p.segments:
-            for what in seg:
-                if what[0] == "launch":
-                    st = prog.g.steps[what[1]]
-                    env[ARGV0 + what[2]] = cx.argv[what[1]]
-                    ln = _launch_of(prog, st)
-                    items, work = steps.counter(ln.plan, st.syms)
-                    mw = prog.min_work if ln.min_work is None else ln.min_work
-                    parts, _ = parallel._split(items, parallel.num_threads(), work, mw, 1)
-                    env[ARGV0 + p.launches + what[2]] = parts
-        self.env = (ctypes.c_int64 * len(env))(*env)
-        cx.keep.append(self.env)
-        addr = ctypes.addressof(self.env)
-        segs = [lib.function(name, None, ctypes.c_void_p) for name in names]
-        self.steps = []
-        for kind, i in p.order:
-            if kind == "segment":
-                self.steps.append(functools.partial(segs[i], addr))
-            elif bound.get(i) is not None:
-                self.steps.append(bound[i])
+    def __init__(self, pool):
+        self.pool = pool
+        self.release = pool._busy.release
 
-    def usable(self) -> bool:
-        return self.pool is None or parallel.native_pool(parallel.num_threads()) is self.pool
+    def claim(self) -> bool:
+        """True (the pool held) when the pool is still this process's current one and idle."""
+        return parallel.native_pool(parallel.num_threads()) is self.pool and self.pool._busy.acquire(blocking=False)
 
 
-def describe(prog) -> list[str]:
+def bind(compiled, cx, bound: dict) -> tuple[list, PoolGuard | None]:
+    """A context's calls under reduce-overhead (its launchers, in compiled.lib, and the Python steps between
+    them) and the guard of the native pool they use (None: they use none). `bound`: step index -> the
+    context's callable for that step, or None."""
+    p = compiled.launch_plan
+    pool = parallel.native_pool(parallel.num_threads()) if p.pooled else None
+    if p.pooled and pool is None:
+        raise RuntimeError("no native pool")
+    env = [0] * (ARGV0 + 2 * p.launches)
+    env[FRAME], env[SGEMM] = ctypes.addressof(cx.frame), sgemm_address() or 0
+    env[MKL_LOCAL] = blas().get("MKL_Set_Num_Threads_Local", 0)
+    if pool is not None:
+        env[CTL], env[TASK] = pool._ptrs
+        env[TRAMP], env[POOL_LAUNCH] = pool._tramps[1], pool._lib.address("launch")
+    for seg in p.segments:
+        for what in seg:
+            if what[0] == "launch":
+                st = compiled.g.steps[what[1]]
+                env[ARGV0 + what[2]] = cx.argv[what[1]]
+                ln = _launch_of(compiled, st)
+                items, work = steps.counter(ln.plan, st.syms)
+                parts, _ = parallel._split(items, parallel.num_threads(), work, compiled.min_work_for(ln), 1)
+                env[ARGV0 + p.launches + what[2]] = parts
+    env = (ctypes.c_int64 * len(env))(*env)
+    cx.keep.append(env)
+    addr = ctypes.addressof(env)
+    segs = [compiled.lib.function(name, None, ctypes.c_void_p) for name in compiled.segments]
+    calls = []
+    for kind, i in p.order:
+        if kind == "segment":
+            calls.append(functools.partial(segs[i], addr))
+        elif bound.get(i) is not None:
+            calls.append(bound[i])
+    return calls, PoolGuard(pool) if pool is not None else None
+
+
+def describe(compiled) -> list[str]:
     """What reduce-overhead did for the compile report."""
-    if prog.mode == "default":
+    if compiled.mode == "default":
         return []
-    p = prog._native_plan
+    p = compiled.launch_plan
     if p is None:
         return ["no launcher: the graph has runtime sizes (each call binds them in Python)"]
     native = sum(len(seg) for seg in p.segments)
-    notes = [f"{len(p.segments)} JITed launcher(s) run {native} of {len(prog.g.steps)} steps"
+    notes = [f"{len(p.segments)} JITed launcher(s) run {native} of {len(compiled.g.steps)} steps"
              f"{' (the native pool for large launches)' if p.pooled else ''}; {p.python_steps} stay Python steps"]
     notes += [f"python step: {why}" for why in p.reasons]
     return notes

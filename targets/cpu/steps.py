@@ -1,4 +1,4 @@
-"""What one call of a Program runs: the context it mutates (frame cells, roots, the bound steps) and the
+"""What one call runs (executor.py): the context it mutates (frame cells, roots, the bound steps) and the
 step functions (alloc, derive, extern, launches: JITed, dynamic, or on the reference evaluator)."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ class Ctx:
         self.keep: list = []
         self.per_call: list = []
         self.argv: dict[int, int] = {}  # step index -> address of its launch's argv
-        self.fast = None  # launcher.Bound under reduce-overhead
+        self.calls: list = self.steps  # what a call runs: the steps, or their launchers (launcher.bind)
+        self.guard = None  # launcher.PoolGuard when the launchers publish to the native pool
 
     def set(self, c: int, v: int) -> None:
         self.vals[c] = v
@@ -58,21 +59,21 @@ def operand(cx, x):
     return x.eval(cx.vals) if isinstance(x, Lin) else tensor_of(cx, x)
 
 
-def extern(cx, prog, st, run):
+def extern(cx, g, st, run):
     fresh = run([operand(cx, x) for x in st.ins], [tensor_of(cx, b) for b in st.outs])
     for (root, cells), t in zip(st.results, fresh):
         t = t.contiguous()  # library paths may answer channels-last: the graph reads its results row-major
         cx.roots[root] = t
-        cx.set(prog.g.roots[root].cell, t.data_ptr())
+        cx.set(g.roots[root].cell, t.data_ptr())
         for c, n in zip(cells, t.shape):
             if c is not None:
                 cx.set(c, n)
 
 
-def reference_launch(cx, prog, st):
+def reference_launch(cx, g, st):
     from irc.targets.reference.loop import run_nest
 
-    nest = prog.g.kernels[st.op.callee.root_reference.data]
+    nest = g.kernels[st.op.callee.root_reference.data]
     params = list(nest.parent_block().args)
     views = [tensor_of(cx, b) for b in st.ins + st.outs]
     env = dict(zip(params, views))

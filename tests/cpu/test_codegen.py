@@ -245,7 +245,7 @@ def test_missing_emitter_runs_on_the_reference_and_is_reported(monkeypatch):
 
 def test_kernels_are_vectorised_and_outputs_fresh():
     program, _ = build(lambda x: (x * 2).exp(), randn(64, 64), cache=False)
-    text = program._lib.optimized_ir
+    text = program.compiled.lib.optimized_ir
     from irc.targets.cpu.jit import host
 
     assert f"<{host().lanes(32)} x float>" in text

@@ -8,6 +8,7 @@ import torch.nn.functional as F
 
 import irc
 from irc import report
+from irc.targets.cpu.compiled import Choices, Variant
 from irc.targets.cpu.tiles import DEFAULT_TILE, Tile
 
 from .programs import build, check, tolerance
@@ -101,9 +102,8 @@ def test_every_tile_computes_the_same(case, dynamic):
     program, consts = build(fn, *inputs, dynamic=dynamic, matmul="loops", cache=False)
     want = fn(*inputs)
     for tile in TILES:
-        for ln in program.launches:
-            ln.tile, ln.min_work = tile, 0  # min_work 0: the tiles also run split across the pool
-        program.rebuild(cache=False)
+        # min_work 0: the tiles also run split across the pool
+        program.rebuild(Choices([Variant(min_work=0, tile=tile)] * len(program.launches)), cache=False)
         torch.testing.assert_close(program([*inputs, *consts])[0], want, rtol=1e-4, atol=1e-4)
         plans = [ln.plan for ln in program.launches]
         if case == "row-softmax":
@@ -119,8 +119,7 @@ def test_tiles_split_items_as_the_runtime_counts_them():
     program, _ = build(lambda x: x * 2 + 1, randn(133, 67), cache=False)
     (ln,) = program.launches
     assert steps.counter(ln.plan, ln.step.syms) == (133, 67)  # default: a row per item, all 67 columns
-    ln.tile = Tile(16, 32)
-    program.rebuild(cache=False)
+    program.rebuild(Choices([Variant(tile=Tile(16, 32))]), cache=False)
     assert steps.counter(ln.plan, ln.step.syms) == (-(-133 // 16) * -(-67 // 32), 16 * 32)
 
 
@@ -171,7 +170,8 @@ def test_max_autotune_measures_tiles_and_keeps_what_it_chose(monkeypatch):
 def test_max_autotune_chooses_generated_or_library_matmul_once(tmp_path, monkeypatch):
     """A graph of small products is built both ways and measured whole; the choice is kept in the disk cache,
     so a second compile builds only the chosen program."""
-    from irc.targets.cpu import autotune, cache
+    from irc import cache
+    from irc.targets.cpu import autotune
 
     calls = []
     real = autotune.choose_program

@@ -1,0 +1,196 @@
+"""A graph compiled once for the CPU: what every call shares and none changes (executor.py runs the calls).
+
+Every launch is specialised (affine-free ints where the graph is static, cells where not), emitted
+into one LLVM module per graph (identical specialisations share one function) and JITed; a kernel
+that cannot be emitted runs through the reference evaluator instead, and `fallbacks` says which and
+why. Each launch is built in its Variant (vector width, tile, parallel threshold): the emitter's
+defaults, unless max-autotune chose others (autotune.py returns Choices; `build(choices)` compiles
+again with them). Under reduce-overhead a static graph also gets its launch plan (launcher.py) and
+the launchers' code in the same module. Externs are prepared once (extern_ops.py).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+
+from llvmlite import ir
+
+from . import extern_ops, jit, launcher, parallel, steps
+from .affine import Lin
+from .emit import BufSpec, emit_kernel
+from .graph import plan_graph
+from .tiles import DEFAULT_TILE, Tile, default_lanes
+from .types import Unsupported
+
+SIG = (None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)  # void k(start, end, argv)
+SHARED_FACTOR = 32  # parallel threshold multiplier in graphs that also run library (OpenMP) kernels
+
+
+@dataclass(frozen=True)
+class Variant:
+    """How one launch is built: vector width (None: emit.default_lanes), parallel threshold in work units
+    (None: the graph's; 0: always split across the pool; SERIAL: never) and tile sizes (tiles.Tile)."""
+
+    lanes: int | None = None
+    min_work: int | None = None
+    tile: Tile = DEFAULT_TILE
+
+
+SERIAL = 1 << 62  # a min_work no launch reaches
+
+
+@dataclass
+class Choices:
+    """Variants off the defaults (max-autotune's): one per launch, and MKL threads per native sgemm_
+    (step index -> thread count)."""
+
+    launches: list[Variant]
+    mm_threads: dict[int, int] = field(default_factory=dict)
+
+
+class Launch:
+    """One launch step specialised (its kernel and parameters: `key`; the frame cells its argv points at) and,
+    once built, its function name, emitter plan and callable, or the reason it runs on the reference."""
+
+    def __init__(self, step, key, params, cells):
+        self.step, self.key, self.params, self.cells = step, key, params, cells
+        self.variant = Variant()
+        self.fname, self.plan, self.reason, self.fn = None, None, None, None
+
+
+class Compiled:
+    """A mem-stage module's @main planned (graph.py), specialised, emitted and JITed; see the module docstring."""
+
+    def __init__(self, module, args, *, entry: str = "main", lanes: int | None = None, mode: str = "default"):
+        self.module, self.g, self.mode = module, plan_graph(module, args, entry), mode
+        self.lanes = lanes or jit.host().lanes(32)
+        self.fixed: dict[tuple[int, int], int] = {}  # (arena root, byte offset) -> cell set once per context
+        self.launches = [self._specialize(st) for st in self.g.steps if st.kind == "launch"]
+        self.frame_cells = self.g.ncells + len(self.fixed)
+        self.static = not self.g.sources and not self.g.checks
+        self.has_externs = any(st.kind == "extern" for st in self.g.steps)
+        # A graph that also calls library kernels shares the cores with torch's OpenMP threads, which spin
+        # after each call: kernels then go parallel only when large, on a pool that does not spin back.
+        if self.has_externs:
+            self.parallel, self.min_work = steps.parallel_blocking, parallel.MIN_WORK * SHARED_FACTOR
+        else:
+            self.parallel, self.min_work = parallel.parallel_for, parallel.MIN_WORK
+        self.mm_threads: dict[int, int] = {}  # step index -> MKL threads for its native sgemm_ (Choices)
+        self.fallbacks: list[tuple[str, str]] = []
+        self.launch_plan: launcher.Plan | None = None  # reduce-overhead: who runs each step
+        self.launcher_error: str | None = None  # why there is no launch plan, when it failed
+        self.segments: list[str] = []  # the launchers' function names in `lib`
+        self.lib, self.cache_hit, self.kernels, self.llvm_ir = None, False, 0, ""
+        self._interp = None
+        self.externs: dict[int, object] = {}  # id(step) -> run(ins, outs), prepared after the first build
+
+    def _specialize(self, st) -> Launch:
+        g, name = self.g, st.op.callee.root_reference.data
+        local: dict[int, int] = {}
+
+        def loc(lin: Lin) -> Lin:
+            return lin.renumber({c: local.setdefault(c, len(local)) for c in sorted(lin.cells())})
+
+        params = []
+        for buf in st.ins + st.outs:
+            root = g.roots[buf.root]
+            if root.kind == "arena" and buf.offset.static:
+                key = (buf.root, buf.offset.const * buf.dtype.itemsize)
+                cell, offset = self.fixed.setdefault(key, g.ncells + len(self.fixed)), Lin(0)
+            else:
+                cell, offset = root.cell, buf.offset
+            ptr = local.setdefault(cell, len(local))
+            params.append(BufSpec(buf.elem, tuple(map(loc, buf.sizes)), tuple(map(loc, buf.strides)), loc(offset), ptr))
+        params += [loc(s) for s in st.syms]
+        cells = sorted(local, key=local.get)
+        return Launch(st, (name, repr(params)), params, cells)
+
+    # -- variants ----------------------------------------------------------------------------------
+    def default_lanes(self, ln: Launch) -> int:
+        """The launch's vector width by default (emit.default_lanes)."""
+        return default_lanes(self.g.kernels[ln.key[0]], self.lanes)
+
+    def min_work_for(self, ln: Launch) -> int:
+        """The launch's parallel threshold: its variant's, else the graph's."""
+        return self.min_work if ln.variant.min_work is None else ln.variant.min_work
+
+    def emit_kernels(self, mod: ir.Module, variant_of) -> list[tuple]:
+        """Every launch's kernel into `mod` in the variant variant_of(launch) = (lanes, tile); launches that
+        agree share a function. Per launch (function name, emitter plan), or (None, why) where the emitter could not."""
+        names: dict = {}
+        out = []
+        for ln in self.launches:
+            key = (*ln.key, *variant_of(ln))
+            if key not in names:
+                fname = f"k{len(names)}"
+                try:
+                    plan = emit_kernel(mod, fname, self.g.kernels[ln.key[0]], ln.params, *key[-2:])
+                except Exception as e:  # noqa: BLE001 - any emitter failure: that kernel runs on the reference
+                    mod.globals.pop(fname, None)
+                    fname, plan = None, _reason(e)
+                names[key] = (fname, plan)
+            out.append(names[key])
+        return out
+
+    # -- building ----------------------------------------------------------------------------------
+    def build(self, choices: Choices | None = None, *, cache: bool = True) -> None:
+        """Emit and JIT every launch (in `choices`' variants when given) and the launchers; then the externs
+        are prepared, once. Contexts made before a build run the old code: make new ones (Executor.reset)."""
+        if choices is not None:
+            for ln, variant in zip(self.launches, choices.launches, strict=True):
+                ln.variant = variant
+            self.mm_threads = dict(choices.mm_threads)
+        mod = ir.Module("irc_graph")
+        emitted = self.emit_kernels(mod, lambda ln: (ln.variant.lanes or self.default_lanes(ln), ln.variant.tile))
+        self.fallbacks = [f for f in self.fallbacks if not f[0].startswith("kernel ")]
+        for ln, (fname, plan) in zip(self.launches, emitted):
+            ln.fname, ln.fn = fname, None
+            ln.plan, ln.reason = (plan, None) if fname else (None, plan)
+            if fname is None:
+                self.fallbacks.append((f"kernel {ln.step.op.callee.root_reference.data}", ln.reason))
+        self.llvm_ir = str(mod)  # what `irc-opt -t llvm` prints
+        segments = self._launchers(mod) if self.mode != "default" and self.static else []
+        if any(ln.fname for ln in self.launches) or segments:
+            lib = jit.compile_module(mod, use_cache=cache)
+            for ln in self.launches:
+                if ln.fname:
+                    ln.fn = lib.function(ln.fname, *SIG)
+            self.lib, self.segments = lib, segments
+            self.cache_hit, self.kernels = lib.cache_hit, len({ln.fname for ln in self.launches if ln.fname})
+        else:
+            self.cache_hit, self.kernels = False, 0
+        if not self.externs:
+            self.externs = {id(st): self._extern(st) for st in self.g.steps if st.kind == "extern"}
+
+    def _launchers(self, mod) -> list[str]:
+        """reduce-overhead: launchers over the emitted kernels (none, and the reason kept, if that fails)."""
+        try:
+            self.launch_plan = launcher.plan(self)
+            return launcher.emit(self, mod, self.launch_plan)
+        except Exception as e:  # noqa: BLE001 - the graph still runs, step by step
+            for name in [n for n in mod.globals if n.startswith("seg")]:
+                mod.globals.pop(name)
+            self.launch_plan, self.launcher_error = None, f"no launcher: {type(e).__name__}: {e}"
+            return []
+
+    def _extern(self, st):
+        def interpreter():
+            if self._interp is None:
+                from irc.targets.reference.memory import make_mem_interpreter
+
+                self._interp = make_mem_interpreter(self.module)
+            return self._interp
+
+        run, how = extern_ops.prepare(st.op, interpreter)
+        if how == "reference":
+            inner = [o.name for o in st.op.body.block.ops][:-1]
+            self.fallbacks.append((f"extern {', '.join(inner)}", "runs through the reference semantics"))
+        return run
+
+
+def _reason(e: Exception) -> str:
+    return str(e) if isinstance(e, Unsupported) else f"emitter error: {type(e).__name__}: {e}"
+
+
+__all__ = ["Choices", "Compiled", "Launch", "SERIAL", "Variant"]

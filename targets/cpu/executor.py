@@ -1,0 +1,244 @@
+"""Calls of a compiled graph (compiled.py): a call is a short, flat run of prepared callables.
+
+A *context* holds what one call mutates: the frame (the int64 cells kernels read through their argv),
+the arena (allocated once, reused by every call), the roots and the steps bound to them. A call only
+checks and binds the arguments (one struct.pack_into for the input addresses), runs the context's
+calls and returns the outputs. Contexts are pooled, so concurrent calls (threads) each get their own.
+Under reduce-overhead a context's calls are the launchers over its steps (launcher.bind: the
+allocation of the outputs and one or a few ctypes calls); otherwise they are the steps themselves.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import time
+from functools import partial
+
+import torch
+
+from . import alloc, launcher, steps
+from .affine import Lin
+from .graph import Buf
+from .steps import Ctx
+
+
+class InputMismatch(ValueError):
+    """An argument differs from what the graph was compiled for (the message names it)."""
+
+
+class Executor:
+    """`Executor(compiled)(args) -> results`: runs calls of one Compiled (built) on pooled contexts."""
+
+    def __init__(self, compiled):
+        self.compiled = compiled
+        g = compiled.g
+        self._tensor_args = [(r.arg, r.cell) for r in g.roots if r.kind == "input"]
+        self._pack = struct.Struct(f"<{len(self._tensor_args)}q")
+        # results that are whole buffers this program allocates: they never share memory with an input
+        self.fresh = [isinstance(r, Buf) and g.roots[r.root].kind == "alloc" and g.roots[r.root].buf is r for r in g.returns]
+        self.launcher_error: str | None = None  # why a context runs its steps one by one under reduce-overhead
+        self.reset()
+
+    def reset(self) -> None:
+        """Drop the pooled contexts, so that calls run what the compiled graph holds now (after a build)."""
+        cx = self.context()
+        self._free = [cx]
+        self.python_steps = len(cx.calls)  # the Python-level callables a call runs (a launcher counts as one)
+
+    # -- contexts: what one call mutates -----------------------------------------------------------
+    def context(self) -> Ctx:
+        """A new context: its arena allocated, every step bound to it (and the launchers, where planned)."""
+        c, g = self.compiled, self.compiled.g
+        cx = Ctx(c.frame_cells, len(g.roots))
+        for r, root in enumerate(g.roots):
+            if root.kind == "arena":
+                t = alloc.empty((max(root.nbytes, 8),), (1,), torch.uint8)
+                cx.roots[r] = t
+                cx.set(root.cell, t.data_ptr())
+        for (r, off), cell in c.fixed.items():
+            cx.set(cell, cx.vals[g.roots[r].cell] + off)
+        base = ctypes.addressof(cx.frame)
+        launches = iter(c.launches)
+        bound = {}
+        for i, st in enumerate(g.steps):
+            ln = next(launches) if st.kind == "launch" else None
+            step = bound[i] = self._bind_step(cx, st, ln, base)
+            if ln is not None and ln.fn is not None:
+                cx.argv[i] = ctypes.addressof(cx.keep[-1])
+            if step is not None:
+                cx.steps.append(step)
+                cx.names.append(_describe(st, ln))
+        cx.per_call = [r for r, root in enumerate(g.roots) if root.kind != "arena"]
+        if c.launch_plan is not None:
+            try:
+                cx.calls, cx.guard = launcher.bind(c, cx, bound)
+            except Exception as e:  # noqa: BLE001 - this context runs its steps one by one
+                self.launcher_error = f"no launcher: {type(e).__name__}: {e}"
+        return cx
+
+    def _bind_step(self, cx, st, ln, base):
+        c = self.compiled
+        if st.kind == "derive":
+            return partial(steps.derive, cx, st.cell, st.fn)
+        if st.kind == "alloc":
+            root = c.g.roots[st.root]
+            buf = root.buf
+            if all(s.static for s in buf.sizes + buf.strides):
+                shape, strides = tuple(s.const for s in buf.sizes), tuple(s.const for s in buf.strides)
+                return partial(steps.alloc_static, cx.roots, st.root, cx.frame, root.cell, shape, strides, buf.dtype)
+            return partial(steps.alloc_dynamic, cx, st.root, root.cell, buf.sizes, buf.strides, buf.dtype)
+        if st.kind == "extern":
+            return partial(steps.extern, cx, c.g, st, c.externs[id(st)])
+        if ln.fn is None:
+            return partial(steps.reference_launch, cx, c.g, st)
+        argv = (ctypes.c_void_p * max(1, len(ln.cells)))(*[base + 8 * cell for cell in ln.cells])
+        cx.keep.append(argv)
+        addr = ctypes.addressof(argv)
+        count = steps.counter(ln.plan, st.syms)
+        if isinstance(count, tuple):
+            items, work = count
+            if items <= 0:
+                return None
+            mw = c.min_work_for(ln)
+            if items * work < mw:
+                return partial(ln.fn, 0, items, addr)
+            return partial(c.parallel, ln.fn, 0, items, addr, work_per_item=work, align=1, min_work=mw)
+        return partial(steps.dynamic_launch, cx.vals, ln.fn, addr, count, c.parallel, c.min_work)
+
+    # -- a call ------------------------------------------------------------------------------------
+    def __call__(self, args) -> list:
+        try:
+            cx = self._free.pop()
+        except IndexError:
+            cx = self.context()
+        try:
+            self.bind(cx, args)
+            guard = cx.guard
+            if guard is None:
+                for step in cx.calls:
+                    step()
+            elif guard.claim():  # the launchers publish tasks to the native pool: one call at a time
+                try:
+                    for step in cx.calls:
+                        step()
+                finally:
+                    guard.release()
+            else:  # the pool is busy (another thread's call) or was replaced: the Python steps
+                for step in cx.steps:
+                    step()
+            return [self._result(cx, r) for r in self.compiled.g.returns]
+        finally:
+            for r in cx.per_call:
+                cx.roots[r] = None
+            self._free.append(cx)
+
+    def profile(self, args, reps: int = 5) -> list[tuple[str, float]]:
+        """(step, median seconds over `reps` calls) for every step: where a graph's time goes."""
+        import statistics
+
+        cx = self.context()
+        times: list[list[float]] = [[] for _ in cx.steps]
+        for _ in range(reps):
+            self.bind(cx, args)
+            for i, step in enumerate(cx.steps):
+                t0 = time.perf_counter()
+                step()
+                times[i].append(time.perf_counter() - t0)
+        return [(name, statistics.median(t)) for name, t in zip(cx.names, times)]
+
+    def bind(self, cx: Ctx, args) -> None:
+        """Check `args` against what the graph was compiled for (InputMismatch) and bind them to `cx`."""
+        specs, static = self.compiled.g.args, self.compiled.static
+        if len(args) != len(specs):
+            raise InputMismatch(f"irc: the graph takes {len(specs)} arguments, got {len(args)}")
+        roots, ptrs = cx.roots, []
+        for r, (i, _) in enumerate(self._tensor_args):
+            t, s = args[i], specs[i]
+            if not (isinstance(t, torch.Tensor) and t.dtype is s.dtype and t.is_cpu and t.shape == s.sizes
+                    and t.stride() == s.strides) or not static:  # fmt: skip
+                _check(t, s, i)
+            roots[r] = t
+            ptrs.append(t.data_ptr())
+        self._pack.pack_into(cx.frame, 0, *ptrs)
+        if not static:
+            self._bind_symbols(cx, args)
+
+    def _bind_symbols(self, cx, args) -> None:
+        g, vals = self.compiled.g, cx.vals
+        for r, (_, c) in enumerate(self._tensor_args):
+            vals[c] = cx.frame[c]
+        weak = set()  # cells bound from the stride of a size-1 dim: a meaningless value, which a real one replaces
+        for c, where in g.sources.items():
+            cx.set(c, _where(args, where))
+            if _unit_stride(args, where):
+                weak.add(c)
+        for c, where in g.checks:
+            if _unit_stride(args, where):  # never used to address an element: any value is right
+                continue
+            if c in weak:
+                cx.set(c, _where(args, where))
+                weak.discard(c)
+            elif _where(args, where) != vals[c]:
+                kind, i = where[0], where[1]
+                what = f"{kind} of dim {where[2]}" if kind != "index" else "value"
+                raise InputMismatch(f"irc: argument {i} ({g.args[i].name}): {what} is {_where(args, where)}, "
+                                    f"but the same symbol was bound to {vals[c]} by an earlier argument")  # fmt: skip
+
+    def _result(self, cx, r):
+        if isinstance(r, Lin):
+            return r.eval(cx.vals)
+        root = self.compiled.g.roots[r.root]
+        if root.buf is r:
+            return cx.roots[r.root]
+        return steps.tensor_of(cx, r)
+
+
+def _where(args, where):
+    kind, i = where[0], where[1]
+    if kind == "index":
+        return int(args[i])
+    t = args[i]
+    return t.shape[where[2]] if kind == "size" else t.stride(where[2])
+
+
+def _unit_stride(args, where) -> bool:
+    """`where` is the stride of a dim of size 1 (or of an empty tensor): it addresses nothing."""
+    if where[0] != "stride":
+        return False
+    t = args[where[1]]
+    return t.shape[where[2]] == 1 or t.numel() == 0
+
+
+def _check(t, s, i: int) -> None:
+    """The slow path of the entry check: raise InputMismatch naming argument i, or accept (size-1 dims
+    may have any stride; symbolic sizes and strides are bound by _bind_symbols)."""
+    who = f"irc: argument {i} ({s.name})"
+    if not isinstance(t, torch.Tensor):
+        raise InputMismatch(f"{who} must be a tensor, got {type(t).__name__}")
+    if t.device.type != "cpu":
+        raise InputMismatch(f"{who} is on {t.device}; the graph was compiled for the CPU")
+    if t.dtype != s.dtype:
+        raise InputMismatch(f"{who} has dtype {t.dtype}; the graph was compiled for {s.dtype}")
+    if t.dim() != len(s.sizes):
+        raise InputMismatch(f"{who} has {t.dim()} dims; the graph was compiled for {len(s.sizes)}")
+    for d, (n, want) in enumerate(zip(t.shape, s.sizes)):
+        if isinstance(want, int) and n != want:
+            raise InputMismatch(f"{who} has size {tuple(t.shape)}; the graph was compiled for {tuple(s.sizes)}")
+    if t.numel() == 0:
+        return
+    for d, (n, st, want) in enumerate(zip(t.shape, t.stride(), s.strides)):
+        if n != 1 and isinstance(want, int) and st != want:
+            raise InputMismatch(f"{who} has strides {t.stride()}; the graph was compiled for {tuple(s.strides)}")
+
+
+def _describe(st, ln) -> str:
+    if st.kind == "launch":
+        how = f"JITed {ln.fname}" if ln.fn is not None else "reference"
+        return f"launch {st.op.callee.root_reference.data} ({how})"
+    if st.kind == "extern":
+        return "extern " + ", ".join(o.name for o in list(st.op.body.block.ops)[:-1])
+    return st.kind
+
+
+__all__ = ["Executor", "InputMismatch"]
