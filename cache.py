@@ -18,7 +18,7 @@ its first write). Per-kind hits and misses are appended to `<dir>/stats.jsonl` a
     IRC_CACHE=0          turns the cache off for the process
     IRC_CACHE_MAX_SIZE   the cap, in bytes or with a K/M/G suffix ("500M")
 
-This module imports no irc module: any target, the frontend and tools may use it. Callers that honour
+This module imports only irc.env (the environment's one reader): any target, the frontend and tools may use it. Callers that honour
 options={"cache": False} simply do not call get/put.
 """
 
@@ -37,15 +37,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from irc import env
+
 log = logging.getLogger("irc.cache")
 HEADER = struct.Struct("<8sHQ32s64s")  # magic, format, payload length, sha256(payload), key (64 hex digits)
 MAGIC, FORMAT = b"irc-ent\0", 1
-DEFAULT_MAX_SIZE = 1 << 30
 USAGE_COMPACT_BYTES = 1 << 16  # stats.jsonl is summed into one line past this size (a line appended meanwhile is lost)
 STALE_TMP_S = 3600  # a temporary file this old was left by a process that died while writing
 
 _lock = threading.Lock()
-_config = {"enabled": os.environ.get("IRC_CACHE", "1") not in ("0", "false", "off"), "dir": None}  # tests set these
+_config = {"enabled": None, "dir": None}  # tests set these
 _trust: dict[str, bool] = {}  # directory -> whether it may be used (checked once per process)
 _written = {"bytes": 0, "pruned": False}
 
@@ -69,8 +70,8 @@ def cache_dir() -> Path:
     """The directory in force: set_dir() > $IRC_CACHE_DIR > $XDG_CACHE_HOME/irc > ~/.cache/irc."""
     if _config["dir"] is not None:
         return Path(_config["dir"])
-    if env := os.environ.get("IRC_CACHE_DIR"):
-        return Path(env)
+    if directory := env.get("IRC_CACHE_DIR"):
+        return Path(directory)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "irc"
 
@@ -91,22 +92,8 @@ def make_key(*parts: str | bytes) -> str:
 
 
 def max_size() -> int:
-    """The cap in bytes: IRC_CACHE_MAX_SIZE, else DEFAULT_MAX_SIZE."""
-    env = os.environ.get("IRC_CACHE_MAX_SIZE")
-    return parse_size(env) if env else DEFAULT_MAX_SIZE
-
-
-def parse_size(text: str) -> int:
-    """Bytes for "123", "500K", "500M", "1G" (powers of 1024); ValueError names the accepted forms."""
-    t = text.strip().upper().removesuffix("B").removesuffix("I")
-    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(t[-1:], 1)
-    try:
-        n = float(t[:-1] if scale > 1 else t)
-    except ValueError:
-        raise ValueError(f"invalid cache size {text!r}: use bytes or a K, M, G or T suffix, e.g. 500M") from None
-    if n < 0:
-        raise ValueError(f"invalid cache size {text!r}: it must not be negative")
-    return int(n * scale)
+    """The cap in bytes: IRC_CACHE_MAX_SIZE (default 1G)."""
+    return env.get("IRC_CACHE_MAX_SIZE")
 
 
 def trusted(directory: Path, create: bool = True) -> bool:
@@ -132,6 +119,8 @@ def trusted(directory: Path, create: bool = True) -> bool:
 
 def usable() -> bool:
     """The disk cache is on for the process and its directory is trusted."""
+    if _config["enabled"] is None:  # read at first use: a bad IRC_CACHE is the compile's error, not an import's
+        _config["enabled"] = env.get("IRC_CACHE")
     return _config["enabled"] and trusted(cache_dir())
 
 

@@ -8,6 +8,7 @@ compile (which would run the graph eagerly). An empty value counts as unset. doc
 This module imports nothing from irc.
 """
 
+import contextlib
 import difflib
 import math
 import os
@@ -51,8 +52,9 @@ class Variable:
             return value.lower() in _TRUE
         if self.kind == "count" and value.isdigit():
             return int(value)
-        if self.kind == "size" and (size := _bytes(value)) is not None:
-            return size
+        if self.kind == "size":
+            with contextlib.suppress(ValueError):
+                return parse_size(value)
         if self.kind in ("path", "logs", "torch"):  # IRC_LOGS's words are checked by irc.log, which knows the topics
             return value
         if self.kind == "choice" and value in self.choices:
@@ -62,15 +64,17 @@ class Variable:
         raise EnvError(f"irc: environment variable {self.name}={text!r} is not valid{hint}; valid values: {self.valid}")
 
 
-def _bytes(text: str) -> int | None:
-    t = text.upper().removesuffix("B").removesuffix("I")
+def parse_size(text: str) -> int:
+    """Bytes for "123", "500K", "500M", "1G", "1.5GiB" (powers of 1024); ValueError names the accepted forms."""
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
     scale = _SCALE.get(t[-1:], 1)
-    digits = t[:-1] if scale > 1 else t
     try:
-        n = float(digits)
+        n = float(t[:-1] if scale > 1 else t)
     except ValueError:
-        return None
-    return int(n * scale) if math.isfinite(n) and n >= 0 and digits.strip() == digits else None
+        raise ValueError(f"invalid size {text!r}: use {KINDS['size']}") from None
+    if not math.isfinite(n) or n < 0:
+        raise ValueError(f"invalid size {text!r}: it must be a finite number of bytes, not negative")
+    return int(n * scale)
 
 
 _ALL = (

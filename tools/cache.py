@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from irc import cache
+from irc import cache, env
 
 
 def human(n: float) -> str:
@@ -27,7 +27,7 @@ def human(n: float) -> str:
 
 def _size(text: str) -> int:
     try:
-        return cache.parse_size(text)
+        return env.parse_size(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from irc import cache
+from irc import cache, env
 from irc.tools.cache import main
 
 
@@ -102,13 +102,13 @@ def test_stale_temporaries_are_removed(store):
 @pytest.mark.parametrize("text, size", [("123", 123), ("500K", 500 << 10), ("500M", 500 << 20), ("1G", 1 << 30),
                                         ("1.5GiB", 3 << 29), ("2 mb", 2 << 20)])  # fmt: skip
 def test_sizes(text, size):
-    assert cache.parse_size(text) == size
+    assert env.parse_size(text) == size
 
 
 @pytest.mark.parametrize("text", ["lots", "-1M", "", "5X"])
 def test_bad_sizes_say_what_is_accepted(text):
-    with pytest.raises(ValueError, match="K, M, G or T suffix|must not be negative"):
-        cache.parse_size(text)
+    with pytest.raises(ValueError, match="K, M, G or T suffix|not negative"):
+        env.parse_size(text)
 
 
 def test_usage_is_summed_over_processes(store):

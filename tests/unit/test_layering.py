@@ -2,6 +2,9 @@
 
     ir <- dialects <- lowering <- frontend        ir, dialects <- targets <- frontend
 
+Inside targets/, each target (cpu, triton, reference) imports only itself, the reference and the shared
+modules beside them (targets/*.py): never another target.
+
 `ir` imports no irc package, `dialects` only `ir`, `lowering` only `ir` and `dialects`, `targets`
 only `ir` and `dialects` (never `lowering` or `frontend`). Imports inside functions count too: a
 lazy import is still a dependency. `options`, `report` and `log` are leaves any layer above `dialects`
@@ -22,7 +25,7 @@ ALLOWED: dict[str, set[str]] = {
     "options": {"env"},
     "report": set(),
     "log": {"env"},
-    "cache": set(),
+    "cache": {"env"},
     "env": set(),
 }  # any other top-level part (the root __init__, tools, bench, tests) may import anything
 
@@ -80,6 +83,26 @@ def test_import_direction():
                 allowed = ", ".join(sorted(ALLOWED[layer])) or "no irc package"
                 bad.append(f"{path.relative_to(ROOT)}:{line}: {layer} imports {module} ({layer} may import {allowed})")
     assert not bad, "imports against the layering:\n  " + "\n  ".join(bad)
+
+
+TARGETS = ROOT / "targets"
+SHARED_TARGET = "reference"  # the executable meaning of every op: the others run what they cannot emit on it
+
+
+def test_targets_do_not_import_each_other():
+    """A target (a folder under targets/) imports the shared modules of targets/ and the reference, never another
+    target: cpu and triton meet only in what both take from below (ir, dialects, the leaves, targets/*.py)."""
+    bad = []
+    for path in sources():
+        parts = path.relative_to(ROOT).parts
+        if parts[0] != "targets" or len(parts) < 3:
+            continue
+        for line, module in imported_modules(path):
+            names = module.split(".")
+            if names[:2] == ["irc", "targets"] and len(names) > 2 and (TARGETS / names[2]).is_dir():
+                if names[2] not in (parts[1], SHARED_TARGET) or (parts[1] == SHARED_TARGET and names[2] != SHARED_TARGET):
+                    bad.append(f"{path.relative_to(ROOT)}:{line}: target {parts[1]} imports {module}")
+    assert not bad, "sideways imports between targets:\n  " + "\n  ".join(bad)
 
 
 def test_import_parser_resolves_relative_and_absolute_imports():
