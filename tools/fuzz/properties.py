@@ -1,6 +1,7 @@
 """The fuzzer's properties, each raising FuzzFailure (a runnable snippet plus the .mlir of the first failing stage).
 
-    check_targets(p)   irc on every target Options accepts equals eager (oracle.py decides "equals")
+    check_targets(p)   irc on every target Options accepts equals eager (oracle.py decides "equals"); on the
+                       triton target every kernel also compiles ahead of time for sm_90 (check_aot)
     check_passes(p)    every pass preserves the result of every graph irc imports (ir/check.py's
                        ResultCheck on the reference executors, as `irc-opt --verify-each`, on the
                        values the graph runs on: capture.py), and printing then parsing each stage
@@ -177,6 +178,27 @@ def check_targets(p: Program, *, only: list[str] | None = None) -> None:
                 stage, mlir = localize(p) or (f"none: every stage agrees with the FX graph; the {target} target's code or runtime differs",
                                               _first_stage(Path(tmp))[1])
                 raise FuzzFailure("mismatch", f"irc on target {target!r}: {diff}", p, stage, mlir, target=target)
+            if target == "triton":
+                check_aot(p, Path(tmp))
+
+
+def check_aot(p: Program, dump: Path, arch: str = "sm_90") -> None:
+    """Every kernel of every graph's mem stage (dumped under `dump`) compiles for `arch` with the blocks it is
+    launched with, tl.dot templates too (targets/triton/aot.py): the interpreter would run a kernel Triton rejects."""
+    from irc.dialects import ALL_DIALECTS
+    from irc.ir import make_context
+    from irc.ir.text import parse_module
+    from irc.targets.triton import aot
+
+    for g in _graphs(dump):
+        if "mem" not in g.stages:
+            continue
+        module = parse_module(make_context(ALL_DIALECTS), g.stages["mem"])
+        for kernel in aot.launchables(module, autotune=False):
+            try:
+                aot.compile_kernel(kernel, arch, kernel.configs[0])
+            except aot.AotFailure as e:
+                raise FuzzFailure("aot", f"{g.name}: {e}", p, f"mem ({g.name})", g.stages["mem"], target="triton") from e
 
 
 def check_passes(p: Program) -> int:
