@@ -243,6 +243,36 @@ def test_model_from_a_file(capsys, tmp_path):
     assert "tn.tanh" in out and "tn.mul" in out and "tensor<3x5xf32>" in out
 
 
+def _backend_stages(fn, x, tmp_path) -> dict[str, str]:
+    """The stage dumps of the one graph the backend compiles for fn(x) with default options."""
+    import torch
+
+    import irc
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(fn, backend=irc.backend, options={"dump_dir": str(tmp_path / "dump")})(x)
+    (folder,) = (tmp_path / "dump").iterdir()
+    return {f.stem.split("-", 1)[1]: f.read_text() for f in folder.iterdir()}
+
+
+def _body(text: str) -> str:
+    return "".join(line for line in text.splitlines(True) if not line.startswith("//"))
+
+
+def test_model_prints_what_the_backend_compiled(capsys, tmp_path):
+    """One driver: irc-opt --model --stage mem prints the backend's mem stage, and the backend's tensor-opt
+    stage run through irc-opt --stage mem gives that same mem stage (same passes for the same options)."""
+    import torch
+
+    path = write(tmp_path, "import torch\n\ndef build():\n    return lambda x: torch.softmax(x @ x.t(), -1).sum(0) * 2\n", "m.py")
+    stages = _backend_stages(lambda x: torch.softmax(x @ x.t(), -1).sum(0) * 2, torch.randn(6, 5), tmp_path)
+    code, out, _ = run(capsys, "--model", f"{path}:build", "--inputs", "6x5xf32", "--stage", "mem")
+    assert code == 0 and _body(out).strip() == stages["mem"].strip()
+    code, out, _ = run(capsys, "--stage", "mem", write(tmp_path, stages["tensor-opt"], "tensor-opt.mlir"))
+    assert code == 0 and out.strip() == stages["mem"].strip()
+
+
 # -- the installed console script --------------------------------------------------------------
 
 
