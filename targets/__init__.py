@@ -33,12 +33,11 @@ class Target(Protocol):
     def conv_timer(self, opts: Options):
         """select-layout's measurement of a convolution in each layout on this target, or None (estimated)."""
 
-    def matmuls(self, module: ModuleOp, opts: Options) -> tuple[str, ...]:
-        """How to lower the matrix products of this tensor-opt module: one choice, or several to build and
-        `choose` among ("extern": the library's, "loops": generated)."""
-
-    def choose(self, runs: dict[str, Run]) -> tuple[str, str]:
-        """(the choice whose run is fastest, a note saying what was measured), for several `matmuls`."""
+    def select_matmul(self, module: ModuleOp, args: list[ArgSpec], opts: Options, rep: report.GraphReport,
+                      build: Callable[[str, report.GraphReport], Run | None]) -> Run | None:  # fmt: skip
+        """The run of `build(matmul, rep)` for the lowering of matrix products this target picks for a
+        tensor-opt module ("extern": the library's, "loops": generated). Usually one call; cpu max-autotune
+        builds both for graphs of small products and keeps the faster whole graph."""
 
     def compile(self, module: ModuleOp, args: list[ArgSpec], opts: Options, rep: report.GraphReport) -> Run:
         """A runnable graph; raises TargetError when the target cannot take it."""
