@@ -1,7 +1,7 @@
 """A compiled gather never reads outside its tensor: an index out of bounds raises eager's error (type and message),
 on every target, in every mode, with static and dynamic shapes, forward and in training; negative indices wrap where
 eager wraps them, and in-bounds indices give eager's numbers. (lowering/lower_nn.py puts a tn.check_index before
-each load through an index tensor; targets/bounds.py gives it its meaning.)"""
+each load through an index tensor; dialects/semantics/bounds.py gives it its meaning.)"""
 
 import os
 
@@ -88,8 +88,10 @@ def test_gather_and_index_select_out_of_bounds_raise_eagers_errors(target):
     assert_raises_like_eager(cg, gather, x, torch.tensor([[0, 4], [1, 5], [2, 3]]))  # RuntimeError in eager
     assert_raises_like_eager(cg, gather, x, torch.tensor([[0, 4], [1, -1], [2, 3]]))
     torch.testing.assert_close(cs(x, torch.tensor([4, 0])), select(x, torch.tensor([4, 0])))
-    assert_raises_like_eager(cs, select, x, torch.tensor([4, 5]))
+    assert_raises_like_eager(cs, select, x, torch.tensor([4, 5]))  # along dim 1 eager's RuntimeError has its own text
     assert_raises_like_eager(cs, select, x, torch.tensor([-1]))
+    rows = lambda x, i: torch.index_select(x, 0, i) + 1  # noqa: E731
+    assert_raises_like_eager(compile_irc(rows, target=target), rows, x, torch.tensor([0, 3]))  # IndexError
 
 
 @pytest.mark.parametrize("target", ["cpu", "triton"])
