@@ -9,12 +9,10 @@ through the computation that reads them. A result that holds one value becomes a
 any other becomes a new @main argument appended at the end (`ConstantArgs.appended`, which the
 frontend passes with every call). Without a ConstantArgs table (irc-opt) only splat results are folded.
 
-Evaluation is torch on the op's meaning, from the table EVAL below: lowering may not import the
-reference target (targets/reference), so the few ops worth folding are listed here, and
-tests/unit/test_fold_constants.py checks that each entry agrees with the reference semantics.
+Evaluation is the op's meaning as torch, from the one table of op meanings (dialects/semantics) that the
+reference target runs too; FOLDABLE below lists the ops worth folding.
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -25,39 +23,16 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from irc.dialects import tensor as tn
-from irc.ir.types import torch_dtype
+from irc.dialects.semantics import SEMANTICS
 
 
-def _ints(attr) -> list[int]:
-    return list(attr.get_values())
-
-
-def _batch_norm(op, x, *rest):
-    names = [n for n, v in (("weight", op.weight), ("bias", op.bias)) if v is not None]
-    params = dict(zip(names, rest))
-    mean, var = rest[len(names):]
-    return torch.nn.functional.batch_norm(x, mean, var, params.get("weight"), params.get("bias"), False, 0.0, op.eps.value.data)
-
-
-def _reshape(op, x):
-    return x.reshape(list(op.result.type.get_shape()))
-
-
-EVAL: dict[type, Callable] = {
-    tn.AddOp: lambda op, a, b: a + b, tn.SubOp: lambda op, a, b: a - b, tn.MulOp: lambda op, a, b: a * b,
-    tn.DivOp: lambda op, a, b: a / b, tn.NegOp: lambda op, x: -x, tn.RsqrtOp: lambda op, x: torch.rsqrt(x),
-    tn.SqrtOp: lambda op, x: torch.sqrt(x), tn.ReciprocalOp: lambda op, x: torch.reciprocal(x),
-    tn.ExpOp: lambda op, x: torch.exp(x), tn.ConvertOp: lambda op, x: x.to(torch_dtype(op.result.type.get_element_type())),
-    tn.WhereOp: lambda op, c, a, b: torch.where(c, a, b),
-    tn.EmbeddingOp: lambda op, w, i: torch.nn.functional.embedding(i, w),
-    tn.IotaOp: lambda op: torch.arange(op.result.type.get_shape()[0], dtype=torch_dtype(op.result.type.get_element_type())),
-    tn.BatchNormInferenceOp: _batch_norm,
+# the ops worth evaluating at compile time (their meaning is SEMANTICS[op class])
+FOLDABLE: frozenset[type] = frozenset({
+    tn.AddOp, tn.SubOp, tn.MulOp, tn.DivOp, tn.NegOp, tn.RsqrtOp, tn.SqrtOp, tn.ReciprocalOp, tn.ExpOp, tn.ConvertOp,
+    tn.WhereOp, tn.EmbeddingOp, tn.IotaOp, tn.BatchNormInferenceOp,
     # views: known, materialised only through an op that computes
-    tn.PermuteOp: lambda op, x: x.permute(_ints(op.perm)),
-    tn.ReshapeOp: _reshape,
-    tn.ExpandOp: lambda op, x: x.expand(list(op.result.type.get_shape())),
-    tn.UnsqueezeOp: lambda op, x: x.unsqueeze(op.dim.value.data),
-}
+    tn.PermuteOp, tn.ReshapeOp, tn.ExpandOp, tn.UnsqueezeOp,
+})  # fmt: skip
 VIEWS = (tn.PermuteOp, tn.ReshapeOp, tn.ExpandOp, tn.UnsqueezeOp)
 
 
@@ -94,7 +69,7 @@ class Folder:
         op = v.owner
         if isinstance(op, tn.ConstantOp):
             return True
-        return type(op) in EVAL and len(op.results) == 1 and all(self.known(o) for o in op.operands)
+        return type(op) in FOLDABLE and len(op.results) == 1 and all(self.known(o) for o in op.operands)
 
     def value(self, v: SSAValue) -> torch.Tensor:
         if v in self.memo:
@@ -102,24 +77,20 @@ class Folder:
         if isinstance(v, BlockArgument):
             self.table.used.add(v.index)
             out = self.table.values[v.index]
-        elif isinstance(v.owner, tn.ConstantOp):
-            t = v.type
-            vals = list(v.owner.value.get_values())
-            out = torch.tensor(vals, dtype=torch_dtype(t.get_element_type())).reshape(list(t.get_shape()))
-        else:
-            out = EVAL[type(v.owner)](v.owner, *[self.value(o) for o in v.owner.operands])
+        else:  # tn.constant or a foldable op
+            out = SEMANTICS[type(v.owner)](v.owner, *[self.value(o) for o in v.owner.operands])
         self.memo[v] = out
         return out
 
     def absorbs(self, user: Operation) -> bool:
         """A known op that computes folds, and takes what it reads with it; a known view passes it on to its readers."""
-        if type(user) not in EVAL or len(user.results) != 1 or not self.known(user.results[0]):
+        if type(user) not in FOLDABLE or len(user.results) != 1 or not self.known(user.results[0]):
             return False
         return not isinstance(user, VIEWS) or all(self.absorbs(u.operation) for u in user.results[0].uses)
 
     def worth_folding(self, op: Operation) -> bool:
         """A known op that computes (or a view of tn.constant ops) read by some op that does not absorb it."""
-        if isinstance(op, tn.ConstantOp) or type(op) not in EVAL or len(op.results) != 1 or not self.known(op.results[0]):
+        if isinstance(op, tn.ConstantOp) or type(op) not in FOLDABLE or len(op.results) != 1 or not self.known(op.results[0]):
             return False
         if isinstance(op, VIEWS) and not all(isinstance(o.owner, tn.ConstantOp) for o in op.operands):
             return False
@@ -175,4 +146,4 @@ class FoldConstantsPass(ModulePass):
         fold_constants(module)
 
 
-__all__ = ["ConstantArgs", "EVAL", "FoldConstantsPass", "fold_constants"]
+__all__ = ["FOLDABLE", "ConstantArgs", "FoldConstantsPass", "fold_constants"]

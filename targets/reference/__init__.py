@@ -1,12 +1,13 @@
-"""Reference execution: xDSL's interpreter over irc IR, each op given its meaning by a torch call."""
+"""Reference execution: xDSL's interpreter over irc IR, each op given its meaning by a torch call
+(dialects/semantics)."""
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter
 from xdsl.interpreters.func import FuncFunctions
 
-from .tensor import SEMANTICS, IndexFunctions, TensorFunctions
+from .tensor import IndexFunctions, TensorFunctions
 
-__all__ = ["SEMANTICS", "make_interpreter", "run_module"]
+__all__ = ["make_interpreter", "run_module"]
 
 
 def make_interpreter(module: ModuleOp) -> Interpreter:

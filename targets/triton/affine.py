@@ -1,5 +1,4 @@
-"""Affine index expressions as Triton index arithmetic (index_math's number type of source text), and
-the bounds that spare a load its range mask (index_math.bounds).
+"""Affine index expressions as Triton index arithmetic (index_math's number type of source text).
 
 Dims whose extent is statically 1 print as 0, and terms that become 0 vanish, so keepdim outputs and
 broadcasts cost nothing. floordiv/mod print as `//`/`%` when the dividend is provably non-negative
@@ -10,9 +9,7 @@ from collections.abc import Sequence
 
 from xdsl.ir.affine import AffineExpr
 
-from irc.ir.index_math import INF, Arith, bounds, evaluate
-
-__all__ = ["INF", "Printer", "bounds"]
+from irc.ir.index_math import Arith, evaluate
 
 Text = tuple[str, bool]  # (source, provably non-negative)
 

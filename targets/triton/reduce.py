@@ -1,7 +1,7 @@
 """Reductions in Triton: identities (what masked lanes hold), lane-wise combines for looped rows, and the
 reduction of [XBLOCK, RBLOCK] lanes over axis 1 through the prelude's helpers."""
 
-from .affine import INF
+from irc.ir.index_math import INF
 
 _INT_RANGE = {"tl.int8": (-(2**7), 2**7 - 1), "tl.int16": (-(2**15), 2**15 - 1), "tl.int32": (-(2**31), 2**31 - 1),
               "tl.int64": (-(2**63), 2**63 - 1), "tl.uint8": (0, 255), "tl.uint16": (0, 2**16 - 1),

@@ -28,8 +28,9 @@ from xdsl.ir import Operation
 from xdsl.ir.affine import AffineConstantExpr
 
 from irc.dialects import loop
+from irc.ir.index_math import INF, bounds
 
-from .affine import INF, Printer, bounds
+from .affine import Printer
 from .ops import emit_op
 from .prelude import PRELUDE
 from .reduce import FLOAT_COMBINE, INT_COMBINE, identity, identity_value, lanes_reduce

@@ -124,7 +124,7 @@ def test_dynamic_sizes(fn):
 
 
 def test_every_scalar_op_of_the_reference_has_a_triton_emitter():
-    from irc.targets.reference.loop import SCALAR
+    from irc.dialects.semantics import SCALAR
     from irc.targets.triton.ops import OPS
 
     assert [op.__name__ for op in SCALAR if op not in OPS] == []

@@ -1,15 +1,16 @@
-"""fold-constants evaluates with its own small torch table (lowering may not import the reference target):
-each entry gives what the reference semantics give, on each op's docstring example with random operands."""
+"""fold-constants evaluates with the one table of op meanings (dialects/semantics), the reference target's too:
+every op it folds has a meaning there, and that meaning evaluates the op's static form (what fold-constants sees:
+no size operands, one result) on its docstring example with random operands, giving the result type's shape."""
 
 import pytest
 import torch
 
 from irc.dialects import ALL_DIALECTS
+from irc.dialects.semantics import SEMANTICS
 from irc.ir import make_context
 from irc.ir.examples import parse_example
 from irc.ir.types import torch_dtype
-from irc.lowering.fold_constants import EVAL
-from irc.targets.reference import SEMANTICS
+from irc.lowering.fold_constants import FOLDABLE
 from tests.unit.test_op_examples import docstring_example
 
 
@@ -29,13 +30,18 @@ STATIC = {
 }
 
 
-@pytest.mark.parametrize("op_class", list(EVAL), ids=lambda c: c.name)
-def test_fold_table_agrees_with_the_reference(op_class):
+def test_every_foldable_op_has_a_meaning():
+    assert FOLDABLE <= SEMANTICS.keys(), sorted(c.name for c in FOLDABLE - SEMANTICS.keys())
+
+
+@pytest.mark.parametrize("op_class", sorted(FOLDABLE, key=lambda c: c.name), ids=lambda c: c.name)
+def test_foldable_ops_evaluate_on_their_static_examples(op_class):
     example = STATIC.get(op_class.name) or docstring_example(op_class)
     module = parse_example(make_context(ALL_DIALECTS), example)
     op = module.body.block.first_op
     assert all(r.type.has_static_shape() for r in op.results), example
+    assert len(op.results) == 1, example  # fold-constants folds single-result ops
     gen = torch.Generator().manual_seed(0)
     args = [_random(a.type, gen) for a in module.body.block.args]
-    want = SEMANTICS[op_class](op, *args)
-    torch.testing.assert_close(EVAL[op_class](op, *args), want)
+    out = SEMANTICS[op_class](op, *args)
+    assert isinstance(out, torch.Tensor) and list(out.shape) == list(op.result.type.get_shape()), example

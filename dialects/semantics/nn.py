@@ -1,4 +1,4 @@
-"""Reference semantics of the tn ops for linear algebra, convolution, pooling, normalisation and indexing.
+"""The meaning of the tn ops for linear algebra, convolution, pooling, normalisation and indexing.
 
 Each entry is `op class -> fn(op, *operand values)` returning a tensor, or a tuple for a multi-result op.
 Ops with optional operands look their values up by name through `_bind`.
@@ -7,7 +7,8 @@ Ops with optional operands look their values up by name through `_bind`.
 import torch
 
 from irc.dialects import tensor as tn
-from irc.targets.bounds import check_index
+
+from .bounds import check_index
 
 aten = torch.ops.aten
 

@@ -1,6 +1,6 @@
-"""tn.check_index as torch, for every target (the cpu extern table, the reference semantics the triton runtime and
-the interpreters run): one min/max pass over the indices (vectorised by torch) and, only when one lies outside, a
-second pass finding the first such to name in eager's error."""
+"""tn.check_index as torch: one min/max pass over the indices (vectorised by torch) and, only when one lies
+outside, a second pass finding the first such to name in eager's error. The reference semantics use
+`check_index`; the cpu target's extern prepares `index_checker(op)` once and calls it per run."""
 
 from collections.abc import Callable
 
@@ -31,8 +31,5 @@ def index_checker(op: tn.CheckIndexOp) -> Callable:
 
 
 def check_index(op: tn.CheckIndexOp, index: torch.Tensor, size: int | None = None) -> torch.Tensor:
-    """The op's meaning (the reference semantics' entry)."""
+    """The op's meaning: the index tensor itself, or eager's error."""
     return index_checker(op)(index, size)
-
-
-__all__ = ["ERRORS", "check_index", "index_checker"]
