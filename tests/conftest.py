@@ -1,11 +1,10 @@
 """Shared fixtures: the irc context, compile helpers with strict mode (irc errors raise instead of falling back)."""
 
-import os
-
 import pytest
 import torch
 
 import irc
+from irc import env
 from irc.dialects import ALL_DIALECTS
 from irc.ir import make_context
 
@@ -19,7 +18,7 @@ def ctx():
 def _measurements_kept_whatever_the_load(monkeypatch):
     """The suite loads the machine itself: tests of the disk cache must not depend on the load average
     (cache.quiet(); test_cache_busy.py checks that rule)."""
-    from irc.targets.cpu import cache
+    from irc import cache
 
     monkeypatch.setattr(cache, "BUSY_LOAD", float("inf"))
 
@@ -31,7 +30,7 @@ def _fresh_dynamo():
 
 
 # IRC_TEST_TARGET=triton pytest tests/numeric: the numeric tests on another target (tests/triton/test_numeric_suite.py)
-TARGET = {"target": os.environ["IRC_TEST_TARGET"]} if os.environ.get("IRC_TEST_TARGET") else {}
+TARGET = {"target": env.get("IRC_TEST_TARGET")} if env.get("IRC_TEST_TARGET") else {}
 
 
 def compile_irc(fn, *, dynamic=None, **options):
