@@ -20,7 +20,7 @@ from .loop import LoopFunctions, run_nest, view_of
 from .tensor import IndexFunctions, TensorFunctions
 
 
-def _shape(t: MemRefType, sizes) -> list[int]:
+def memref_shape(t: MemRefType, sizes) -> list[int]:
     it = iter(int(s) for s in sizes)
     return [next(it) if d == loop.DYN else d for d in t.get_shape()]
 
@@ -53,7 +53,7 @@ class MemFunctions(InterpreterFunctions):
     @impl(memory.AllocOp)
     def run_alloc(self, interpreter: Interpreter, op: memory.AllocOp, args):
         t = op.result.type
-        return (torch.empty(_shape(t, args), dtype=torch_dtype(t.get_element_type())),)
+        return (torch.empty(memref_shape(t, args), dtype=torch_dtype(t.get_element_type())),)
 
     @impl(memory.DimOp)
     def run_dim(self, interpreter: Interpreter, op: memory.DimOp, args):
@@ -65,7 +65,7 @@ class MemFunctions(InterpreterFunctions):
 
     @impl(memory.ReshapeOp)
     def run_reshape(self, interpreter: Interpreter, op: memory.ReshapeOp, args):
-        return (args[0].view(_shape(op.result.type, args[1:])),)
+        return (args[0].view(memref_shape(op.result.type, args[1:])),)
 
     @impl(memory.LaunchOp)
     def run_launch(self, interpreter: Interpreter, op: memory.LaunchOp, args):
