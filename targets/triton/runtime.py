@@ -28,7 +28,7 @@ from xdsl.interpreters.func import FuncFunctions
 from irc.dialects import memory
 from irc.ir.types import torch_dtype
 from irc.targets.reference.loop import LoopFunctions, run_nest
-from irc.targets.reference.memory import MemFunctions, _shape
+from irc.targets.reference.memory import MemFunctions, memref_shape
 from irc.targets.reference.tensor import IndexFunctions, TensorFunctions
 
 from irc.targets.reference.loop import extents
@@ -63,7 +63,7 @@ class TritonMemFunctions(MemFunctions):
     @impl(memory.AllocOp)
     def run_alloc(self, interpreter: Interpreter, op: memory.AllocOp, args):
         t = op.result.type
-        return (torch.empty(_shape(t, args), dtype=torch_dtype(t.get_element_type()), device=self.device),)
+        return (torch.empty(memref_shape(t, args), dtype=torch_dtype(t.get_element_type()), device=self.device),)
 
     @impl(memory.ExternOp)
     def run_extern(self, interpreter: Interpreter, op: memory.ExternOp, args):
