@@ -1,0 +1,183 @@
+"""What each step of an irc call must do and what the machine allows for it (bench/roofline.py's bounds):
+flops of a library product (mm, bmm, convolution, attention) and the best library time for that exact problem
+alone; the bytes a generated kernel or a copy must move, and the copy bandwidth they are bounded by.
+
+Shapes and buffers come from the cpu Program's planned graph (targets/cpu/graph.py: Step, Buf), so the
+figures are those of the mem stage irc runs. A dynamic size is read from `vals`, the cells of one call.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+from irc.dialects import tensor as tn
+
+PRODUCTS = (tn.MmOp, tn.BmmOp, tn.ConvolutionOp, tn.ScaledDotProductAttentionOp)
+
+
+def _size(lin, vals) -> int:
+    return lin.const if lin.static else lin.eval(vals)
+
+
+def shape(buf, vals=()) -> tuple[int, ...]:
+    return tuple(_size(s, vals) for s in buf.sizes)
+
+
+def footprint(buf, vals=()) -> int:
+    """Bytes of the distinct elements a buffer view addresses (a broadcast dim, stride 0, counts once)."""
+    sizes, strides = shape(buf, vals), [_size(s, vals) for s in buf.strides]
+    if 0 in sizes:
+        return 0
+    return math.prod(n for n, st in zip(sizes, strides) if st != 0) * buf.dtype.itemsize
+
+
+def _points(nest, syms) -> int | None:
+    try:
+        return math.prod(nest.space.data.eval([], list(syms)))
+    except Exception:  # noqa: BLE001 - a space the map cannot evaluate: no cap
+        return None
+
+
+def kernel_bytes(g, st, vals=()) -> int:
+    """The bytes a launch must move: each distinct input read once (at most one element per point of its
+    iteration space: a gather reads rows of a table, not the table), each output written once."""
+    points = _points(g.kernels[st.op.callee.root_reference.data], [_size(s, vals) for s in st.syms])
+    total, seen = 0, set()
+    for b in st.ins:
+        key = (b.root, repr(b.sizes), repr(b.strides), repr(b.offset))
+        if key not in seen:
+            seen.add(key)
+            n = footprint(b, vals)
+            total += min(n, points * b.dtype.itemsize) if points is not None else n
+    return total + sum(footprint(b, vals) for b in st.outs)
+
+
+def kernel_summary(g, st, vals=()) -> str:
+    """What a launch computes, for the report: its output shapes and the math and reductions in its body
+    ("2048x256 [reduce, rsqrt]")."""
+    nest = g.kernels[st.op.callee.root_reference.data]
+    ops = sorted({op.name.removeprefix("math.").removeprefix("loop.") for op in nest.walk()
+                  if op.name.startswith("math.") or op.name == "loop.reduce"})  # fmt: skip
+    outs = ", ".join("x".join(map(str, shape(b, vals))) for b in st.outs)
+    return outs + (f" [{', '.join(ops)}]" if ops else "")
+
+
+def _inner(st):
+    ops = list(st.op.body.block.ops)
+    return ops[0] if len(ops) == 2 and isinstance(ops[0], PRODUCTS) else None
+
+
+def _results(g, st) -> list:
+    return list(st.outs) + [g.roots[root].buf for root, _ in st.results]
+
+
+def extern_bytes(g, st, vals=()) -> int:
+    return sum(footprint(b, vals) for b in st.ins if hasattr(b, "sizes")) + sum(footprint(b, vals) for b in _results(g, st))
+
+
+def problem(g, st, vals=()) -> dict | None:
+    """A library product's problem (op, operand shapes, dtype, conv parameters), or None for other externs."""
+    op = _inner(st)
+    if op is None:
+        return None
+    p = {"op": op.name, "shapes": [shape(b, vals) for b in st.ins if hasattr(b, "sizes")],
+         "out": shape(_results(g, st)[0], vals), "dtype": str(st.ins[0].dtype).removeprefix("torch.")}  # fmt: skip
+    if isinstance(op, tn.ConvolutionOp):
+        p.update(stride=list(op.stride.get_values()), padding=list(op.padding.get_values()),
+                 dilation=list(op.dilation.get_values()), groups=op.groups.value.data,
+                 transposed=op.transposed is not None, channels_last=op.channels_last is not None)  # fmt: skip
+    if isinstance(op, tn.ScaledDotProductAttentionOp):
+        p["scale"] = op.scale.value.data
+        p["bool_mask"] = len(p["shapes"]) > 3 and st.ins[3].dtype == torch.bool
+    return p
+
+
+def describe(p: dict) -> str:
+    dims = ["x".join(map(str, s)) for s in p["shapes"]]
+    if p["op"] == "tn.convolution":
+        return f"{p['op']} {dims[0]} * {dims[1]} s{p['stride']} p{p['padding']}{' NHWC' if p['channels_last'] else ''} {p['dtype']}"
+    return f"{p['op']} {' @ '.join(dims[:2]) if p['op'] in ('tn.mm', 'tn.bmm') else ', '.join(dims)} {p['dtype']}"
+
+
+def flops(p: dict) -> float:
+    """Multiply-adds x 2 of a product: mm M*K*N, bmm B*M*K*N, convolution out * (C/groups * kernel)
+    (transposed: in * (O/groups * kernel)), attention B*H*L*S*(E + Ev) (scores, then the weighted values)."""
+    s = p["shapes"]
+    if p["op"] == "tn.mm":
+        return 2.0 * s[0][0] * s[0][1] * s[1][1]
+    if p["op"] == "tn.bmm":
+        return 2.0 * s[0][0] * s[0][1] * s[0][2] * s[1][2]
+    if p["op"] == "tn.convolution":
+        return 2.0 * math.prod(s[0] if p["transposed"] else p["out"]) * math.prod(s[1][1:])
+    q, k, v = s[0], s[1], s[2]
+    return 2.0 * math.prod(q[:-1]) * k[-2] * (q[-1] + v[-1])
+
+
+# -- the machine's limits -------------------------------------------------------------------------
+def copy_bandwidth(reps: int = 9, tries: int = 3) -> float:
+    """GB/s of a 64 MB copy_ into a preallocated tensor (read + write), the best median of `tries`."""
+    x = torch.randn(16 << 20)
+    y = torch.empty_like(x)
+    best = 0.0
+    for _ in range(tries):
+        y.copy_(x)
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            y.copy_(x)
+            times.append(time.perf_counter() - t0)
+        best = max(best, 2 * x.numel() * 4 / statistics.median(times) / 1e9)
+    return best
+
+
+def candidates(p: dict) -> dict:
+    """Library calls that compute problem `p` alone, on random operands: name -> callable."""
+    from irc.targets.cpu import externs
+
+    dtype = getattr(torch, p["dtype"])
+    s = p["shapes"]
+    r = lambda *shape: torch.randn(*shape, dtype=dtype)  # noqa: E731
+    if p["op"] == "tn.mm":
+        (m, k), n = s[0], s[1][1]
+        a, b, w, out = r(m, k), r(k, n), r(n, k), torch.empty(m, n, dtype=dtype)
+        c = {"torch.mm": lambda: torch.mm(a, b, out=out), "torch.mm (weight^T)": lambda: torch.mm(a, w.t(), out=out)}
+        kern = externs.LinearKernel(w, constant=True)
+        c.update({f"linear {path}": (lambda path=path: kern.run(a, path)) for path in kern.paths()})
+        return c
+    if p["op"] == "tn.bmm":
+        (bt, m, k), n = s[0], s[1][2]
+        a, b, bt_, out = r(bt, m, k), r(bt, k, n), r(bt, n, k), torch.empty(bt, m, n, dtype=dtype)
+        return {"torch.bmm": lambda: torch.bmm(a, b, out=out), "torch.bmm (b^T)": lambda: torch.bmm(a, bt_.transpose(1, 2), out=out)}
+    if p["op"] == "tn.convolution":
+        if p["transposed"] or len(s[1]) != 4:
+            return {}
+        x = r(*s[0])
+        if p["channels_last"]:  # (N, H, W, C) in the IR: the same problem as an NCHW one
+            x = x.permute(0, 3, 1, 2).contiguous()
+        w, b = r(*s[1]), (r(*s[2]) if len(s) > 2 else None)
+        kern = externs.ConvKernel(w, b, p["stride"], p["padding"], p["dilation"], p["groups"], constant=True)
+        c = {}
+        for layout, xs in (("NCHW", x), ("channels-last", x.contiguous(memory_format=torch.channels_last))):
+            c.update({f"conv {path}, {layout} input": (lambda path=path, xs=xs: kern.run(xs, path)) for path in kern.paths()})
+        return c
+    q, k, v = r(*s[0]), r(*s[1]), r(*s[2])
+    mask = None if len(s) < 4 else torch.rand(*s[3]) > 0.1 if p["bool_mask"] else r(*s[3])
+    return {"sdpa": lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=p.get("scale"))}
+
+
+def best_time(p: dict, reps: int = 7) -> tuple[float | None, str]:
+    """(the fastest median of the candidates for `p`, its name), or (None, "") when none applies."""
+    from irc.targets.cpu.externs import measure
+
+    c = candidates(p)
+    if not c:
+        return None, ""
+    with torch.no_grad():
+        times = measure(c, reps=reps, budget_s=0.5 + 0.1 * reps)
+    name = min(times, key=times.get)
+    return times[name], name

@@ -1,0 +1,308 @@
+"""Roofline: where every millisecond of an irc call goes, against what the machine allows (issue 17).
+
+    .venv/bin/python -m irc.bench.roofline                          # the default models (a few minutes)
+    .venv/bin/python -m irc.bench.roofline --models mlp-b32,convnet-eval --rounds 10
+
+Per model (a bench/cases.py case, compiled with torch.compile(backend=irc.backend) under torch.no_grad()):
+  machine limits   measured in this process: the copy bandwidth (a 64 MB copy_ into a preallocated tensor,
+                   the best of a few medians) and, for every matrix product or convolution the model runs,
+                   the best library time for that exact problem alone (torch.mm, MKL and oneDNN linear paths,
+                   prepacked weights, NCHW and channels-last convolution: the fastest median)
+  roofline         sum over the library calls of that best time (flops / best rate) plus, for every other
+                   step (generated kernels, copies), the bytes it must move / copy bandwidth
+  measured         the compiled model's call (median, IQR), interleaved with Program.profile of the cpu
+                   Programs it runs: library calls, generated kernels (each with its % of its own bound),
+                   and the runtime overhead (the call minus its steps: binding, allocations, Dynamo's
+                   guards, AOT's wrapper, graphs that run eagerly)
+  efficiency       roofline / measured
+The bandwidth bound is main memory's: a kernel whose data stay in the caches (a small working set, or one the
+step before left there) can beat it, over 100% of its bound.
+Figures are only as good as the machine is quiet (the load average is printed). JSON goes to
+bench/results/roofline-<time>.json. bench/compare.py's report carries the summary table (`summary`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+
+import torch
+
+from .bounds import best_time, copy_bandwidth, describe, extern_bytes, flops, kernel_bytes, kernel_summary, problem, shape
+
+DEFAULT = ("mlp-b32", "mlp-b1024", "convnet-eval", "mini-transformer", "softmax-layernorm", "bandwidth-chain",
+           "transcendental-chain", "resnet18")  # fmt: skip
+
+
+@dataclass
+class Part:
+    """One step of a call: `kind` "library" (mem.extern), "kernel" (a launch) or "runtime" (alloc, derive)."""
+
+    kind: str
+    name: str
+    seconds: float
+    bound: float | None = None  # roofline seconds: best library time alone, or bytes / bandwidth
+    flops: float = 0.0
+    bytes: int = 0
+    problem: str = ""  # library: the problem whose best rate was measured ("tn.mm 32x1024 @ 1024x1024 float32")
+    best: str = ""  # library: the candidate that ran it fastest alone ("linear mkldnn_packed")
+
+    @property
+    def pct(self) -> float | None:  # % of its own bound reached
+        return 100 * self.bound / self.seconds if self.bound and self.seconds > 0 else None
+
+
+@dataclass
+class Roofline:
+    model: str
+    measured: float  # median seconds of a compiled call
+    iqr: tuple[float, float]
+    parts: list[Part] = field(default_factory=list)
+    programs: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def total(self, kind: str) -> float:
+        return sum(p.seconds for p in self.parts if p.kind == kind)
+
+    def bound(self, kind: str | None = None) -> float:
+        return sum(p.bound or 0.0 for p in self.parts if kind is None or p.kind == kind)
+
+    @property
+    def overhead(self) -> float:  # everything the steps do not account for; runtime steps included
+        return self.measured - self.total("library") - self.total("kernel")
+
+    @property
+    def efficiency(self) -> float:
+        return self.bound() / self.measured if self.measured > 0 else 0.0
+
+
+# -- measuring a model --------------------------------------------------------------------------------
+@contextmanager
+def capture():
+    """Record the cpu Programs compiled (and the argument lists they are then called with) while active."""
+    from irc.targets.cpu.executor import Executor
+    from irc.targets.cpu.target import CpuTarget
+
+    found: dict[int, list] = {}  # id(program) -> [program, args or None]
+    compile_, bind = CpuTarget.compile, Executor.bind
+
+    def compile_hook(self, module, args, opts, rep):
+        program = compile_(self, module, args, opts, rep)
+        found[id(program)] = [program, None]
+        return program
+
+    def bind_hook(self, cx, args):
+        if id(self) in found:
+            found[id(self)][1] = list(args)
+        return bind(self, cx, args)
+
+    CpuTarget.compile, Executor.bind = compile_hook, bind_hook
+    try:
+        yield found
+    finally:
+        CpuTarget.compile, Executor.bind = compile_, bind
+
+
+def _match(g, names: list[str]) -> list:
+    """The graph step of each profiled step name (Program.profile leaves out launches of no items)."""
+    out, j = [], 0
+    for name in names:
+        kind, _, rest = name.partition(" ")
+        while not (g.steps[j].kind == kind and (kind != "launch" or rest.split()[0] == g.steps[j].op.callee.root_reference.data)):
+            j += 1
+        out.append(g.steps[j])
+        j += 1
+    return out
+
+
+def _values(program, args) -> list:
+    """The cells of one call (dynamic sizes); the static graphs of the demo models need none."""
+    if program.compiled.static:
+        return []
+    cx = program.context()
+    program.bind(cx, args)
+    for step in cx.steps:
+        step()
+    return cx.vals
+
+
+def classify(program, args, named_times: list[tuple[str, float]], bandwidth: float, rates: dict,
+             prefix: str = "") -> list[Part]:  # fmt: skip
+    """Parts of one Program's call from Program.profile's (name, seconds): each with its flops or bytes and
+    bound; `rates` caches best_time per problem (key: describe(problem)) and is filled as needed."""
+    g, vals = program.g, _values(program, args)
+    parts = []
+    for (name, secs), st in zip(named_times, _match(g, [n for n, _ in named_times])):
+        if st.kind == "launch":
+            nbytes = kernel_bytes(g, st, vals)
+            what = f"{prefix}{name.removesuffix(')').replace(' (JITed ', ' (')}: {kernel_summary(g, st, vals)})"
+            parts.append(Part("kernel", what, secs, nbytes / bandwidth / 1e9, bytes=nbytes))
+        elif st.kind == "extern":
+            nbytes, p = extern_bytes(g, st, vals), problem(g, st, vals)
+            if p is None:  # a copy, a bounds check, a region on the reference: bound by its traffic
+                what = "x".join(map(str, shape(st.ins[0], vals))) if st.ins and hasattr(st.ins[0], "sizes") else ""
+                parts.append(Part("library", f"{prefix}{name} {what}".rstrip(), secs, nbytes / bandwidth / 1e9, bytes=nbytes))
+                continue
+            key = describe(p)
+            if key not in rates:
+                rates[key] = best_time(p)
+            best, how = rates[key]
+            parts.append(Part("library", f"{prefix}extern {key}", secs, best if best else nbytes / bandwidth / 1e9,
+                              flops(p), nbytes, key, how))  # fmt: skip
+        else:
+            parts.append(Part("runtime", prefix + name, secs))
+    return parts
+
+
+def _profile(program, args, reps: int):
+    return program.profile(args, reps=reps)
+
+
+def measure(name: str, call, found: dict, bandwidth: float, rounds: int = 10, reps: int = 3, *,
+            clock=time.perf_counter, profile=_profile, rates: dict | None = None) -> Roofline:  # fmt: skip
+    """Time `call()` (the compiled model) `reps` times, then Program.profile each cpu Program `reps` times,
+    in `rounds` alternating rounds (load from other processes hits both alike); medians over all samples."""
+    programs = [(p, args) for p, args in found.values() if args is not None]
+    calls, steps = [], [[] for _ in programs]
+    with torch.no_grad():
+        for _ in range(rounds):
+            for _ in range(reps):
+                t0 = clock()
+                call()
+                calls.append(clock() - t0)
+            for i, (p, args) in enumerate(programs):
+                steps[i].append(profile(p, args, reps))
+    q = statistics.quantiles(calls, n=4, method="inclusive")
+    out = Roofline(name, statistics.median(calls), (q[0], q[2]), programs=len(programs))
+    rates = {} if rates is None else rates
+    for i, ((p, args), runs) in enumerate(zip(programs, steps)):
+        named = [(n, statistics.median(r[k][1] for r in runs)) for k, (n, _) in enumerate(runs[0])]
+        out.parts += classify(p, args, named, bandwidth, rates, f"graph{i} " if len(programs) > 1 else "")
+    if missing := len(found) - len(programs):
+        out.notes.append(f"{missing} compiled program(s) never called")
+    return out
+
+
+def run_case(case_name: str, bandwidth: float, rounds: int, rates: dict) -> Roofline:
+    """Compile the case with irc, capture its Programs, measure."""
+    from .cases import CASES
+
+    import irc
+
+    case = CASES[case_name]
+    fn, inputs = case.make()
+    with capture() as found, torch.no_grad():
+        compiled = torch.compile(fn, backend=irc.backend, dynamic=case.dynamic)
+        compiled(*inputs)
+        compiled(*inputs)  # the second call records every program's arguments
+    r = measure(case_name, lambda: compiled(*inputs), found, bandwidth, rounds, rates=rates)
+    if not found:
+        r.notes.append("no graph ran on irc's cpu target")
+    torch._dynamo.reset()
+    return r
+
+
+# -- the report -----------------------------------------------------------------------------------------
+def _t(s: float | None) -> str:
+    if s is None:
+        return "-"
+    return f"{s * 1e6:.0f} us" if abs(s) < 1e-3 else f"{s * 1e3:.2f} ms"
+
+
+def _of(r: Roofline, kind: str) -> str:
+    t = r.total(kind)
+    return f"{_t(t)} ({100 * r.bound(kind) / t:.0f}%)" if t > 0 else "-"
+
+
+def summary(results: list[Roofline]) -> str:
+    lines = ["| model | measured (IQR) | roofline | efficiency | library (% of bound) | kernels (% of bound) | overhead |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for r in results:
+        lines.append(f"| {r.model} | {_t(r.measured)} ({_t(r.iqr[0])}-{_t(r.iqr[1])}) | {_t(r.bound())} | "
+                     f"{100 * r.efficiency:.0f}% | {_of(r, 'library')} | {_of(r, 'kernel')} | {_t(r.overhead)} "
+                     f"({100 * r.overhead / r.measured:.0f}%) |")  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def _grouped(parts: list[Part]) -> list[tuple[str, int, float, float, Part]]:
+    """(name, count, seconds, bound, first part) per distinct step name: a kernel launched twice, the same mm in
+    every layer, one row each."""
+    rows: dict[str, list] = {}
+    for p in parts:
+        row = rows.setdefault(p.name, [p.name, 0, 0.0, 0.0, p])
+        row[1:4] = row[1] + 1, row[2] + p.seconds, row[3] + (p.bound or 0.0)
+    return sorted((tuple(r) for r in rows.values()), key=lambda r: -r[2])
+
+
+def detail(r: Roofline, top: int = 6) -> str:
+    lines = [f"## {r.model}", "",
+             f"measured {_t(r.measured)} (IQR {_t(r.iqr[0])}-{_t(r.iqr[1])}), roofline {_t(r.bound())}, efficiency "
+             f"{100 * r.efficiency:.0f}%; {r.programs} program(s): library {_of(r, 'library')}, kernels {_of(r, 'kernel')}, "
+             f"overhead {_t(r.overhead)} (runtime steps {_t(r.total('runtime'))}, the rest outside the steps)", ""]  # fmt: skip
+    lines += [f"note: {n}\n" for n in r.notes]
+    lines += ["| step | calls | measured | bound | % of bound | work per call |", "|---|---|---|---|---|---|"]
+    for kind in ("library", "kernel"):
+        for name, n, secs, bound, p in _grouped([p for p in r.parts if p.kind == kind])[:top]:
+            rate = f", {p.flops / p.bound / 1e9:.0f} GFLOP/s best ({p.best})" if p.bound and p.best else ""
+            work = f"{p.flops / 1e6:.1f} MFLOP{rate}" if p.flops else f"{p.bytes / 1e6:.2f} MB"
+            lines.append(f"| {name} | {n} | {_t(secs)} | {_t(bound)} | {f'{100 * bound / secs:.0f}%' if secs > 0 else '-'} | {work} |")
+    return "\n".join(lines) + "\n"
+
+
+def header(bandwidth: float) -> str:
+    from .hf_models import available
+
+    hf = "" if available() else " HF BERT/GPT-2: not run (transformers is not installed)."
+    return (f"torch {torch.__version__}, {torch.get_num_threads()} threads on {os.cpu_count()} CPUs, load average "
+            f"{os.getloadavg()[0]:.1f}; copy bandwidth {bandwidth:.1f} GB/s.{hf}\n")  # fmt: skip
+
+
+def run(names, rounds: int = 15, bandwidth: float | None = None, log=print) -> list[Roofline]:
+    bandwidth = bandwidth or copy_bandwidth()
+    rates: dict = {}
+    results = []
+    for name in names:
+        try:
+            results.append(run_case(name, bandwidth, rounds, rates))
+            log(detail(results[-1]))
+        except Exception as e:  # noqa: BLE001 - one failing model must not lose the others
+            log(f"## {name}\n\nfailed: {type(e).__name__}: {e}\n")
+    return results
+
+
+def main(argv=None) -> int:
+    from .cases import CASES
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default=",".join(DEFAULT), help=f"bench/cases.py names (default {','.join(DEFAULT)})")
+    ap.add_argument("--rounds", "--reps", type=int, default=15, help="alternating rounds of call and profile")
+    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (default: torch's)")
+    args = ap.parse_args(argv)
+    names = [n for n in args.models.split(",") if n]
+    if unknown := [n for n in names if n not in CASES]:
+        ap.error(f"unknown model(s) {unknown}; valid: {', '.join(CASES)}")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    bandwidth = copy_bandwidth()
+    print(header(bandwidth), flush=True)
+    results = run(names, args.rounds, bandwidth, log=lambda s: print(s, flush=True))
+    print(summary(results))
+    from .compare import RESULTS
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"roofline-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    doc = {"bandwidth_gbps": bandwidth, "threads": torch.get_num_threads(), "load": os.getloadavg(),
+           "models": [dict(asdict(r), efficiency=r.efficiency, overhead=r.overhead, roofline=r.bound()) for r in results]}  # fmt: skip
+    path.write_text(json.dumps(doc, indent=1))
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""bench/roofline.py and bench/bounds.py without timing: the work of a step (flops, bytes, problems) from a
+compiled graph, and a report's split of a call (a fake clock and a fake profile, so nothing depends on load)."""
+
+import torch
+import torch.nn.functional as F
+
+from irc.bench import bounds, roofline
+from irc.frontend.backend import compile_function
+
+
+def _program(fn, *inputs):
+    run, constants = compile_function(fn, *inputs, strict=True, cache=False)
+    return run, [*inputs, *constants]
+
+
+def _steps(program, kind):
+    return [st for st in program.g.steps if st.kind == kind]
+
+
+def test_flops_of_known_products():
+    assert bounds.flops({"op": "tn.mm", "shapes": [(32, 1024), (1024, 10)]}) == 2 * 32 * 1024 * 10
+    assert bounds.flops({"op": "tn.bmm", "shapes": [(8, 16, 64), (8, 64, 32)]}) == 2 * 8 * 16 * 64 * 32
+    conv = {"op": "tn.convolution", "shapes": [(2, 3, 8, 8), (4, 3, 3, 3)], "out": (2, 4, 8, 8), "transposed": False}
+    assert bounds.flops(conv) == 2 * (2 * 4 * 8 * 8) * (3 * 3 * 3)
+    sdpa = {"op": "tn.sdpa", "shapes": [(2, 4, 16, 8), (2, 4, 32, 8), (2, 4, 32, 8)]}
+    assert bounds.flops(sdpa) == 2 * (2 * 4 * 16) * 32 * (8 + 8)
+
+
+def test_problems_come_from_the_compiled_graph():
+    x, w, b = torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3), torch.randn(4)
+    program, _ = _program(lambda x, w, b: F.conv2d(x, w, b, padding=1), x, w, b)
+    (st,) = [s for s in _steps(program, "extern") if bounds.problem(program.g, s) is not None]
+    p = bounds.problem(program.g, st)
+    assert p["op"] == "tn.convolution" and p["padding"] == [1, 1] and p["dtype"] == "float32"
+    assert sorted(p["shapes"][0]) == [2, 3, 8, 8] and p["shapes"][1] == (4, 3, 3, 3)  # NCHW or NHWC, as chosen
+    assert bounds.flops(p) == 2 * (2 * 4 * 8 * 8) * (3 * 3 * 3)
+    a, m = torch.randn(16, 64), torch.randn(64, 32)
+    program, _ = _program(lambda a, m: a @ m, a, m)
+    (st,) = _steps(program, "extern")
+    p = bounds.problem(program.g, st)
+    assert (p["op"], p["shapes"]) == ("tn.mm", [(16, 64), (64, 32)])
+    assert bounds.describe(p) == "tn.mm 16x64 @ 64x32 float32"
+
+
+def test_kernel_bytes_count_each_buffer_once_and_a_broadcast_row_once():
+    x, b = torch.randn(64, 128), torch.randn(128)
+    program, _ = _program(lambda x, b: torch.relu(x + b), x, b)
+    (st,) = _steps(program, "launch")
+    # x read once, b (broadcast along the rows) read once, the result written once
+    assert bounds.kernel_bytes(program.g, st) == (64 * 128 + 128 + 64 * 128) * 4
+
+
+def test_a_gather_moves_the_rows_it_reads_not_the_table():
+    table, ids = torch.randn(1000, 64), torch.randint(0, 1000, (8,))
+    program, _ = _program(lambda t, i: t[i] * 2, table, ids)
+    (st,) = _steps(program, "launch")
+    assert bounds.kernel_bytes(program.g, st) <= (8 * 64 * 4) * 2 + 8 * 8  # rows read, rows written, the ids
+
+
+def test_a_report_classifies_every_step_and_adds_up_with_a_fake_timer():
+    x, w, bias = torch.randn(32, 64), torch.randn(64, 48), torch.randn(48)
+    program, args = _program(lambda x, w, b: torch.tanh(x @ w + b) * 2, x, w, bias)
+    names = [n for n, _ in program.profile(args, reps=1)]
+    now = [0.0]
+
+    def clock():  # every timed call of the model takes 2**-7 s (binary fractions: the sums are exact)
+        now[0] += 2**-7
+        return now[0]
+
+    def profile(p, a, reps):  # every step 2**-10 s
+        assert p is program and a is args
+        return [(n, 2**-10) for n in names]
+
+    calls = []
+    found = {id(program): [program, args]}
+    rates = {"tn.mm 32x64 @ 64x48 float32": (2**-11, "fake")}  # no library timing in a unit test
+    r = roofline.measure("tiny", lambda: calls.append(1), found, bandwidth=10.0, rounds=3, reps=2, clock=clock,
+                         profile=profile, rates=rates)  # fmt: skip
+    assert len(calls) == 6 and r.measured == r.iqr[0] == r.iqr[1] == 2**-7
+    assert len(r.parts) == len(names)  # one part per profiled step, in order, named after it
+    for part, name in zip(r.parts, names):
+        assert part.name.startswith(name.split(" (")[0]) and part.kind == {"extern": "library", "launch": "kernel"}.get(
+            name.split()[0], "runtime")
+    kinds = {p.kind for p in r.parts}
+    assert kinds <= {"library", "kernel", "runtime"} and {"library", "kernel"} <= kinds
+    lib = [p for p in r.parts if p.kind == "library"]
+    assert lib[0].flops == 2 * 32 * 64 * 48 and lib[0].bound == 2**-11 and lib[0].pct == 50
+    for p in r.parts:
+        if p.kind == "kernel":
+            assert p.bytes > 0 and p.bound == p.bytes / 10e9
+    steps = r.total("library") + r.total("kernel")
+    assert r.overhead >= 0 and abs(steps + r.overhead - r.measured) < 1e-12
+    assert 0 < r.efficiency == r.bound() / r.measured
+    text = roofline.summary([r]) + roofline.detail(r)
+    assert "tiny" in text and "tn.mm 32x64 @ 64x48 float32" in text
