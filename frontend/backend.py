@@ -129,7 +129,8 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> 
         specs[i] = OutputSpec(("view", k), None, None)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     checks = [_result_check(gm, result.constants)] if opts.verify else []
-    run = build(module, graph_args(placeholders, result.constants), opts, rep, dump,
+    stable = freezer.values if freezer is not None else ()  # parameters of an inference graph; a training graph has none
+    run = build(module, graph_args(placeholders, result.constants, stable), opts, rep, dump,
                 instruments=checks, output_layouts=lambda m: _record_output_layouts(m, specs, metas))  # fmt: skip
     return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -18,6 +18,10 @@ class ArgSpec:
     sizes: tuple = ()
     strides: tuple = ()
     value: int | str | None = None
+    # the caller passes this same tensor, changed rarely if ever, to every call (a constant of the graph, a
+    # frozen parameter of an inference graph): a library path may keep it prepacked while its version holds.
+    # A training graph's weights change every step and its saved activations are new tensors every call.
+    stable: bool = False
 
     @staticmethod
     def of(value, name: str = "arg") -> ArgSpec:
@@ -36,8 +40,10 @@ def _key(x):
     return int(x)
 
 
-def graph_args(placeholders, constants) -> list[ArgSpec]:
-    """The ArgSpecs of a graph's @main: its FX placeholders (their example values), then the constants the import added."""
+def graph_args(placeholders, constants, stable=()) -> list[ArgSpec]:
+    """The ArgSpecs of a graph's @main: its FX placeholders (their example values), then the constants the import
+    added; the constants and the placeholders at the positions in `stable` are marked stable."""
     names = [n.name for n in placeholders] + [f"constant{i}" for i in range(len(constants))]
     values = [n.meta.get("val") for n in placeholders] + list(constants)
-    return [ArgSpec.of(v, name) for v, name in zip(values, names)]
+    keep = set(stable) | set(range(len(placeholders), len(values)))
+    return [replace(ArgSpec.of(v, name), stable=i in keep) for i, (v, name) in enumerate(zip(values, names))]

@@ -83,6 +83,7 @@ class Compiled:
         self.segments: list[str] = []  # the launchers' function names in `lib`
         self.lib, self.cache_hit, self.kernels, self.llvm_ir = None, False, 0, ""
         self._interp = None
+        self.stable_args = frozenset(i for i, spec in enumerate(self.g.args) if spec.stable)
         self.externs: dict[int, object] = {}  # id(step) -> run(ins, outs), prepared after the first build
 
     def _specialize(self, st) -> Launch:
@@ -182,7 +183,7 @@ class Compiled:
                 self._interp = make_mem_interpreter(self.module)
             return self._interp
 
-        run, how = extern_ops.prepare(st.op, interpreter)
+        run, how = extern_ops.prepare(st.op, interpreter, self.stable_args)
         if how == "reference":
             inner = [o.name for o in st.op.body.block.ops][:-1]
             self.fallbacks.append((f"extern {', '.join(inner)}", "runs through the reference semantics"))

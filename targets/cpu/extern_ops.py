@@ -37,8 +37,8 @@ def _into(compute):
 
 
 def _mm(op, weight_is_argument: bool = False) -> Callable:
-    """`weight_is_argument`: the right operand is a view of a graph input (a weight: a parameter, or a constant
-    of a frozen graph), so one kernel may hold it prepacked for oneDNN while the same tensor arrives
+    """`weight_is_argument`: the right operand is a view of a stable graph input (targets/args.ArgSpec.stable: a
+    constant or a frozen parameter; never a training graph's weight), so one kernel may hold it prepacked for oneDNN while the same tensor arrives
     unchanged. A weight that does change between calls (training) is not packed again: from then on this
     extern treats it as a plain operand."""
     chosen: dict = {}
@@ -75,7 +75,7 @@ def _bmm(op) -> Callable:
 
 
 def _convolution(op, weight_is_argument: bool = False) -> Callable | None:
-    """`weight_is_argument`: the weight is a graph input (a parameter or a frozen constant), so a kernel holding
+    """`weight_is_argument`: the weight is a stable graph input (a constant or a frozen parameter), so a kernel holding
     its prepacked form is reused while the same tensor arrives unchanged (same storage, same version counter)."""
     if op.transposed is not None or len(op.stride.get_values()) != 2:
         return None
@@ -167,23 +167,24 @@ def _single_op(ext: memory.ExternOp):
     return inner
 
 
-def _of_argument(value) -> bool:
-    """Is `value` a graph input or a view of one (a transposed weight)?"""
+def _of_argument(value, stable: frozenset[int]) -> bool:
+    """Is `value` a stable graph input (its position in `stable`) or a view of one (a transposed weight)?"""
     while isinstance(value.owner, memory.ViewOp):
         value = value.owner.source
-    return isinstance(value, BlockArgument)
+    return isinstance(value, BlockArgument) and value.index in stable
 
 
-def prepare(ext: memory.ExternOp, interpreter: Callable) -> tuple[Callable, str]:
+def prepare(ext: memory.ExternOp, interpreter: Callable, stable: frozenset[int] = frozenset()) -> tuple[Callable, str]:
     """(run(ins, outs) -> fresh results, "library" | "reference") for one extern; `interpreter()` gives the
-    mem-stage reference interpreter (targets/reference/memory.py) of the module."""
+    mem-stage reference interpreter (targets/reference/memory.py) of the module; `stable`: the positions of
+    @main's stable arguments (weights a library path may keep prepacked)."""
     if isinstance(check := ext.body.block.first_op, tn.CheckIndexOp):
         return _check_index(check), "library"
     inner = _single_op(ext)
     if isinstance(inner, tn.MmOp):
-        return _mm(inner, weight_is_argument=_of_argument(ext.ins[1])), "library"
+        return _mm(inner, weight_is_argument=_of_argument(ext.ins[1], stable)), "library"
     if isinstance(inner, tn.ConvolutionOp):
-        run = _convolution(inner, weight_is_argument=isinstance(ext.ins[1], BlockArgument))
+        run = _convolution(inner, weight_is_argument=_of_argument(ext.ins[1], stable))
         if run is not None:
             return run, "library"
     elif inner is not None and type(inner) in EXTERNS:

@@ -183,8 +183,9 @@ def test_empty_matrix_products_match_eager(m, k, n):
 
 
 def test_graph_weight_prepacked_once_and_never_stale(monkeypatch):
-    """A matmul whose weight is a graph input is prepacked once for oneDNN and reused while the weight is
-    unchanged; an in-place update (an optimizer step) is seen, and the weight is not packed again."""
+    """A matmul whose weight is a parameter of an inference graph (a stable argument) is prepacked once for
+    oneDNN and reused while the weight is unchanged; an in-place update (an optimizer step) is seen, and the
+    weight is not packed again."""
     from tests.conftest import compile_irc
 
     if not externs.onednn_available(torch.float32):
@@ -200,18 +201,42 @@ def test_graph_weight_prepacked_once_and_never_stale(monkeypatch):
         return real(self, m)
 
     monkeypatch.setattr(externs.LinearKernel, "packed", packed)
-    fn = lambda x, w: F.linear(x, w).relu()  # noqa: E731  (2*64*256*512 flops: above the small-product cut)
+    class Layer(torch.nn.Module):  # x @ w: the parameter itself is the product's operand (nothing to fold)
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.randn(256, 512))
+
+        def forward(self, x):
+            return (x @ self.w).relu()  # 2*64*256*512 flops: above the small-product cut
+
+    layer, x = Layer(), torch.randn(64, 256)
+    f = compile_irc(layer)
+    with torch.no_grad():
+        for _ in range(2):
+            torch.testing.assert_close(f(x), layer(x), **TOL)
+        assert len(runs) == 2 and len(packs) == 1  # packed once, the packed weight reused by the second call
+        layer.w.mul_(-0.5)
+        torch.testing.assert_close(f(x), layer(x), **TOL)
+        layer.w.add_(1.0)
+        torch.testing.assert_close(f(x), layer(x), **TOL)
+    assert len(packs) == 1 and len(runs) == 2  # once changed, the weight is a plain operand: never packed again
+
+
+def test_plain_graph_input_weight_is_not_prepacked(monkeypatch):
+    """A weight passed as an ordinary input (not a parameter of an inference graph) may change every call:
+    it is never prepacked, and its product runs eager's own call (aten)."""
+    from tests.conftest import compile_irc
+
+    packs = []
+    real = externs.LinearKernel.packed
+    monkeypatch.setattr(externs.LinearKernel, "packed", lambda self, m: packs.append(m) or real(self, m))
+    fn = lambda x, w: F.linear(x, w).relu()  # noqa: E731
     f = compile_irc(fn)
     x, w = torch.randn(64, 256), torch.randn(512, 256)
     with torch.no_grad():
         for _ in range(2):
             torch.testing.assert_close(f(x, w), fn(x, w), **TOL)
-        assert len(runs) == 2 and len(packs) == 1  # packed once, the packed weight reused by the second call
-        w.mul_(-0.5)
-        torch.testing.assert_close(f(x, w), fn(x, w), **TOL)
-        w.add_(1.0)
-        torch.testing.assert_close(f(x, w), fn(x, w), **TOL)
-    assert len(packs) == 1 and len(runs) == 2  # once changed, the weight is a plain operand: never packed again
+    assert packs == []
 
 
 @pytest.mark.parametrize("busy", [False, True], ids=["quiet", "busy"])

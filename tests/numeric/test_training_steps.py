@@ -1,0 +1,99 @@
+"""Training steps through irc (issue 15, point 2): a compiled step makes no copy that eager's step does not
+make, a training graph's weights are never prepacked (they change every step, and its saved activations are
+new tensors every call), and gradients and parameters follow eager's over several steps.
+
+A step is what bench/compare.py times: zero_grad, the compiled forward, the loss, backward, an eager SGD step.
+"""
+
+import copy
+from collections import Counter
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.profiler import ProfilerActivity, profile
+
+from irc.bench.check import GRAD_TOL, assert_close, targets_for
+from irc.bench.models import MiniTransformer, mlp
+from irc.targets.cpu import externs
+from tests.conftest import compile_irc
+
+COPIES = ("aten::copy_", "aten::contiguous", "aten::clone")
+
+
+def _tiny_transformer():
+    """Attention's backward multiplies transposed operands (q k^T, its gradients): transposed views reach mm/bmm."""
+    torch.manual_seed(0)
+    model = MiniTransformer(vocab=100, d_model=32, heads=4, layers=1, d_ff=64, max_len=16, dropout=0.0)
+    return model, (torch.randint(0, 100, (4, 16)),)
+
+
+MODELS = {"mlp-b32": lambda: mlp(32), "mlp-b8": lambda: mlp(8), "tiny-transformer": _tiny_transformer}
+
+
+def _stepper(model, inputs, target, compiled: bool):
+    fwd = compile_irc(model) if compiled else model
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+
+    def step(*args):
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(fwd(*(args or inputs)), target)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    return step
+
+
+def _pair(name):
+    """(eager step, irc step, the eager model, the compiled model, inputs): twin models, the same target."""
+    model, inputs = MODELS[name]()
+    model.train()
+    target = targets_for(copy.deepcopy(model)(*inputs))
+    mine = copy.deepcopy(model)
+    return _stepper(model, inputs, target, False), _stepper(mine, inputs, target, True), model, mine, inputs
+
+
+def _copies(step) -> Counter:
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step()
+    return Counter(e.name for e in prof.events() if e.name in COPIES)
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_compiled_step_copies_no_more_than_eager(name):
+    """Per step, irc's aten copy_/contiguous/clone calls (its externs' own included) are at most eager's: a
+    transposed operand reaches BLAS as a transpose flag, a result is written into its buffer, not copied."""
+    eager, compiled, *_ = _pair(name)
+    for _ in range(2):  # compile, then a step on weights that changed
+        eager(), compiled()
+    want, got = _copies(eager), _copies(compiled)
+    assert all(got[op] <= want[op] for op in COPIES), f"irc {dict(got)} against eager {dict(want)}"
+
+
+def test_training_weights_never_prepacked(monkeypatch):
+    """oneDNN prepacking is for weights that stay (frozen inference): in a training graph none is packed, from
+    the first call on (it was: the first step packed every weight, and a weight of the backward that happened
+    to arrive at the same address again was taken for the same weight)."""
+    packs = []
+    real = externs.LinearKernel.packed
+    monkeypatch.setattr(externs.LinearKernel, "packed", lambda self, m: packs.append(m) or real(self, m))
+    _, compiled, *_ = _pair("mlp-b32")
+    for _ in range(3):
+        compiled()
+    assert packs == []
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_steps_follow_eager(name):
+    """Three steps on new inputs each: the loss, every gradient and every parameter after the optimizer step
+    equal eager's within float32 tolerance (bench/check.py's GRAD_TOL)."""
+    eager, compiled, model, mine, inputs = _pair(name)
+    g = torch.Generator().manual_seed(1)
+    for i in range(3):
+        x = inputs[0]
+        batch = (torch.randn(x.shape, generator=g) if x.is_floating_point() else torch.randint(0, 100, x.shape, generator=g),)
+        assert_close(f"loss of step {i}", compiled(*batch), eager(*batch), GRAD_TOL)
+        for (n, p), q in zip(model.named_parameters(), mine.parameters()):
+            assert_close(f"grad of {n} in step {i}", q.grad, p.grad, GRAD_TOL)
+            assert_close(f"{n} after step {i}", q, p, GRAD_TOL)
