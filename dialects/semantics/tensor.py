@@ -40,6 +40,8 @@ def _fallback(op, *operands):
     args, kwargs = decode_args(op.args.data, operands)
     out = resolve_overload(op.target.data)(*args, **kwargs)
     leaves = out if isinstance(out, (list, tuple)) else [out]
+    # A ZeroTensor (aten._efficientzerotensor and ops on it) has no storage: give real zeros.
+    leaves = [torch.zeros(x.shape, dtype=x.dtype) if isinstance(x, torch.Tensor) and x._is_zerotensor() else x for x in leaves]
     return tuple(x for x in leaves if x is not None)
 
 

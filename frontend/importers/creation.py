@@ -31,8 +31,11 @@ def import_full_like(b, node, x, value, *, dtype=None, layout=None, device=None,
     return filled(b, node, value, device)
 
 
+# _efficientzerotensor: the zero gradients of autograd formulas (sgn, sign, ...); run eagerly it gives a
+# ZeroTensor without storage, which no compiled graph can hand back.
 @imports(aten.zeros.default, aten.empty.memory_format, aten.empty_strided.default, aten.new_zeros.default,
-         aten.new_empty.default, aten.new_empty_strided.default, aten.zeros_like.default, aten.empty_like.default)
+         aten.new_empty.default, aten.new_empty_strided.default, aten.zeros_like.default, aten.empty_like.default,
+         aten._efficientzerotensor.default)
 def import_zeros(b, node, *args, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     return filled(b, node, 0, device)
 
