@@ -3,7 +3,8 @@
 Steps are the launches and externs of @main in order. An intermediate lives from the step that
 writes it to the last step that reads it (directly or through a view). A kernel without
 reduction dims whose input dies at that kernel, read only at the very index it writes, may
-write its output over that input (in place, as eager's `relu_` would). Buffers are then placed
+write its output over that input (in place, as eager's `relu_` would); of a kernel's several outputs, at
+most one takes the place of any one input. Buffers are then placed
 greedily, largest first, at the lowest 64-byte-aligned offset free for their whole lifetime.
 Intermediates of symbolic size keep their own allocation.
 """
@@ -107,8 +108,11 @@ def plan_function(f: func.FuncOp) -> Plan:
         for k, out in enumerate(step.outs):
             if out not in group:
                 continue
+            # The outputs of one launch are written at the same point: two of them over one input would clobber each other.
+            others = {find(o) for o in step.outs if o is not out and o in group}
             for j, inp in enumerate(step.ins):
                 if inp in group and inp is not out and last.get(inp) == index[step] and find(inp) is not find(out) \
+                        and find(inp) not in others \
                         and inp.type == out.type and not _viewed(inp) and reads_in_place(nest, kargs[j], out.type.get_shape()):
                     group[find(out)] = find(inp)
                     plan.in_place += 1

@@ -39,3 +39,22 @@ func.func @reuse(%x: tensor<64xf32>, %w: tensor<64x64xf32>) -> tensor<64xf32> {
 // CHECK:       mem.slot %[[ARENA]] offset = 256 : memref<512xi8> -> memref<1x64xf32>
 // CHECK:       %[[OUT:.*]] = mem.alloc : memref<64xf32>
 // CHECK:       func.return %[[OUT]]
+
+// -----
+func.func @two_outputs(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %w2: tensor<16x3xf32>) -> tensor<4x3xf32> {
+  %m = tn.mm %x, %w : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %a = tn.exp %m : tensor<4x16xf32>
+  %b = tn.relu %m : tensor<4x16xf32>
+  %ra = tn.mm %a, %w2 : tensor<4x16xf32>, tensor<16x3xf32> -> tensor<4x3xf32>
+  %rb = tn.mm %b, %w2 : tensor<4x16xf32>, tensor<16x3xf32> -> tensor<4x3xf32>
+  %r = tn.add %ra, %rb : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  func.return %r : tensor<4x3xf32>
+}
+// One kernel writes exp and relu of the matmul, which dies there: only one of its two outputs may take the
+// matmul's slot; the other needs its own (both in one slot gave wrong gradients of scatter_reduce prod).
+// CHECK-LABEL: func.func @two_outputs
+// CHECK-SAME:  attributes {irc.plan = "arena 576 bytes for 5 intermediates of 864 bytes, 1 in place"}
+// CHECK:       %[[MM:.*]] = mem.slot %[[ARENA:.*]] offset = 0 : memref<576xi8> -> memref<4x16xf32>
+// CHECK:       %[[A:.*]] = mem.slot %[[ARENA]] offset = 0 : memref<576xi8> -> memref<4x16xf32>
+// CHECK-NEXT:  %[[B:.*]] = mem.slot %[[ARENA]] offset = 256 : memref<576xi8> -> memref<4x16xf32>
+// CHECK-NEXT:  mem.launch @kernel0 ins(%[[MM]] : memref<4x16xf32>) outs(%[[A]], %[[B]] : memref<4x16xf32>, memref<4x16xf32>)
