@@ -31,6 +31,7 @@ class GraphReport:
     mode: str = "default"  # the compile mode (options.MODES)
     python_steps: int | None = None  # cpu: Python-level steps one call runs (a JITed launcher counts as one)
     mode_notes: list[str] = field(default_factory=list)  # cpu: what the mode did (launchers, autotuned choices)
+    extern_paths: dict[str, str] = field(default_factory=dict)  # cpu: extern problem -> library path it took (filled by calls)
     kernel_resources: list[str] = field(default_factory=list)  # triton: per kernel and GPU compiled for, registers, spills, shared memory
 
     @property
@@ -70,6 +71,7 @@ class GraphReport:
                 lines.append(f"    reference {what}: {reason}")
             lines.append(f"  mode {self.mode}: a call runs {self.python_steps} Python steps")
             lines += [f"    {note}" for note in self.mode_notes]
+            lines += [f"    extern {problem}: {path}" for problem, path in self.extern_paths.items()]
         elif self.target == "triton":
             lines.append(f"  triton: {self.kernels} generated kernels, {len(self.target_fallbacks)} on the reference evaluator")
             lines += [f"    reference {what}: {reason}" for what, reason in self.target_fallbacks]

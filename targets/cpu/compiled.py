@@ -84,7 +84,8 @@ class Compiled:
         self.lib, self.cache_hit, self.kernels, self.llvm_ir = None, False, 0, ""
         self._interp = None
         self.stable_args = frozenset(i for i, spec in enumerate(self.g.args) if spec.stable)
-        self.externs: dict[int, object] = {}  # id(step) -> run(ins, outs), prepared after the first build
+        self.externs: dict[int, extern_ops.Extern] = {}  # id(step) -> the extern, prepared after the first build
+        self.extern_paths: dict[str, str] = {}  # extern problem -> the library path it took (filled as calls decide)
 
     def _specialize(self, st) -> Launch:
         g, name = self.g, st.op.callee.root_reference.data
@@ -183,11 +184,11 @@ class Compiled:
                 self._interp = make_mem_interpreter(self.module)
             return self._interp
 
-        run, how = extern_ops.prepare(st.op, interpreter, self.stable_args)
+        ext, how = extern_ops.prepare(st.op, interpreter, self.extern_paths.__setitem__, self.stable_args)
         if how == "reference":
             inner = [o.name for o in st.op.body.block.ops][:-1]
             self.fallbacks.append((f"extern {', '.join(inner)}", "runs through the reference semantics"))
-        return run
+        return ext
 
 
 def _reason(e: Exception) -> str:

@@ -6,6 +6,12 @@ checks and binds the arguments (one struct.pack_into for the input addresses), r
 calls and returns the outputs. Contexts are pooled, so concurrent calls (threads) each get their own.
 Under reduce-overhead a context's calls are the launchers over its steps (launcher.bind: the
 allocation of the outputs and one or a few ctypes calls); otherwise they are the steps themselves.
+
+While torch.profiler records (one flag read per call), a call runs the context's `recorded` calls instead:
+the same callables, each inside a profiler event: a launch under its kernel's name ("irc::graph3.kernel0"),
+an extern under its op and library path ("irc::graph3.tn.mm (mkldnn_packed)"), a launcher under the
+kernels it runs ("irc::graph3.seg0 [kernel0, tn.mm sgemm_, kernel1]"). The torch ops an extern calls nest
+inside its event.
 """
 
 from __future__ import annotations
@@ -14,10 +20,13 @@ import ctypes
 import struct
 import time
 from functools import partial
+from typing import NamedTuple
 
 import torch
+import torch.autograd.profiler as torch_profiler  # _is_profiler_enabled: True while a torch.profiler records
+from torch._C._profiler import _RecordFunctionFast
 
-from . import alloc, launcher, steps
+from . import alloc, extern_ops, launcher, steps
 from .affine import Lin
 from .graph import Buf
 from .steps import Ctx
@@ -28,10 +37,12 @@ class InputMismatch(ValueError):
 
 
 class Executor:
-    """`Executor(compiled)(args) -> results`: runs calls of one Compiled (built) on pooled contexts."""
+    """`Executor(compiled)(args) -> results`: runs calls of one Compiled (built) on pooled contexts. `name`
+    ("graph3") prefixes its profiler events' names."""
 
-    def __init__(self, compiled):
+    def __init__(self, compiled, name: str = ""):
         self.compiled = compiled
+        self._events = f"irc::{name}." if name else "irc::"
         g = compiled.g
         # what every call reads, one attribute away (a call's overhead is a few attribute lookups)
         self._specs, self._static, self._roots, self._returns = g.args, compiled.static, g.roots, g.returns
@@ -62,7 +73,7 @@ class Executor:
             cx.set(cell, cx.vals[g.roots[r].cell] + off)
         base = ctypes.addressof(cx.frame)
         launches = iter(c.launches)
-        bound = {}
+        bound, events = {}, {}  # step index -> its callable; id(callable) -> it as a profiler event
         for i, st in enumerate(g.steps):
             ln = next(launches) if st.kind == "launch" else None
             step = bound[i] = self._bind_step(cx, st, ln, base)
@@ -71,13 +82,44 @@ class Executor:
             if step is not None:
                 cx.steps.append(step)
                 cx.names.append(_describe(st, ln))
+                events[id(step)] = self._event(cx, st, ln, step)
         cx.per_call = [r for r, root in enumerate(g.roots) if root.kind != "arena"]
         if c.launch_plan is not None:
             try:
                 cx.calls, cx.guard = launcher.bind(c, cx, bound)
+                self._note_launcher_mms()
             except Exception as e:  # noqa: BLE001 - this context runs its steps one by one
                 self.launcher_error = f"no launcher: {type(e).__name__}: {e}"
+        segments = enumerate(c.launch_plan.segments if cx.calls is not cx.steps else ())
+        cx.recorded = Recorded([events[id(f)] if id(f) in events else self._segment_event(*next(segments), f) for f in cx.calls],
+                               [events[id(f)] for f in cx.steps], cx.guard)  # fmt: skip
         return cx
+
+    # -- profiler events -----------------------------------------------------------------------------
+    def _event(self, cx, st, ln, step):
+        """`step` as a profiler event: a launch under its kernel's name, an extern under its op and path."""
+        if st.kind == "extern":
+            return partial(steps.extern, cx, self.compiled.g, st, partial(_extern_event, self._events, self.compiled.externs[id(st)]))
+        if st.kind == "launch":
+            kernel = st.op.callee.root_reference.data
+            return partial(_event, self._events + (kernel if ln.fn is not None else f"{kernel} (reference evaluator)"), step)
+        return partial(_event, self._events + st.kind, step)
+
+    def _segment_event(self, s, seg, call):
+        """A launcher as a profiler event named by the kernels (and native matmuls) it runs."""
+        g = self.compiled.g
+        what = [g.steps[w[1]].op.callee.root_reference.data if w[0] == "launch" else "tn.mm sgemm_" for w in seg]
+        return partial(_event, f"{self._events}{self.compiled.segments[s]} [{', '.join(what)}]", call)
+
+    def _note_launcher_mms(self) -> None:
+        """The launchers' matmuls (MKL's sgemm_ from native code) in the compiled graph's extern paths."""
+        c = self.compiled
+        for i in (w[1] for seg in c.launch_plan.segments for w in seg if w[0] == "mm"):
+            a, b = c.g.steps[i].ins
+            shape = [tuple(q.const for q in buf.sizes) for buf in (a, b)]
+            threads = c.mm_threads.get(i)
+            path = f"sgemm_ ({threads} MKL thread{'s' * (threads > 1)})" if threads else "sgemm_"
+            c.extern_paths[extern_ops.mm_problem(*shape, a.dtype, "in a launcher")] = path
 
     def _bind_step(self, cx, st, ln, base):
         c = self.compiled
@@ -91,7 +133,7 @@ class Executor:
                 return partial(steps.alloc_static, cx.roots, st.root, cx.frame, root.cell, shape, strides, buf.dtype)
             return partial(steps.alloc_dynamic, cx, st.root, root.cell, buf.sizes, buf.strides, buf.dtype)
         if st.kind == "extern":
-            return partial(steps.extern, cx, c.g, st, c.externs[id(st)])
+            return partial(steps.extern, cx, c.g, st, c.externs[id(st)].run)
         if ln.fn is None:
             return partial(steps.reference_launch, cx, c.g, st)
         argv = (ctypes.c_void_p * max(1, len(ln.cells)))(*[base + 8 * cell for cell in ln.cells])
@@ -116,18 +158,19 @@ class Executor:
             cx = self.context()
         try:
             self.bind(cx, args)
-            guard = cx.guard
+            run = cx.recorded if torch_profiler._is_profiler_enabled else cx
+            guard = run.guard
             if guard is None:
-                for step in cx.calls:
+                for step in run.calls:
                     step()
             elif guard.claim():  # the launchers publish tasks to the native pool: one call at a time
                 try:
-                    for step in cx.calls:
+                    for step in run.calls:
                         step()
                 finally:
                     guard.release()
             else:  # the pool is busy (another thread's call) or was replaced: the Python steps
-                for step in cx.steps:
+                for step in run.steps:
                     step()
             return [self._result(cx, r) for r in self._returns]
         finally:
@@ -232,6 +275,24 @@ def _check(t, s, i: int) -> None:
     for d, (n, st, want) in enumerate(zip(t.shape, t.stride(), s.strides)):
         if n != 1 and isinstance(want, int) and st != want:
             raise InputMismatch(f"{who} has strides {t.stride()}; the graph was compiled for {tuple(s.strides)}")
+
+
+class Recorded(NamedTuple):
+    """A context's calls, Python steps and per-call hook (launcher.Threads), each call inside a torch.profiler event."""
+
+    calls: list
+    steps: list
+    guard: object
+
+
+def _event(name: str, step) -> None:
+    with _RecordFunctionFast(name):
+        step()
+
+
+def _extern_event(prefix: str, ext: extern_ops.Extern, ins, outs):
+    with _RecordFunctionFast(f"{prefix}{ext.op} ({ext.path(ins)})"):
+        return ext.run(ins, outs)
 
 
 def _describe(st, ln) -> str:

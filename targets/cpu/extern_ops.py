@@ -1,13 +1,16 @@
 """mem.extern on the CPU: a table keyed by the tn op class an extern's region holds, each entry preparing
-a callable `run(ins, outs) -> fresh results` that calls the fastest library path (externs.py: MKL or
-oneDNN, chosen by measurement once per problem and remembered by the step). Epilogues (bias,
-activation, residual) are the fused nests launched after the extern. A region that is not a single
-tabled op runs through the reference semantics (targets/reference), whatever it holds.
+an Extern: `run(ins, outs) -> fresh results` calls the library path externs.py's rule picks for the
+problem (MKL or oneDNN; decided once per problem and remembered by the extern), `path(ins)` says which.
+Each new decision is passed to `note(problem, path)` ("tn.mm 8x64 @ 64x128 float32, constant weight",
+"mkldnn_packed"): the compile report's extern paths. Epilogues (bias, activation, residual) are the fused
+nests launched after the extern. A region that is not a single tabled op runs through the reference
+semantics (targets/reference), whatever it holds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 from xdsl.ir import BlockArgument
@@ -16,10 +19,27 @@ from irc.dialects import memory
 from irc.dialects import tensor as tn
 
 from irc.dialects.semantics.bounds import index_checker
+from irc.ir.types import torch_dtype
 from . import externs
 
 
 SMALL_FLOPS = 16e6  # below this a library call's thread wake-ups cost more than its arithmetic
+
+
+@dataclass(frozen=True)
+class Extern:
+    """A prepared extern: `run(ins, outs) -> fresh results`; `path(ins)` the library path it takes on these
+    operands (for the profiler's event names); `op` its tn op ("tn.mm")."""
+
+    op: str
+    run: Callable
+    path: Callable
+
+
+def _fixed(op: str, run: Callable, path: str, problem: str, note) -> Extern:
+    """An extern with one path: noted once, when prepared."""
+    note(problem, path)
+    return Extern(op, run, lambda ins: path)
 
 
 def _into(compute):
@@ -36,7 +56,20 @@ def _into(compute):
     return run
 
 
-def _mm(op, weight_is_argument: bool = False) -> Callable:
+def _dims(shape) -> str:
+    return "x".join("?" if n < 0 else str(n) for n in shape)
+
+
+def _dtype(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def mm_problem(a_shape, b_shape, dtype: torch.dtype, how: str = "") -> str:
+    """How the report names one mm problem: "tn.mm 8x64 @ 64x128 float32[, how]"."""
+    return f"tn.mm {_dims(a_shape)} @ {_dims(b_shape)} {_dtype(dtype)}{', ' + how if how else ''}"
+
+
+def _mm(op, weight_is_argument: bool = False, note=lambda problem, path: None) -> Extern:
     """`weight_is_argument`: the right operand is a view of a stable graph input (targets/args.ArgSpec.stable: a
     constant or a frozen parameter; never a training graph's weight), so one kernel may hold it prepacked for oneDNN while the same tensor arrives
     unchanged. A weight that does change between calls (training) is not packed again: from then on this
@@ -55,26 +88,39 @@ def _mm(op, weight_is_argument: bool = False) -> Callable:
             held.update(key=key, kernel=externs.LinearKernel(b.t(), constant=True))
         return held["kernel"]
 
+    def choose(a, k):
+        key = (tuple(a.shape), a.is_contiguous(), tuple(k.weight.shape), a.dtype, k.constant)  # the rule reads each
+        path = chosen.get(key)
+        if path is None:  # a small product stays on MKL's own (single-threaded) path: no thread wake-up
+            small = 2 * a.shape[0] * a.shape[1] * k.weight.shape[0] < SMALL_FLOPS
+            path = chosen[key] = "aten" if small else k.choose(a)
+            how = "constant weight" if k.constant else "weight changes" if weight_is_argument else ""
+            note(mm_problem(a.shape, k.weight.shape[::-1], a.dtype, how), path)
+        return path
+
     def compute(ins, out):
         a, b = ins
         k = kernel(b)
-        key = (tuple(a.shape), tuple(b.shape), a.dtype, k.constant)
-        path = chosen.get(key)
-        if path is None:  # a small product stays on MKL's own (single-threaded) path: no thread wake-up
-            small = 2 * a.shape[0] * a.shape[1] * b.shape[1] < SMALL_FLOPS
-            path = chosen[key] = "aten" if small else k.choose(a)
+        path = choose(a, k)
         if path == "aten":
             return torch.mm(a, b, out=out) if out is not None else torch.mm(a, b)
         return k.run(a, path)
 
-    return _into(compute)
+    return Extern(op.name, _into(compute), lambda ins: choose(ins[0], kernel(ins[1])))
 
 
-def _bmm(op) -> Callable:
-    return _into(lambda ins, out: externs.bmm(ins[0], ins[1], out=out))
+def _types(op, sep: str = ", ") -> str:
+    """The operand shapes and element type of `op` as the report names a problem: "2x8x16 @ 2x16x8 float32"."""
+    shapes = sep.join(_dims(v.type.get_shape()) for v in op.operands)
+    return f"{shapes} {_dtype(torch_dtype(op.operands[0].type.get_element_type()))}"
 
 
-def _convolution(op, weight_is_argument: bool = False) -> Callable | None:
+def _bmm(op, note) -> Extern:
+    run = _into(lambda ins, out: externs.bmm(ins[0], ins[1], out=out))
+    return _fixed(op.name, run, "aten", f"{op.name} {_types(op, ' @ ')}", note)  # MKL's batched sgemm: the one path
+
+
+def _convolution(op, weight_is_argument: bool = False, note=lambda problem, path: None) -> Extern | None:
     """`weight_is_argument`: the weight is a stable graph input (a constant or a frozen parameter), so a kernel holding
     its prepacked form is reused while the same tensor arrives unchanged (same storage, same version counter)."""
     if op.transposed is not None or len(op.stride.get_values()) != 2:
@@ -93,33 +139,41 @@ def _convolution(op, weight_is_argument: bool = False) -> Callable | None:
             held.update(key=key, kernel=externs.ConvKernel(w, b, stride, padding, dilation, groups, constant=True))
         return held["kernel"]
 
-    def compute(ins, out):
+    def operands(ins):
         x, w, b = ins[0], ins[1], ins[2] if len(ins) > 2 else None
-        if last:
-            x = x.movedim(-1, 1)
-        k = kernel(w, b)
-        key = (tuple(x.shape), tuple(x.stride()), tuple(w.shape), x.dtype, k.constant)
+        return (x.movedim(-1, 1) if last else x), kernel(w, b)
+
+    def choose(x, k):
+        key = (tuple(x.shape), tuple(x.stride()), tuple(k.weight.shape), x.dtype, k.constant)
         path = chosen.get(key)
         if path is None:
             path = chosen[key] = k.choose(x)
-        y = k.run(x, path)
+            layout = "NCHW" if x.is_contiguous() else "channels-last" if x.is_contiguous(memory_format=torch.channels_last) else "strided"
+            weight = ", constant weight" if k.constant else ""
+            note(f"{op.name} {_dims(x.shape)} * {_dims(k.weight.shape)} {_dtype(x.dtype)}, {layout} input{weight}", path)
+        return path
+
+    def compute(ins, out):
+        x, k = operands(ins)
+        y = k.run(x, choose(x, k))
         if last and out is not None:
             out.movedim(-1, 1).copy_(y)  # both channels-last: a plain copy
             return out
         return y.movedim(1, -1).contiguous() if last else y
 
-    return _into(compute)
+    return Extern(op.name, _into(compute), lambda ins: choose(*operands(ins)))
 
 
-def _sdpa(op) -> Callable:
+def _sdpa(op, note) -> Extern:
     """tn.sdpa: torch's scaled_dot_product_attention on the (strided) operand views."""
     from irc.dialects.semantics.nn import sdpa
 
     scale, masked = op.scale.value.data, op.mask is not None
-    return _into(lambda ins, out: sdpa(ins[0], ins[1], ins[2], ins[3] if masked else None, scale))
+    run = _into(lambda ins, out: sdpa(ins[0], ins[1], ins[2], ins[3] if masked else None, scale))
+    return _fixed(op.name, run, "aten", f"{op.name} {_types(op)}", note)
 
 
-def _reshape(op) -> Callable:
+def _reshape(op, note) -> Extern:
     """A reshape the mem stage could not alias (a strided source): one strided copy into the out buffer."""
 
     def run(ins, outs):
@@ -130,10 +184,10 @@ def _reshape(op) -> Callable:
         dyn = iter(int(n) for n in ins[1:])
         return [x.reshape([next(dyn) if d < 0 else d for d in op.result.type.get_shape()]).contiguous()]
 
-    return run
+    return Extern(op.name, run, lambda ins: "copy")  # irc's own copy, no library path to report
 
 
-def _check_index(op: tn.CheckIndexOp) -> Callable:
+def _check_index(op: tn.CheckIndexOp) -> Extern:
     """The bounds check before a gather: it writes nothing (the gather reads the indices' own buffer), it only raises."""
     check = index_checker(op)
 
@@ -141,7 +195,7 @@ def _check_index(op: tn.CheckIndexOp) -> Callable:
         check(*ins)
         return []
 
-    return run
+    return Extern(op.name, run, lambda ins: "check")
 
 
 EXTERNS: dict[type, Callable] = {
@@ -151,7 +205,7 @@ EXTERNS: dict[type, Callable] = {
     tn.ConvolutionOp: _convolution,
     tn.ScaledDotProductAttentionOp: _sdpa,
 }
-"""tn op class -> prepare(op) -> run(ins, outs) (or None: this instance goes to the reference)."""
+"""tn op class -> prepare(op, note) -> Extern (or None: this instance goes to the reference)."""
 
 
 def _single_op(ext: memory.ExternOp):
@@ -174,24 +228,27 @@ def _of_argument(value, stable: frozenset[int]) -> bool:
     return isinstance(value, BlockArgument) and value.index in stable
 
 
-def prepare(ext: memory.ExternOp, interpreter: Callable, stable: frozenset[int] = frozenset()) -> tuple[Callable, str]:
-    """(run(ins, outs) -> fresh results, "library" | "reference") for one extern; `interpreter()` gives the
-    mem-stage reference interpreter (targets/reference/memory.py) of the module; `stable`: the positions of
-    @main's stable arguments (weights a library path may keep prepacked)."""
+def prepare(ext: memory.ExternOp, interpreter: Callable, note=lambda problem, path: None,
+            stable: frozenset[int] = frozenset()) -> tuple[Extern, str]:  # fmt: skip
+    """(the Extern, "library" | "reference") for one extern; `interpreter()` gives the mem-stage reference
+    interpreter (targets/reference/memory.py) of the module; `note(problem, path)` hears each path decided;
+    `stable`: the positions of @main's stable arguments (weights a library path may keep prepacked)."""
     if isinstance(check := ext.body.block.first_op, tn.CheckIndexOp):
         return _check_index(check), "library"
     inner = _single_op(ext)
     if isinstance(inner, tn.MmOp):
-        return _mm(inner, weight_is_argument=_of_argument(ext.ins[1], stable)), "library"
+        return _mm(inner, _of_argument(ext.ins[1], stable), note), "library"
     if isinstance(inner, tn.ConvolutionOp):
-        run = _convolution(inner, weight_is_argument=_of_argument(ext.ins[1], stable))
-        if run is not None:
-            return run, "library"
+        found = _convolution(inner, _of_argument(ext.ins[1], stable), note)
+        if found is not None:
+            return found, "library"
     elif inner is not None and type(inner) in EXTERNS:
-        run = EXTERNS[type(inner)](inner)
-        if run is not None:
-            return run, "library"
-    return _reference(ext, interpreter()), "reference"
+        found = EXTERNS[type(inner)](inner, note)
+        if found is not None:
+            return found, "library"
+    ops = ", ".join(o.name for o in list(ext.body.block.ops)[:-1])
+    note(f"{ops} (a region irc has no library call for)", "reference")
+    return Extern(ops, _reference(ext, interpreter()), lambda ins: "reference"), "reference"
 
 
 def _reference(ext: memory.ExternOp, interpreter) -> Callable:
@@ -206,4 +263,4 @@ def _reference(ext: memory.ExternOp, interpreter) -> Callable:
     return run
 
 
-__all__ = ["EXTERNS", "prepare"]
+__all__ = ["EXTERNS", "Extern", "mm_problem", "prepare"]

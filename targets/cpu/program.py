@@ -5,7 +5,8 @@ a graph compiled once for it (compiled.py: specialised, emitted, JITed kernels, 
 Modes: under reduce-overhead a static graph's steps also run as JITed launchers (launcher.py: a call
 is then the allocation of its outputs and one or a few ctypes calls); max-autotune first measures
 each launch's variants (autotune.tune returns the choices) and builds again with the fastest.
-`python_steps` and `mode_notes` say what a call runs.
+`python_steps` and `mode_notes` say what a call runs, `extern_paths` which library path each extern
+problem took (filled as calls decide them). `graph` (the report's index) names the profiler events.
 """
 
 from __future__ import annotations
@@ -21,14 +22,14 @@ class Program(Executor):
     """`Program(module, argspecs)(args) -> results` for a mem-stage module (see targets/args.ArgSpec)."""
 
     def __init__(self, module, args, *, cache: bool = True, entry: str = "main", lanes: int | None = None,
-                 mode: str = "default"):  # fmt: skip
+                 mode: str = "default", graph: int = -1):  # fmt: skip
         t0 = time.perf_counter()
         compiled = Compiled(module, args, entry=entry, lanes=lanes, mode=mode)
         compiled.build(cache=cache)
         from torch._subclasses.fake_tensor import unset_fake_temporarily
 
         with unset_fake_temporarily():  # compiling runs under Dynamo's fake mode: the arena must be real
-            super().__init__(compiled)
+            super().__init__(compiled, f"graph{graph}" if graph >= 0 else "")
             tune_notes = []
             if mode == "max-autotune" and compiled.static and (compiled.kernels or compiled.launch_plan):
                 try:
@@ -66,6 +67,10 @@ class Program(Executor):
     @property
     def fallbacks(self) -> list[tuple[str, str]]:
         return self.compiled.fallbacks
+
+    @property
+    def extern_paths(self) -> dict[str, str]:
+        return self.compiled.extern_paths
 
     @property
     def llvm_ir(self) -> str:

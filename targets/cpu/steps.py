@@ -24,6 +24,7 @@ class Ctx:
         self.argv: dict[int, int] = {}  # step index -> address of its launch's argv
         self.calls: list = self.steps  # what a call runs: the steps, or their launchers (launcher.bind)
         self.guard = None  # launcher.PoolGuard when the launchers publish to the native pool
+        self.recorded = None  # the calls as torch.profiler events (executor.Recorded), run while a profiler records
 
     def set(self, c: int, v: int) -> None:
         self.vals[c] = v

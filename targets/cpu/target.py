@@ -65,7 +65,7 @@ class CpuTarget:
         progress_stage("llvm")
         t0 = time.perf_counter()
         try:
-            program = Program(module, args, cache=opts.cache, mode=opts.mode)
+            program = Program(module, args, cache=opts.cache, mode=opts.mode, graph=rep.index)
         except Exception as e:  # noqa: BLE001 - the runtime cannot take this @main
             raise TargetError(f"cpu runtime: {type(e).__name__}: {e}") from e
         finally:
@@ -73,6 +73,7 @@ class CpuTarget:
         rep.target, rep.kernels, rep.cache_hit = "cpu", program.kernels, program.cache_hit if program.kernels else None
         rep.target_fallbacks = list(program.fallbacks)
         rep.mode, rep.python_steps, rep.mode_notes = opts.mode, program.python_steps, list(program.mode_notes)
+        rep.extern_paths = program.extern_paths  # the program's own dict: calls fill it as they decide
         return program
 
 

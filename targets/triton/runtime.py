@@ -16,11 +16,16 @@ or whose Triton function fails on its first launch, runs on the reference loop e
 is listed in `fallbacks` as (kernel, reason), which the compile report shows. With `archs` (keys of aot.ARCHS)
 every kernel is also compiled ahead of time for those GPUs, and `resources` holds a line per kernel and GPU for
 the report (registers, spills, shared memory, or why it does not compile).
+
+While torch.profiler records (read once per call), each launch runs inside a profiler event named by its
+kernel ("irc::kernel0"), and each extern by its op ("irc::tn.mm", "irc::tn.mm (tl.dot)").
 """
 
 import logging
 
 import torch
+import torch.autograd.profiler as torch_profiler  # _is_profiler_enabled: True while a torch.profiler records
+from torch._C._profiler import _RecordFunctionFast
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, impl, register_impls
 from xdsl.interpreters.func import FuncFunctions
@@ -52,6 +57,7 @@ class TritonMemFunctions(MemFunctions):
         self.pending: dict = {}  # epilogue launch -> (a, b, product argument) of the mm it fuses
         self.device = torch.device("cpu")
         self.arena_of: dict = {}
+        self.profiling = False  # a torch.profiler records this call: launches and externs as named events
 
     @impl(memory.ArenaOp)
     def run_arena(self, interpreter: Interpreter, op: memory.ArenaOp, args):
@@ -67,6 +73,13 @@ class TritonMemFunctions(MemFunctions):
 
     @impl(memory.ExternOp)
     def run_extern(self, interpreter: Interpreter, op: memory.ExternOp, args):
+        if not self.profiling:
+            return self.extern(interpreter, op, args)
+        inner = ", ".join(o.name for o in list(op.body.block.ops)[:-1])
+        with _RecordFunctionFast(f"irc::{inner}{' (tl.dot)' if op in self.dots else ''}"):
+            return self.extern(interpreter, op, args)
+
+    def extern(self, interpreter: Interpreter, op: memory.ExternOp, args):
         if op not in self.dots:
             return super().run_extern(interpreter, op, args).values  # @impl wraps the values in an OpImplResult
         launcher, plan = self.dots[op]
@@ -94,6 +107,12 @@ class TritonMemFunctions(MemFunctions):
 
     @impl(memory.LaunchOp)
     def run_launch(self, interpreter: Interpreter, op: memory.LaunchOp, args):
+        if not self.profiling:
+            return self.launch(op, args)
+        with _RecordFunctionFast(f"irc::{op.callee.root_reference.data}"):
+            return self.launch(op, args)
+
+    def launch(self, op: memory.LaunchOp, args):
         name = op.callee.root_reference.data
         n_in, n_out = len(op.ins), len(op.outs)
         if op in self.pending:
@@ -164,4 +183,5 @@ class TritonRunner:
 
     def __call__(self, args) -> tuple:
         self.functions.device = device_of(args)
+        self.functions.profiling = torch_profiler._is_profiler_enabled
         return self.interpreter.call_op(self.entry, tuple(args))
