@@ -12,11 +12,14 @@ Per case and backend:
   peak memory        in the warm process, the resident-memory peak during steady calls above the level
                      before them (VmHWM after writing 5 to /proc/self/clear_refs)
   steady             in this process, the three backends called in turn (interleaved, so load from other
-                     processes hits all alike), median per backend; ratios against eager and inductor
+                     processes hits all alike), median per backend and its spread (IQR: first to third
+                     quartile); ratios against eager and inductor
   GB/s               for memory-bound cases: ideal bytes (inputs read once, outputs written once) per
                      second, and that as a share of the machine's copy bandwidth (a 64 MB copy_ into a
                      preallocated tensor, measured at the start and after each such case: the best
                      median counts, as STREAM reports its best)
+  roofline           for the cases among bench/roofline.py's models: irc's time split into library calls,
+                     generated kernels and overhead against the machine's limits (--no-roofline: none)
 Everything runs under torch.no_grad() (inference). Goals are reported, never asserted. Results go to
 bench/results/compare-<time>.json and .md, and bench/results/latest.md; figures (speedup, first call, peak
 memory) as PNGs beside them, linked from the .md (bench/plots.py).
@@ -148,6 +151,8 @@ def steady(case, budget: float, max_rounds: int = 200) -> dict:
         out["eager"]["copy_gbps"] = copy_bandwidth(7)
     for b in backends:
         out[b]["steady_s"] = statistics.median(times[b])
+        q = statistics.quantiles(times[b], n=4, method="inclusive")
+        out[b]["iqr_s"] = [q[0], q[2]]  # the spread of the steady figure: first and third quartiles
         out[b]["rounds"] = len(times[b])
     return out
 
@@ -167,6 +172,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cases", default=",".join(c.name for c in MODELS + MICRO))
     ap.add_argument("--budget", type=float, default=4.0, help="seconds of interleaved steady calls per case")
     ap.add_argument("--no-first-call", action="store_true")
+    ap.add_argument("--no-roofline", action="store_true", help="leave out the roofline section (bench/roofline.py)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds for one first-call process")
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads for every backend (default: torch's)")
     ap.add_argument("--child", nargs=2, metavar=("CASE", "BACKEND"), help=argparse.SUPPRESS)
@@ -209,11 +215,20 @@ def main(argv=None) -> int:
             results[name] = row
             meta["copy_gbps"] = max(meta["copy_gbps"], row["eager"].get("copy_gbps", 0.0))
             print(markdown({name: row}, meta, header=False), flush=True)
+        roofline_md, roofline = "", []
+        if not args.no_roofline:  # issue 17: where irc's time goes against the machine's limits (warm caches)
+            from .roofline import section
+
+            def warm(case_name):  # the caches its first-call processes filled
+                if not args.no_first_call:
+                    os.environ["IRC_CACHE_DIR"] = str(Path(tmp) / f"{case_name}-irc" / "irc")
+
+            roofline_md, roofline = section(names, meta["copy_gbps"], before=warm)
     meta["load_after"] = os.getloadavg()
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    doc = {"meta": meta, "cases": results, "goals": goals(results, meta)}
+    doc = {"meta": meta, "cases": results, "goals": goals(results, meta), "roofline": roofline}
     (RESULTS / f"compare-{stamp}.json").write_text(json.dumps(doc, indent=1, default=str))
-    md = markdown(results, meta)
+    md = markdown(results, meta) + roofline_md
     try:
         md += markdown_links(write_figures(doc, RESULTS, f"compare-{stamp}"))
     except Exception as e:  # noqa: BLE001 - figures must not lose the results

@@ -18,6 +18,11 @@ def _first(row, kind):
     return fc["first_call_s"], _ms(fc["first_call_s"])
 
 
+def _iqr(r) -> str:
+    q = r.get("iqr_s")
+    return f"{_ms(q[0])}-{_ms(q[1])}" if q else "-"
+
+
 def markdown(results: dict, meta: dict, header: bool = True) -> str:
     lines = []
     if header:
@@ -35,12 +40,12 @@ def markdown(results: dict, meta: dict, header: bool = True) -> str:
                       f"per launch with its output allocation and return, {ov['per_call_us']:.2f} us fixed per call "
                       "(bench/graph_overhead.py).", ""]  # fmt: skip
     lines += [
-        "| case | backend | first call cold | first call warm | steady | vs eager | vs inductor | peak MB | GB/s (% copy) | max err |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| case | backend | first call cold | first call warm | steady | steady IQR | vs eager | vs inductor | peak MB | GB/s (% copy) | max err |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, row in results.items():
         if "error" in row:
-            lines.append(f"| {name} | error: {row['error'][:80]} | | | | | | | | |")
+            lines.append(f"| {name} | error: {row['error'][:80]} | | | | | | | | | |")
         eager = row.get("eager", {}).get("steady_s")
         ind = row.get("inductor", {}).get("steady_s")
         nbytes = row.get("eager", {}).get("bytes")
@@ -54,7 +59,7 @@ def markdown(results: dict, meta: dict, header: bool = True) -> str:
                 bw = f"{gbps:.1f} ({100 * gbps / meta['copy_gbps']:.0f}%)"
             err = r.get("max_error")
             lines.append(
-                f"| {name} | {b} | {_first(r, 'cold')[1]} | {_first(r, 'warm')[1]} | {_ms(s)} | "
+                f"| {name} | {b} | {_first(r, 'cold')[1]} | {_first(r, 'warm')[1]} | {_ms(s)} | {_iqr(r)} | "
                 f"{f'{eager / s:.2f}x' if s and eager and b != 'eager' else '-'} | "
                 f"{f'{ind / s:.2f}x' if s and ind and b.startswith('irc') else '-'} | "
                 f"{f'{peak:.0f}' if peak is not None else '-'} | {bw} | {f'{err:.1e}' if err is not None else '-'} |"

@@ -197,6 +197,7 @@ def run_case(case_name: str, bandwidth: float, rounds: int, rates: dict) -> Roof
 
     case = CASES[case_name]
     fn, inputs = case.make()
+    torch._dynamo.reset()  # a model of a class compiled before would reuse that compile: no Program captured
     with capture() as found, torch.no_grad():
         compiled = torch.compile(fn, backend=irc.backend, dynamic=case.dynamic)
         compiled(*inputs)
@@ -224,7 +225,11 @@ def summary(results: list[Roofline]) -> str:
     lines = ["| model | measured (IQR) | roofline | efficiency | library (% of bound) | kernels (% of bound) | overhead |",
              "|---|---|---|---|---|---|---|"]  # fmt: skip
     for r in results:
-        lines.append(f"| {r.model} | {_t(r.measured)} ({_t(r.iqr[0])}-{_t(r.iqr[1])}) | {_t(r.bound())} | "
+        if r.measured <= 0:
+            lines.append(f"| {r.model} | {'; '.join(r.notes)} | | | | | |")
+            continue
+        model = f"{r.model} ({'; '.join(r.notes)})" if r.notes else r.model
+        lines.append(f"| {model} | {_t(r.measured)} ({_t(r.iqr[0])}-{_t(r.iqr[1])}) | {_t(r.bound())} | "
                      f"{100 * r.efficiency:.0f}% | {_of(r, 'library')} | {_of(r, 'kernel')} | {_t(r.overhead)} "
                      f"({100 * r.overhead / r.measured:.0f}%) |")  # fmt: skip
     return "\n".join(lines) + "\n"
@@ -263,7 +268,7 @@ def header(bandwidth: float) -> str:
             f"{os.getloadavg()[0]:.1f}; copy bandwidth {bandwidth:.1f} GB/s.{hf}\n")  # fmt: skip
 
 
-def run(names, rounds: int = 15, bandwidth: float | None = None, log=print) -> list[Roofline]:
+def run(names, rounds: int = 8, bandwidth: float | None = None, log=print) -> list[Roofline]:
     bandwidth = bandwidth or copy_bandwidth()
     rates: dict = {}
     results = []
@@ -272,8 +277,29 @@ def run(names, rounds: int = 15, bandwidth: float | None = None, log=print) -> l
             results.append(run_case(name, bandwidth, rounds, rates))
             log(detail(results[-1]))
         except Exception as e:  # noqa: BLE001 - one failing model must not lose the others
-            log(f"## {name}\n\nfailed: {type(e).__name__}: {e}\n")
+            results.append(Roofline(name, 0.0, (0.0, 0.0), notes=[f"failed: {type(e).__name__}: {e}"[:300]]))
+            log(f"## {name}\n\n{results[-1].notes[0]}\n")
     return results
+
+
+def section(names, bandwidth: float, rounds: int = 5, before=lambda name: None) -> tuple[str, list[dict]]:
+    """bench/compare.py's roofline section: (markdown, JSON rows) for the cases of `names` among DEFAULT;
+    `before(name)` runs before each compile (compare points the caches at the case's warm ones)."""
+    chosen = [n for n in names if n in DEFAULT]
+    if not chosen:
+        return "", []
+    results = []
+    for name in chosen:
+        before(name)
+        results += run([name], rounds, bandwidth, log=lambda s: None)
+    text = (f"\n## Roofline\n\n`python -m irc.bench.roofline` ({rounds} rounds per model): {header(bandwidth)}"
+            "Roofline = best library time of each product alone + bytes of every other step / copy bandwidth; "
+            "efficiency = roofline / measured; overhead = the call minus its library calls and kernels.\n\n")  # fmt: skip
+    return text + summary(results), [as_json(r) for r in results]
+
+
+def as_json(r: Roofline) -> dict:
+    return dict(asdict(r), efficiency=r.efficiency, overhead=r.overhead, roofline=r.bound())
 
 
 def main(argv=None) -> int:
@@ -281,7 +307,7 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=",".join(DEFAULT), help=f"bench/cases.py names (default {','.join(DEFAULT)})")
-    ap.add_argument("--rounds", "--reps", type=int, default=15, help="alternating rounds of call and profile")
+    ap.add_argument("--rounds", "--reps", type=int, default=8, help="alternating rounds of call and profile")
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (default: torch's)")
     args = ap.parse_args(argv)
     names = [n for n in args.models.split(",") if n]
@@ -298,7 +324,7 @@ def main(argv=None) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"roofline-{time.strftime('%Y%m%d-%H%M%S')}.json"
     doc = {"bandwidth_gbps": bandwidth, "threads": torch.get_num_threads(), "load": os.getloadavg(),
-           "models": [dict(asdict(r), efficiency=r.efficiency, overhead=r.overhead, roofline=r.bound()) for r in results]}  # fmt: skip
+           "models": [as_json(r) for r in results]}  # fmt: skip
     path.write_text(json.dumps(doc, indent=1))
     print(f"wrote {path}")
     return 0
