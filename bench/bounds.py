@@ -99,8 +99,10 @@ def problem(g, st, vals=()) -> dict | None:
 
 def describe(p: dict) -> str:
     dims = ["x".join(map(str, s)) for s in p["shapes"]]
-    if p["op"] == "tn.convolution":
-        return f"{p['op']} {dims[0]} * {dims[1]} s{p['stride']} p{p['padding']}{' NHWC' if p['channels_last'] else ''} {p['dtype']}"
+    if p["op"] == "tn.convolution":  # everything the best time depends on: it keys the measurements
+        extra = "".join((f" d{p['dilation']}" if set(p["dilation"]) != {1} else "", f" g{p['groups']}" if p["groups"] != 1 else "",
+                         " +bias" if len(dims) > 2 else "", " NHWC" if p["channels_last"] else ""))  # fmt: skip
+        return f"{p['op']} {dims[0]} * {dims[1]} s{p['stride']} p{p['padding']}{extra} {p['dtype']}"
     return f"{p['op']} {' @ '.join(dims[:2]) if p['op'] in ('tn.mm', 'tn.bmm') else ', '.join(dims)} {p['dtype']}"
 
 
@@ -170,14 +172,15 @@ def candidates(p: dict) -> dict:
     return {"sdpa": lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=p.get("scale"))}
 
 
-def best_time(p: dict, reps: int = 7) -> tuple[float | None, str]:
-    """(the fastest median of the candidates for `p`, its name), or (None, "") when none applies."""
+def best_time(p: dict, reps: int = 51, budget_s: float = 0.5) -> tuple[float | None, str]:
+    """(the fastest median of the candidates for `p`, its name), or (None, "") when none applies. Candidates
+    run in turn (externs.measure), up to `reps` rounds or `budget_s` (at least 3): small problems get many."""
     from irc.targets.cpu.externs import measure
 
     c = candidates(p)
     if not c:
         return None, ""
     with torch.no_grad():
-        times = measure(c, reps=reps, budget_s=0.5 + 0.1 * reps)
+        times = measure(c, reps=reps, budget_s=budget_s)
     name = min(times, key=times.get)
     return times[name], name

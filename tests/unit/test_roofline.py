@@ -34,6 +34,7 @@ def test_problems_come_from_the_compiled_graph():
     assert p["op"] == "tn.convolution" and p["padding"] == [1, 1] and p["dtype"] == "float32"
     assert sorted(p["shapes"][0]) == [2, 3, 8, 8] and p["shapes"][1] == (4, 3, 3, 3)  # NCHW or NHWC, as chosen
     assert bounds.flops(p) == 2 * (2 * 4 * 8 * 8) * (3 * 3 * 3)
+    assert "p[1, 1] +bias" in bounds.describe(p)  # what the best time depends on keys its measurement
     a, m = torch.randn(16, 64), torch.randn(64, 32)
     program, _ = _program(lambda a, m: a @ m, a, m)
     (st,) = _steps(program, "extern")
