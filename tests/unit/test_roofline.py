@@ -94,3 +94,18 @@ def test_a_report_classifies_every_step_and_adds_up_with_a_fake_timer():
     assert 0 < r.efficiency == r.bound() / r.measured
     text = roofline.summary([r]) + roofline.detail(r)
     assert "tiny" in text and "tn.mm 32x64 @ 64x48 float32" in text
+
+
+def test_capture_finds_the_programs_torch_compile_runs_and_their_arguments():
+    import irc
+    from irc.targets.cpu.executor import Executor
+    from irc.targets.cpu.target import CpuTarget
+
+    before = (CpuTarget.compile, Executor.bind)
+    x = torch.randn(16, 32)
+    with roofline.capture() as found, torch.no_grad():
+        f = torch.compile(lambda x: torch.softmax(x, -1) * 2, backend=irc.backend)
+        f(x)
+    assert (CpuTarget.compile, Executor.bind) == before  # the hooks are gone
+    ((program, args),) = found.values()
+    assert args[0] is x and [n.split()[0] for n, _ in program.profile(args, reps=1)].count("launch") >= 1
