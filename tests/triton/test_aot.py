@@ -8,6 +8,7 @@ import re
 import pytest
 import torch
 
+from irc import report
 from irc.bench import models as M
 from irc.bench.check import loss_fn, targets_for, train_step, twin
 from irc.targets.triton import aot, runtime
@@ -112,6 +113,8 @@ def test_runner_lists_resources_for_the_report(modules):
     runner = runtime.TritonRunner(modules[0], archs=("sm_90", "gfx942"))
     assert [line.split(" [")[0] for line in runner.resources] == ["@kernel0 on sm_90", "@kernel0 on gfx942"]
     assert all("registers" in line for line in runner.resources), runner.resources
+    rep = report.GraphReport(index=0, dynamo_graph=1, kind="inference", target="triton", kernel_resources=runner.resources)
+    assert f"    {runner.resources[0]}\n" in str(rep), str(rep)
 
 
 DEMO = {
