@@ -12,6 +12,7 @@
     launch.py    a kernel ready to launch: its (autotuned) function, arguments flattened, the grid
     runtime.py   TritonRunner: @main through the mem-stage reference walker, launches as Triton kernels
     emit.py      `irc-opt -t triton`: the source of every kernel of a mem-stage module
+    aot.py       ahead-of-time compiles for sm_80, sm_90 and gfx942 without the device: failures, registers, spills, shared memory
 
 Without a GPU, kernels run under Triton's interpreter (TRITON_INTERPRET=1, on CPU tensors): the
 target sets the variable itself, before any kernel is defined, when torch sees no CUDA device and the
