@@ -1,7 +1,10 @@
 """The cases `python -m irc.bench.compare` runs: the demo models (bench/models.py) in inference, and
-microbenchmarks whose ideal traffic is known, so their speed is also reported in GB/s.
+microbenchmarks whose ideal traffic is known, so their speed is also reported in GB/s; training steps of
+the trainable demo models and HF BERT/GPT-2 (kind "train"), and AdamW's step compiled (kind "optimizer").
 
     Case.make() -> (fn_or_module, inputs); Case.bytes(inputs, output) -> ideal bytes moved (or None)
+    a "train" or "optimizer" case: Case.make(compile) -> step, a callable of no arguments, where
+    compile(fn) is the backend's (torch.compile with it, or the identity for eager)
 
 A case may carry irc *variants* (a mode or options to compare, such as a layout or a pattern switched
 off); each is timed as one more backend, `irc:<label>`, interleaved with the others.
@@ -10,9 +13,14 @@ off); each is timed as one more backend, `irc:<label>`, interleaved with the oth
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import copy
+
 import torch
 import torch.nn.functional as F
+from torch import nn
 
+from . import hf_models
+from .check import targets_for
 from .models import DEMOS
 
 
@@ -20,13 +28,14 @@ from .models import DEMOS
 class Case:
     name: str
     make: Callable[[], tuple]
-    kind: str  # "model" or "micro"
+    kind: str  # "model", "micro", "train" or "optimizer"
     description: str = ""
     dynamic: bool | None = None
     bandwidth: bool = False  # memory-bound: report GB/s against the machine's copy bandwidth
     # further irc configurations timed beside the default one: (label, torch.compile kwargs), e.g.
     # ("nhwc", {"options": {"layout": "nhwc"}}) runs as backend "irc:nhwc"
     variants: tuple[tuple[str, dict], ...] = ()
+    skip: Callable[[], str | None] = lambda: None  # why the case cannot run here (a missing package), else None
 
     @property
     def backends(self) -> tuple[str, ...]:
@@ -123,4 +132,63 @@ VARIANTS.update({"mini-transformer": ATTENTION, "mini-transformer-mask": ATTENTI
 VARIANTS["convnet-eval"] = VARIANTS.get("convnet-eval", ()) + FREEZE
 MODELS = tuple(Case(d.name, _model(d), "model", d.description, dynamic=d.dynamic, variants=VARIANTS.get(d.name, ()))
                for d in DEMOS)  # fmt: skip
-CASES = {c.name: c for c in MODELS + MICRO}
+
+
+# -- training (issue 15) ------------------------------------------------------------------------------
+def _train(factory):
+    """make(compile) for a training step of factory()'s model: zero_grad, the forward compiled, cross-entropy,
+    backward, an eager SGD step. The step returns its loss: every backend runs as many steps from the same
+    weights, so compare checks the first step's losses against eager's."""
+
+    def make(compile_fn):
+        model, inputs = factory()
+        model.train()
+        target = targets_for(copy.deepcopy(model)(*inputs))  # a twin: a train-mode forward moves BatchNorm statistics
+        fwd = compile_fn(model)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(fwd(*inputs), target)
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        step.model = model  # what the step trains, for the tests
+        return step
+
+    return make
+
+
+def _adamw_step(compile_fn):
+    """torch.compile(opt.step) for AdamW over 8 Linear(512, 512) with fixed gradients; the step returns the first
+    weight (live: compare reads it after every backend's first two steps)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(*[nn.Linear(512, 512) for _ in range(8)])
+    for p in model.parameters():
+        p.grad = torch.randn_like(p)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    step, weight = compile_fn(opt.step), model[0].weight
+
+    def run():
+        step()
+        return weight
+
+    return run
+
+
+def _no_transformers() -> str | None:
+    return None if hf_models.available() else "transformers is not installed (pip install -e .[hf])"
+
+
+TRAIN = tuple(Case(f"train-{d.name.removesuffix('-train')}", _train(d.make), "train", f"train step: {d.description}")
+              for d in DEMOS if d.train and not d.name.startswith("hf-"))  # fmt: skip
+TRAIN += (
+    Case("train-hf-bert", _train(hf_models.bert), "train", "train step: transformers BERT h256 L4, ids (16,128), mask",
+         skip=_no_transformers),  # fmt: skip
+    Case("train-hf-gpt2", _train(hf_models.gpt2), "train", "train step: transformers GPT-2 h256 L4, ids (16,128)",
+         skip=_no_transformers),  # fmt: skip
+    Case("adamw-step", _adamw_step, "optimizer", "torch.compile(opt.step): AdamW over 8 Linear(512, 512)"),
+)
+TRAINING = ("train", "optimizer")  # kinds whose make takes the compile function and gives a step
+CASES = {c.name: c for c in MODELS + MICRO + TRAIN}

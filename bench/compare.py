@@ -20,7 +20,11 @@ Per case and backend:
                      median counts, as STREAM reports its best)
   roofline           for the cases among bench/roofline.py's models: irc's time split into library calls,
                      generated kernels and overhead against the machine's limits (--no-roofline: none)
-Everything runs under torch.no_grad() (inference). Goals are reported, never asserted. Results go to
+The training cases (bench/cases.py TRAIN) time whole steps instead: zero_grad, the forward compiled by
+the backend, the loss, backward and an eager SGD step (train-<model>), or torch.compile(opt.step) for
+AdamW (adamw-step); their first call compiles every graph of the step. A case whose package is missing
+(HF BERT/GPT-2 without transformers) is listed as skipped, with the reason. Everything else runs under
+torch.no_grad() (inference). Goals are reported, never asserted. Results go to
 bench/results/compare-<time>.json and .md, and bench/results/latest.md; figures (speedup, first call, peak
 memory) as PNGs beside them, linked from the .md (bench/plots.py).
 """
@@ -38,24 +42,33 @@ from pathlib import Path
 
 import torch
 
-from .cases import CASES, MICRO, MODELS
+from .cases import CASES, MICRO, MODELS, TRAIN, TRAINING
 from .report import goals, markdown
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def build(case, backend: str):
-    """(callable, inputs) for one backend: a fresh copy of the model, compiled with that backend."""
-    fn, inputs = case.make()
-    if isinstance(fn, torch.nn.Module):
-        fn = copy.deepcopy(fn)
+    """(callable, inputs) for one backend: a fresh copy of the model, compiled with that backend (a training
+    case: its step, whose forward or optimizer step is compiled with it)."""
     if backend == "eager":
-        return fn, inputs
-    if backend == "inductor":
-        return torch.compile(fn, dynamic=case.dynamic), inputs
-    import irc
+        compile_fn = lambda fn: fn  # noqa: E731
+    elif backend == "inductor":
+        compile_fn = lambda fn: torch.compile(fn, dynamic=case.dynamic)  # noqa: E731
+    else:
+        import irc
 
-    return torch.compile(fn, backend=irc.backend, dynamic=case.dynamic, **case.compile_kwargs(backend)), inputs
+        compile_fn = lambda fn: torch.compile(fn, backend=irc.backend, dynamic=case.dynamic,  # noqa: E731
+                                              **case.compile_kwargs(backend))  # fmt: skip
+    if case.kind in TRAINING:
+        return case.make(compile_fn), ()
+    fn, inputs = case.make()
+    return compile_fn(copy.deepcopy(fn) if isinstance(fn, torch.nn.Module) else fn), inputs
+
+
+def grad_mode(case):
+    """Training cases run with autograd on; everything else under torch.no_grad()."""
+    return torch.enable_grad() if case.kind in TRAINING else torch.no_grad()
 
 
 def _status(field: str) -> int:
@@ -71,7 +84,7 @@ def child(case_name: str, backend: str) -> None:
 
     case = CASES[case_name]
     t0 = time.perf_counter()
-    with torch.no_grad():
+    with grad_mode(case):
         fn, inputs = build(case, backend)
         t1 = time.perf_counter()
         fn(*inputs)
@@ -120,12 +133,24 @@ def copy_bandwidth(reps: int = 15) -> float:
     return 2 * x.numel() * 4 / statistics.median(times) / 1e9
 
 
+def mm_gflops(n: int = 1024, reps: int = 5) -> float:
+    """The machine's matmul rate right now: a 1024^3 torch.mm, median of `reps`."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        torch.mm(a, b)
+        times.append(time.perf_counter() - t0)
+    return 2 * n**3 / statistics.median(times) / 1e9
+
+
 def steady(case, budget: float, max_rounds: int = 200) -> dict:
     """Interleaved calls of every backend of the case; medians, and the max error of each against eager."""
     backends = case.backends
     runs = {b: build(case, b) for b in backends}
     out = {b: {} for b in backends}
-    with torch.no_grad():
+    with grad_mode(case):
         want = None
         for b, (fn, inputs) in runs.items():
             got = fn(*inputs)  # compiles (warm caches) and warms up
@@ -169,7 +194,8 @@ def _max_error(got, want) -> float:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default=",".join(c.name for c in MODELS + MICRO))
+    ap.add_argument("--cases", default=",".join(c.name for c in MODELS + MICRO + TRAIN),
+                    help="comma-separated case names, or the groups models, micro, train")
     ap.add_argument("--budget", type=float, default=4.0, help="seconds of interleaved steady calls per case")
     ap.add_argument("--no-first-call", action="store_true")
     ap.add_argument("--no-roofline", action="store_true", help="leave out the roofline section (bench/roofline.py)")
@@ -183,25 +209,31 @@ def main(argv=None) -> int:
     if args.child:
         child(*args.child)
         return 0
-    names = [n for n in args.cases.split(",") if n]
+    groups = {"models": MODELS, "micro": MICRO, "train": TRAIN}
+    names = [m for n in args.cases.split(",") if n for m in ([c.name for c in groups[n]] if n in groups else [n])]
     if unknown := [n for n in names if n not in CASES]:
         ap.error(f"unknown case(s) {unknown}; valid: {', '.join(CASES)}")
     RESULTS.mkdir(parents=True, exist_ok=True)
     meta = {"torch": torch.__version__, "threads": torch.get_num_threads(), "cpus": os.cpu_count(),
             "load_before": os.getloadavg(), "started": time.strftime("%Y-%m-%d %H:%M:%S")}  # fmt: skip
-    meta["copy_gbps"] = copy_bandwidth()
+    meta["copy_gbps"], meta["mm_gflops"] = copy_bandwidth(), mm_gflops()
     from .plots import machine, markdown_links, write_figures
 
     meta["machine"] = machine()
     from .graph_overhead import measure
 
     meta["overhead"] = {k: v for k, v in measure().items() if k != "calls"}
-    print(f"copy bandwidth {meta['copy_gbps']:.1f} GB/s; {meta['threads']} threads; load {meta['load_before'][0]:.1f}", flush=True)
+    print(f"copy bandwidth {meta['copy_gbps']:.1f} GB/s; 1024^3 mm {meta['mm_gflops']:.0f} GFLOP/s; {meta['threads']} threads; "
+          f"load {meta['load_before'][0]:.1f}", flush=True)  # fmt: skip
     results = {}
     with tempfile.TemporaryDirectory(prefix="irc-bench-") as tmp:
         for name in names:
             case = CASES[name]
             row = {b: {} for b in case.backends}
+            if why := case.skip():
+                results[name] = {**row, "skipped": why}
+                print(f"{name}: skipped ({why})", flush=True)
+                continue
             if not args.no_first_call:
                 for b in case.backends:
                     row[b]["first_call"] = first_calls(case, b, Path(tmp), args.timeout)

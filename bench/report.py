@@ -30,7 +30,7 @@ def markdown(results: dict, meta: dict, header: bool = True) -> str:
             "# irc vs eager vs inductor",
             "",
             f"torch {meta['torch']}, {meta['threads']} threads on {meta['cpus']} CPUs; copy bandwidth "
-            f"{meta['copy_gbps']:.1f} GB/s; load average {meta['load_before'][0]:.1f} before, "
+            f"{meta['copy_gbps']:.1f} GB/s; 1024^3 torch.mm {meta.get('mm_gflops', 0):.0f} GFLOP/s; load average {meta['load_before'][0]:.1f} before, "
             f"{meta.get('load_after', meta['load_before'])[0]:.1f} after ({meta['started']}). Steady: median of "
             "interleaved calls; first call: a fresh process (cold: empty caches; warm: the caches the cold one filled).",
             "",
@@ -44,6 +44,9 @@ def markdown(results: dict, meta: dict, header: bool = True) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, row in results.items():
+        if "skipped" in row:
+            lines.append(f"| {name} | skipped: {row['skipped']} | | | | | | | | | |")
+            continue
         if "error" in row:
             lines.append(f"| {name} | error: {row['error'][:80]} | | | | | | | | | |")
         eager = row.get("eager", {}).get("steady_s")
@@ -86,6 +89,14 @@ def goals(results: dict, meta: dict) -> list[str]:
         worse = [f"{n} {r:.2f}x" for n, r in ratios if r < 1]
         out.append(f"demo models steady latency <= inductor's: {len(ratios) - len(worse)} of {len(ratios)}"
                    + (f" (slower: {', '.join(worse)})" if worse else ""))  # fmt: skip
+    trains = [(n, steady(n, "eager") / steady(n, "irc"), steady(n, "eager") / steady(n, "inductor"))
+              for n in results if CASES[n].kind in ("train", "optimizer") and steady(n, "irc") and steady(n, "eager")
+              and steady(n, "inductor")]  # fmt: skip
+    if trains:
+        worse = [f"{n} {r:.2f}x" for n, r, _ in trains if r < 1]
+        out.append(f"training steps at least as fast as eager: {len(trains) - len(worse)} of {len(trains)}"
+                   + (f" (slower: {', '.join(worse)})" if worse else "") + "; speed vs eager, irc / inductor: "
+                   + ", ".join(f"{n} {r:.2f}x / {i:.2f}x" for n, r, i in trains))  # fmt: skip
     if (e := steady("mlp-b32", "eager")) and (s := steady("mlp-b32", "irc:reduce-overhead")):
         modes = ", ".join(f"{b} {e / t:.2f}x" for b in ("irc", "irc:reduce-overhead", "irc:max-autotune", "inductor")
                           if (t := steady("mlp-b32", b)))  # fmt: skip

@@ -23,10 +23,17 @@ EXTRA = [
 ]
 
 
+def _fma(a, b, c):
+    return a * b + c  # two roundings where fma has one: within float32 tolerance, as eager's CPU addcmul_ is
+
+
 def decomposition_table() -> dict:
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(EXTRA))
     table.update(ATTENTION_OPS)  # torch's fused attention ops (attention_ops.py)
+    # Dynamo writes an optimizer's addcmul_/addcdiv_/lerp_ as inductor's prims.fma (registered when it does)
+    if hasattr(torch.ops.prims, "fma"):
+        table[torch.ops.prims.fma.default] = _fma
     importers = load_all()
     # An op irc imports natively stays whole: its own lowering beats the generic decomposition.
     return {op: fn for op, fn in table.items() if op not in importers}
