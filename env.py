@@ -22,6 +22,7 @@ KINDS = {
     "size": "bytes, or with a K, M, G or T suffix (500M)",
     "path": "a path",
     "choice": "",  # the variable's choices
+    "choices": "",  # a comma-separated list of the variable's choices
     "logs": "comma-separated: info, debug, or topics (+topic for DEBUG)",
     "torch": "as torch reads it",  # torch's own variables: torch checks them, irc only looks
 }
@@ -44,6 +45,8 @@ class Variable:
 
     @property
     def valid(self) -> str:
+        if self.kind == "choices":
+            return "comma-separated: " + ", ".join(self.choices)
         return ", ".join(self.choices) if self.kind == "choice" else KINDS[self.kind]
 
     def parse(self, text: str):
@@ -59,6 +62,8 @@ class Variable:
             return value
         if self.kind == "choice" and value in self.choices:
             return value
+        if self.kind == "choices" and (items := [v.strip() for v in value.split(",")]) and set(items) <= set(self.choices):
+            return tuple(dict.fromkeys(items))
         close = difflib.get_close_matches(value, self.choices, n=1) if self.kind == "choice" else []
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise EnvError(f"irc: environment variable {self.name}={text!r} is not valid{hint}; valid values: {self.valid}")
@@ -81,7 +86,7 @@ _ALL = (
     Variable("IRC_LOGS", "logs", None, "switch on log topics and print them on stderr (see Logging)"),
     Variable("IRC_PROGRESS", "flag", "1", "a progress line on stderr for compiles slower than a second"),
     Variable("IRC_DUMP_DIR", "path", None, "default of the `dump_dir` option: write every stage's IR of every graph there"),
-    Variable("IRC_CPU_STRICT", "flag", "0", "default of the `strict` option: irc's compile errors (and cpu kernels that cannot be emitted) raise instead of running eagerly"),
+    Variable("IRC_CPU_STRICT", "flag", "0", "default of the `strict` option: irc's compile errors raise instead of falling back (to eager, or to the reference target)"),
     Variable("IRC_CACHE", "flag", "1", "the on-disk cache of compiled code for the process"),
     Variable("IRC_CACHE_DIR", "path", None, "where the cache lives (unset: `$XDG_CACHE_HOME/irc`, else `~/.cache/irc`)"),
     Variable("IRC_CACHE_MAX_SIZE", "size", "1G", "cap of the on-disk cache; least recently used entries go first"),
@@ -90,8 +95,10 @@ _ALL = (
     Variable("IRC_PARALLEL_MIN_WORK", "count", "32768", "cpu: least work (elements times cost) per thread before a loop runs threaded"),
     Variable("IRC_NATIVE_POOL", "flag", "1", "cpu: the native thread pool for threaded loops (0: a Python pool)"),
     Variable("IRC_PREFETCH", "count", "2048", "cpu: bytes a streaming load prefetches ahead (0: no prefetch)"),
-    Variable("IRC_EXTERN_PATH", "choice", None, "cpu: force one library path for linear and convolution kernels instead of measuring (a path a kernel lacks is measured as usual)",
+    Variable("IRC_EXTERN_PATH", "choice", None, "cpu: force one library path for linear and convolution kernels instead of the rule (a kernel without that path keeps the rule's)",
              choices=("aten", "aten_cl", "mkldnn", "mkldnn_packed")),  # fmt: skip
+    Variable("IRC_TRITON_ARCH", "choices", None, "triton: also compile every kernel ahead of time for these GPUs and put registers, spills and shared memory in the compile report",
+             choices=("sm_80", "sm_90", "gfx942")),  # fmt: skip
     Variable("TORCH_COMPILE_DEBUG", "torch", None, "torch's debug switch: `1`, without `dump_dir` or IRC_DUMP_DIR, makes irc dump into `<torch's debug dir>/irc`"),
     Variable("TORCH_LOGS", "torch", None, "torch's log settings: irc's loggers are the names `irc` and `irc_<topic>` (see Logging)"),
     Variable("IRC_TEST_TARGET", "choice", None, "run tests/numeric on this target", choices=("cpu", "reference", "triton"), development=True),

@@ -11,7 +11,7 @@ triton.autotune.
 
 import time
 
-from irc import report
+from irc import env, report
 from irc.options import Options
 
 from .. import TargetError
@@ -35,9 +35,10 @@ class TritonTarget:
 
         t0 = time.perf_counter()
         try:
-            runner = TritonRunner(module, autotune=opts.mode == "max-autotune", matmul=opts.matmul, fallbacks=rep.target_fallbacks)
+            runner = TritonRunner(module, autotune=opts.mode == "max-autotune", matmul=opts.matmul, fallbacks=rep.target_fallbacks,
+                                  archs=env.get("IRC_TRITON_ARCH") or ())  # fmt: skip
         except Exception as e:  # noqa: BLE001 - no usable Triton (not installed, no driver)
             raise TargetError(f"triton runtime: {type(e).__name__}: {e}") from e
-        rep.target, rep.kernels = "triton", runner.kernels
+        rep.target, rep.kernels, rep.kernel_resources = "triton", runner.kernels, runner.resources
         rep.stage_seconds["triton"] = time.perf_counter() - t0
         return runner

@@ -117,6 +117,14 @@ def test_runner_lists_resources_for_the_report(modules):
     assert f"    {runner.resources[0]}\n" in str(rep), str(rep)
 
 
+def test_irc_triton_arch_puts_resources_in_the_compile_report(monkeypatch):
+    monkeypatch.setenv("IRC_TRITON_ARCH", "sm_90")
+    mark = report.mark()
+    compile_irc(lambda t: torch.softmax(t * 3, -1), target="triton")(torch.randn(4, 9))
+    (g,) = [g for g in report.reports_since(mark).graphs if g.target == "triton"]
+    assert g.kernel_resources and all(" on sm_90" in line and "registers" in line for line in g.kernel_resources), str(g)
+
+
 DEMO = {
     "mlp": lambda: forward(lambda: M.mlp(4)),
     "mlp-training": lambda: training(lambda: M.mlp(4)),
