@@ -121,9 +121,10 @@ def flops(p: dict) -> float:
 
 
 # -- the machine's limits -------------------------------------------------------------------------
-def copy_bandwidth(reps: int = 9, tries: int = 3) -> float:
-    """GB/s of a 64 MB copy_ into a preallocated tensor (read + write), the best median of `tries`."""
-    x = torch.randn(16 << 20)
+def copy_bandwidth(reps: int = 9, tries: int = 3, nbytes: int = 64 << 20) -> float:
+    """GB/s (read + write) of a copy_ of `nbytes` (64 MB: main memory's) into a preallocated tensor, the best
+    median of `tries`."""
+    x = torch.randn(nbytes // 4)
     y = torch.empty_like(x)
     best = 0.0
     for _ in range(tries):
@@ -135,6 +136,33 @@ def copy_bandwidth(reps: int = 9, tries: int = 3) -> float:
             times.append(time.perf_counter() - t0)
         best = max(best, 2 * x.numel() * 4 / statistics.median(times) / 1e9)
     return best
+
+
+class Bandwidth:
+    """The copy bandwidth a step of `nbytes` (read + written) is bounded by: a copy_ moving the same bytes, at the
+    smallest measured size that holds them. A working set the caches keep is bounded by their rate, memory's
+    only beyond them (main memory: the 64 MB copy); below 1 MB torch's own per-copy cost would dominate."""
+
+    MOVED = (1 << 20, 4 << 20, 16 << 20)  # bytes read + written; beyond the last: main memory
+
+    def __init__(self, memory: float, cached: dict[int, float] | None = None):
+        self.memory, self.cached = memory, cached or {}
+
+    @classmethod
+    def measure(cls, memory: float | None = None) -> "Bandwidth":
+        """`memory`: main memory's GB/s when already measured (the best of that and a new measurement counts)."""
+        mem = max(memory or 0.0, copy_bandwidth())
+        return cls(mem, {n: max(mem, copy_bandwidth(15, 3, n // 2)) for n in cls.MOVED})
+
+    def gbps(self, nbytes: int) -> float:
+        return next((self.cached[n] for n in sorted(self.cached) if nbytes <= n), self.memory)
+
+    def seconds(self, nbytes: int) -> float:
+        return nbytes / self.gbps(nbytes) / 1e9
+
+    def __str__(self) -> str:
+        cached = ", ".join(f"{n >> 20} MB {g:.0f}" for n, g in sorted(self.cached.items()))
+        return f"copy bandwidth {self.memory:.1f} GB/s (64 MB)" + (f"; within {cached} GB/s" if cached else "")
 
 
 def candidates(p: dict) -> dict:

@@ -4,19 +4,21 @@
     .venv/bin/python -m irc.bench.roofline --models mlp-b32,convnet-eval --rounds 10
 
 Per model (a bench/cases.py case, compiled with torch.compile(backend=irc.backend) under torch.no_grad()):
-  machine limits   measured in this process: the copy bandwidth (a 64 MB copy_ into a preallocated tensor,
-                   the best of a few medians) and, for every matrix product or convolution the model runs,
-                   the best library time for that exact problem alone (torch.mm, MKL and oneDNN linear paths,
-                   prepacked weights, NCHW and channels-last convolution: the fastest median)
+  machine limits   measured in this process: the copy bandwidth (a copy_ into a preallocated tensor, the
+                   best of a few medians: 64 MB for main memory, 1, 4 and 16 MB for what the caches hold)
+                   and, for every matrix product, convolution or attention the model runs, the best library
+                   time for that exact problem alone (torch.mm, MKL and oneDNN linear paths, prepacked
+                   weights, NCHW and channels-last convolution: the fastest median)
   roofline         sum over the library calls of that best time (flops / best rate) plus, for every other
-                   step (generated kernels, copies), the bytes it must move / copy bandwidth
+                   step (generated kernels, copies), the bytes it must move / the copy bandwidth of a copy
+                   moving as many bytes (bench/bounds.py: Bandwidth)
   measured         the compiled model's call (median, IQR), interleaved with Program.profile of the cpu
                    Programs it runs: library calls, generated kernels (each with its % of its own bound),
                    and the runtime overhead (the call minus its steps: binding, allocations, Dynamo's
                    guards, AOT's wrapper, graphs that run eagerly)
   efficiency       roofline / measured
-The bandwidth bound is main memory's: a kernel whose data stay in the caches (a small working set, or one the
-step before left there) can beat it, over 100% of its bound.
+A kernel can still beat its bound (over 100%) where its data were left in a cache the copy of its size does
+not fit: the bound assumes they come from the level that holds its whole working set.
 Figures are only as good as the machine is quiet (the load average is printed). JSON goes to
 bench/results/roofline-<time>.json. bench/compare.py's report carries the summary table (`summary`).
 """
@@ -34,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
-from .bounds import best_time, copy_bandwidth, describe, extern_bytes, flops, kernel_bytes, kernel_summary, problem, shape
+from .bounds import Bandwidth, best_time, describe, extern_bytes, flops, kernel_bytes, kernel_summary, problem, shape
 
 DEFAULT = ("mlp-b32", "mlp-b1024", "convnet-eval", "mini-transformer", "softmax-layernorm", "bandwidth-chain",
            "transcendental-chain", "resnet18")  # fmt: skip
@@ -132,7 +134,7 @@ def _values(program, args) -> list:
     return cx.vals
 
 
-def classify(program, args, named_times: list[tuple[str, float]], bandwidth: float, rates: dict,
+def classify(program, args, named_times: list[tuple[str, float]], bandwidth: Bandwidth, rates: dict,
              prefix: str = "") -> list[Part]:  # fmt: skip
     """Parts of one Program's call from Program.profile's (name, seconds): each with its flops or bytes and
     bound; `rates` caches best_time per problem (key: describe(problem)) and is filled as needed."""
@@ -142,18 +144,18 @@ def classify(program, args, named_times: list[tuple[str, float]], bandwidth: flo
         if st.kind == "launch":
             nbytes = kernel_bytes(g, st, vals)
             what = f"{prefix}{name.removesuffix(')').replace(' (JITed ', ' (')}: {kernel_summary(g, st, vals)})"
-            parts.append(Part("kernel", what, secs, nbytes / bandwidth / 1e9, bytes=nbytes))
+            parts.append(Part("kernel", what, secs, bandwidth.seconds(nbytes), bytes=nbytes))
         elif st.kind == "extern":
             nbytes, p = extern_bytes(g, st, vals), problem(g, st, vals)
             if p is None:  # a copy, a bounds check, a region on the reference: bound by its traffic
                 what = "x".join(map(str, shape(st.ins[0], vals))) if st.ins and hasattr(st.ins[0], "sizes") else ""
-                parts.append(Part("library", f"{prefix}{name} {what}".rstrip(), secs, nbytes / bandwidth / 1e9, bytes=nbytes))
+                parts.append(Part("library", f"{prefix}{name} {what}".rstrip(), secs, bandwidth.seconds(nbytes), bytes=nbytes))
                 continue
             key = describe(p)
             if key not in rates:
                 rates[key] = best_time(p)
             best, how = rates[key]
-            parts.append(Part("library", f"{prefix}extern {key}", secs, best if best else nbytes / bandwidth / 1e9,
+            parts.append(Part("library", f"{prefix}extern {key}", secs, best if best else bandwidth.seconds(nbytes),
                               flops(p), nbytes, key, how))  # fmt: skip
         else:
             parts.append(Part("runtime", prefix + name, secs))
@@ -164,7 +166,7 @@ def _profile(program, args, reps: int):
     return program.profile(args, reps=reps)
 
 
-def measure(name: str, call, found: dict, bandwidth: float, rounds: int = 10, reps: int = 3, *,
+def measure(name: str, call, found: dict, bandwidth: Bandwidth, rounds: int = 10, reps: int = 3, *,
             clock=time.perf_counter, profile=_profile, rates: dict | None = None) -> Roofline:  # fmt: skip
     """Time `call()` (the compiled model) `reps` times, then Program.profile each cpu Program `reps` times,
     in `rounds` alternating rounds (load from other processes hits both alike); medians over all samples."""
@@ -189,7 +191,7 @@ def measure(name: str, call, found: dict, bandwidth: float, rounds: int = 10, re
     return out
 
 
-def run_case(case_name: str, bandwidth: float, rounds: int, rates: dict) -> Roofline:
+def run_case(case_name: str, bandwidth: Bandwidth, rounds: int, rates: dict) -> Roofline:
     """Compile the case with irc, capture its Programs, measure."""
     from .cases import CASES
 
@@ -262,16 +264,16 @@ def detail(r: Roofline, top: int = 6) -> str:
     return "\n".join(lines) + "\n"
 
 
-def header(bandwidth: float) -> str:
+def header(bandwidth: Bandwidth) -> str:
     from .hf_models import available
 
     hf = "" if available() else " HF BERT/GPT-2: not run (transformers is not installed)."
     return (f"torch {torch.__version__}, {torch.get_num_threads()} threads on {os.cpu_count()} CPUs, load average "
-            f"{os.getloadavg()[0]:.1f}; copy bandwidth {bandwidth:.1f} GB/s.{hf}\n")  # fmt: skip
+            f"{os.getloadavg()[0]:.1f}; {bandwidth}.{hf}\n")  # fmt: skip
 
 
-def run(names, rounds: int = 8, bandwidth: float | None = None, log=print) -> list[Roofline]:
-    bandwidth = bandwidth or copy_bandwidth()
+def run(names, rounds: int = 8, bandwidth: Bandwidth | None = None, log=print) -> list[Roofline]:
+    bandwidth = bandwidth or Bandwidth.measure()
     rates: dict = {}
     results = []
     for name in names:
@@ -284,18 +286,19 @@ def run(names, rounds: int = 8, bandwidth: float | None = None, log=print) -> li
     return results
 
 
-def section(names, bandwidth: float, rounds: int = 5, before=lambda name: None) -> tuple[str, list[dict]]:
+def section(names, memory_gbps: float, rounds: int = 5, before=lambda name: None) -> tuple[str, list[dict]]:
     """bench/compare.py's roofline section: (markdown, JSON rows) for the cases of `names` among DEFAULT;
-    `before(name)` runs before each compile (compare points the caches at the case's warm ones)."""
+    `before(name)` runs before each compile (compare points the caches at the case's warm ones); `memory_gbps`:
+    the copy bandwidth compare measured (the best of it and this one's counts)."""
     chosen = [n for n in names if n in DEFAULT]
     if not chosen:
         return "", []
-    results = []
+    results, bandwidth = [], Bandwidth.measure(memory_gbps)
     for name in chosen:
         before(name)
         results += run([name], rounds, bandwidth, log=lambda s: None)
     text = (f"\n## Roofline\n\n`python -m irc.bench.roofline` ({rounds} rounds per model): {header(bandwidth)}"
-            "Roofline = best library time of each product alone + bytes of every other step / copy bandwidth; "
+            "Roofline = best library time of each product alone + bytes of every other step / copy bandwidth at its size; "
             "efficiency = roofline / measured; overhead = the call minus its library calls and kernels.\n\n")  # fmt: skip
     return text + summary(results), [as_json(r) for r in results]
 
@@ -317,7 +320,7 @@ def main(argv=None) -> int:
         ap.error(f"unknown model(s) {unknown}; valid: {', '.join(CASES)}")
     if args.threads:
         torch.set_num_threads(args.threads)
-    bandwidth = copy_bandwidth()
+    bandwidth = Bandwidth.measure()
     print(header(bandwidth), flush=True)
     results = run(names, args.rounds, bandwidth, log=lambda s: print(s, flush=True))
     print(summary(results))
@@ -325,7 +328,8 @@ def main(argv=None) -> int:
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"roofline-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    doc = {"bandwidth_gbps": bandwidth, "threads": torch.get_num_threads(), "load": os.getloadavg(),
+    doc = {"bandwidth_gbps": bandwidth.memory, "cached_gbps": bandwidth.cached, "threads": torch.get_num_threads(),
+           "load": os.getloadavg(),
            "models": [as_json(r) for r in results]}  # fmt: skip
     path.write_text(json.dumps(doc, indent=1))
     print(f"wrote {path}")

@@ -58,6 +58,13 @@ def test_a_gather_moves_the_rows_it_reads_not_the_table():
     assert bounds.kernel_bytes(program.g, st) <= (8 * 64 * 4) * 2 + 8 * 8  # rows read, rows written, the ids
 
 
+def test_a_step_is_bounded_by_the_copy_bandwidth_of_its_size():
+    bw = bounds.Bandwidth(10.0, {1 << 20: 80.0, 16 << 20: 40.0})
+    assert bw.gbps(1000) == bw.gbps(1 << 20) == 80.0  # what the small copy held
+    assert bw.gbps((1 << 20) + 1) == bw.gbps(16 << 20) == 40.0
+    assert bw.gbps(64 << 20) == 10.0 and bw.seconds(10**9) == 0.1  # beyond the caches: main memory
+
+
 def test_a_report_classifies_every_step_and_adds_up_with_a_fake_timer():
     x, w, bias = torch.randn(32, 64), torch.randn(64, 48), torch.randn(48)
     program, args = _program(lambda x, w, b: torch.tanh(x @ w + b) * 2, x, w, bias)
@@ -75,7 +82,7 @@ def test_a_report_classifies_every_step_and_adds_up_with_a_fake_timer():
     calls = []
     found = {id(program): [program, args]}
     rates = {"tn.mm 32x64 @ 64x48 float32": (2**-11, "fake")}  # no library timing in a unit test
-    r = roofline.measure("tiny", lambda: calls.append(1), found, bandwidth=10.0, rounds=3, reps=2, clock=clock,
+    r = roofline.measure("tiny", lambda: calls.append(1), found, bounds.Bandwidth(10.0), rounds=3, reps=2, clock=clock,
                          profile=profile, rates=rates)  # fmt: skip
     assert len(calls) == 6 and r.measured == r.iqr[0] == r.iqr[1] == 2**-7
     assert len(r.parts) == len(names)  # one part per profiled step, in order, named after it
