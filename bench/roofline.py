@@ -268,8 +268,11 @@ def header(bandwidth: Bandwidth) -> str:
     from .hf_models import available
 
     hf = "" if available() else " HF BERT/GPT-2: not run (transformers is not installed)."
+    load = os.getloadavg()[0]
+    busy = (" The machine is loaded (more runnable threads than CPUs): a whole call is preempted more often than "
+            f"its short steps, so the overhead reads high; the IQR's low end is the quieter figure." if load > os.cpu_count() else "")  # fmt: skip
     return (f"torch {torch.__version__}, {torch.get_num_threads()} threads on {os.cpu_count()} CPUs, load average "
-            f"{os.getloadavg()[0]:.1f}; {bandwidth}.{hf}\n")  # fmt: skip
+            f"{load:.1f}; {bandwidth}.{hf}{busy}\n")  # fmt: skip
 
 
 def run(names, rounds: int = 8, bandwidth: Bandwidth | None = None, log=print) -> list[Roofline]:
