@@ -5,7 +5,10 @@ static sizes it replays the views itself, but with symbolic ones it calls
 `input.as_strided(out.size(), out.stride(), out.storage_offset())`, so the compiled output must be a
 view into the input's own storage with eager's layout. A copy (or a buffer of irc's) has storage
 offset 0 and the rebuilt view reads the wrong elements. So such an output is not taken from the
-compiled program: its chain of view ops (metadata only, no data moves) runs eagerly on the inputs.
+compiled program: its chain of view ops (metadata only, no data moves) runs eagerly on the inputs, and
+the program does not return it (`drop_view_results`), so it computes no copy of it either: a training
+forward saves its input and each transposed weight for the backward, and irc copied them every step
+(a 1024x1024 transpose per layer of the MLP).
 """
 
 import operator
@@ -15,6 +18,7 @@ import torch
 import torch.fx
 from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._pytree import tree_flatten
+from xdsl.dialects import func
 
 
 def _storage(v) -> StorageWeakRef | None:
@@ -62,3 +66,23 @@ def input_views(gm: torch.fx.GraphModule) -> tuple[list[int], Callable[[list], t
     graph.output(tuple(env[n] for n in nodes))
     replay = torch.fx.GraphModule(gm, graph)
     return indices, lambda args: replay(*args)
+
+
+def drop_view_results(module, outputs: list[tuple], aliased: list[int]) -> list[tuple]:
+    """The graph's output sources with the outputs at `aliased` (input_views' indices) as ("view", k), and
+    @main made to return only the results another output still takes (renumbered): what only a replayed view
+    took is dead, and tensor-opt removes it."""
+    outputs = list(outputs)
+    for k, i in enumerate(aliased):
+        outputs[i] = ("view", k)
+    main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+    ret = main.get_return_op()
+    kept = sorted({v for kind, v in outputs if kind == "result"})
+    if len(kept) == len(ret.operands):
+        return outputs
+    ret.parent_block().insert_op_before(func.ReturnOp(*[ret.operands[k] for k in kept]), ret)
+    ret.detach()
+    ret.erase()
+    main.update_function_type()
+    number = {k: j for j, k in enumerate(kept)}
+    return [(kind, number[v]) if kind == "result" else (kind, v) for kind, v in outputs]

@@ -26,10 +26,10 @@ from irc.lowering.select_layout import layout_notes
 from irc.options import Options
 from irc.targets import TargetError
 from irc.targets.args import graph_args
-from irc.targets.runtime import CompiledGraph, OutputSpec, output_spec
+from irc.targets.runtime import CompiledGraph, output_spec
 
 from . import compile_log
-from .aliases import input_views
+from .aliases import drop_view_results, input_views
 from .decompositions import decomposition_table
 from .freeze import plan as plan_freeze, static_inputs
 from .fx_import import GraphUnsupported, import_graph
@@ -123,10 +123,9 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> 
 
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     metas = [getattr(o, "meta", {}).get("val") for o in torch.utils._pytree.tree_flatten(out_node.args[0])[0]]
-    specs = [output_spec(src, meta) for src, meta in zip(result.outputs, metas)]
     aliased, views = input_views(gm)
-    for k, i in enumerate(aliased):
-        specs[i] = OutputSpec(("view", k), None, None)
+    result.outputs = drop_view_results(module, result.outputs, aliased)  # the program computes no replayed view
+    specs = [output_spec(src, meta) for src, meta in zip(result.outputs, metas)]
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     checks = [_result_check(gm, result.constants)] if opts.verify else []
     stable = freezer.values if freezer is not None else ()  # parameters of an inference graph; a training graph has none
