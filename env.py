@@ -92,8 +92,7 @@ _ALL = (
     Variable("IRC_CACHE_MAX_SIZE", "size", "1G", "cap of the on-disk cache; least recently used entries go first"),
     Variable("IRC_POOL_BYTES", "size", "1G", "cpu: most free buffer memory the allocator pool keeps for reuse"),
     Variable("IRC_HUGE_PAGES", "flag", "1", "cpu: large buffers on transparent huge pages, pooled (0: torch's allocator for everything)"),
-    Variable("IRC_PARALLEL_MIN_WORK", "count", "32768", "cpu: least work (elements times cost) per thread before a loop runs threaded"),
-    Variable("IRC_NATIVE_POOL", "flag", "1", "cpu: the native thread pool for threaded loops (0: a Python pool)"),
+    Variable("IRC_PARALLEL_MIN_WORK", "count", "65536", "cpu: least work (elements) of a launch before it runs on torch's threads"),
     Variable("IRC_PREFETCH", "count", "2048", "cpu: bytes a streaming load prefetches ahead (0: no prefetch)"),
     Variable("IRC_EXTERN_PATH", "choice", None, "cpu: force one library path for linear and convolution kernels instead of the rule (a kernel without that path keeps the rule's)",
              choices=("aten", "aten_cl", "mkldnn", "mkldnn_packed")),  # fmt: skip

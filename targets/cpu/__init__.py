@@ -4,7 +4,7 @@
     compiled.py     Compiled: what is built once (launches specialised in their variants, the JITed module, launch plan)
     executor.py     Executor: runs calls of a Compiled (pooled contexts, argument binding and checks, results)
     steps.py        what one call runs: the frame of cells, roots, alloc/derive/extern/launch steps
-    launcher.py     mode="reduce-overhead": runs of steps as JITed launchers (kernels, sgemm_, the native pool)
+    launcher.py     mode="reduce-overhead": runs of steps as JITed launchers (kernels, sgemm_, torch's threads)
     autotune.py     mode="max-autotune": per launch, vector width, tile and serial/parallel measured (Choices), kept on disk
     graph.py        the planner: @main as roots, cells (runtime integers) and steps; ArgSpec (what code assumes)
     emit.py         one loop.nest, specialised per launch, as `void k(start, end, argv)`: loops, lanes, reductions
@@ -25,7 +25,6 @@ and the building blocks they use:
     vec.py          V: lane-wise IRBuilder helpers for any float type, scalar or vector
     mathlib.py      vectorised transcendentals emitted as LLVM IR (exp, log, tanh, erf, sin, pow, ...)
                     (implementations in mathlib_core.py and mathlib_special.py)
-    parallel.py     parallel_for: a (start, end, args...) kernel over a range on a thread pool
-    nativepool.py   the pool's native dispatch (JITed spin/futex launch, GIL-free)
+    parallel.py     threads: each kernel's k_par runs it on torch's OpenMP threads (GOMP_parallel, static chunks)
     externs.py      matmul / linear / bmm / convolution through the fastest torch library path
 """

@@ -6,7 +6,7 @@
 Variants per launch, in two rounds. First the vector width (half, the host's own, double and four
 times: LLVM splits a wider vector into several registers per op, i.e. the body unrolled with that
 many independent accumulators) and, where the launch has at least two items, serial against split
-across the thread pool (the parallel threshold). Then, for launches whose innermost dim is parallel,
+across torch's threads (the parallel threshold). Then, for launches whose innermost dim is parallel,
 tile sizes (tiles.Tile: rows of one outer dim by columns of the innermost one per item; TILES)
 at the width the first round chose. Per matmul the launchers run as MKL's sgemm_: MKL's own thread
 count against one thread (MKL_Set_Num_Threads_Local around the call). Each variant module is compiled
@@ -102,15 +102,18 @@ def _tile_variants(compiled, lanes: list[int], use_cache: bool) -> dict[Tile, ob
     return libs
 
 
-def _candidates(compiled, fn, plan, syms, argv, threads):
-    """{parallel?: call} for one kernel function: serial and, where it has two items or more, on the pool."""
+def _candidates(lib, fname, plan, syms, argv, threads):
+    """{parallel?: call} for kernel `fname` of `lib`: serial and, where it has two items or more and there
+    are threads, on torch's threads (its k_par)."""
     count = steps.counter(plan, syms)
     if not isinstance(count, tuple) or count[0] <= 0:
         return {}
     items, work = count
+    fn = lib.function(fname, *SIG)
     out = {False: partial(fn, 0, items, argv)}
     if items >= 2 and threads > 1:
-        out[True] = partial(compiled.parallel, fn, 0, items, argv, work_per_item=work, align=1, min_work=0)
+        par = lib.function(f"{fname}_par", *parallel.PAR_SIG)
+        out[True] = partial(parallel.launch, fn, par, items, argv, work, 0)
     return out
 
 
@@ -146,8 +149,7 @@ def _measure(compiled, executor, use_cache: bool) -> tuple[list[list], dict]:
         argv, cands = cx.argv[index[id(ln.step)]], {}
         for lanes, lib in libs.items():
             if lib.fnames[j] is not None:
-                fn = lib.function(lib.fnames[j], *SIG)
-                for par, call in _candidates(compiled, fn, ln.plan, ln.step.syms, argv, threads).items():
+                for par, call in _candidates(lib, lib.fnames[j], ln.plan, ln.step.syms, argv, threads).items():
                     cands[(lanes, par)] = call
         count = steps.counter(ln.plan, ln.step.syms)
         if not isinstance(count, tuple) or count[0] <= 0:
@@ -178,8 +180,7 @@ def _measure_tiles(compiled, cx, index, chosen, incumbent, deadline, use_cache: 
             continue
         argv, base, cands = cx.argv[index[id(ln.step)]], (DEFAULT_TILE, incumbent[j][1]), {}
         for tile, lib in libs.items():  # the default tile among them: the incumbent at the lanes it chose
-            fn = lib.function(lib.fnames[j], *SIG)
-            for par, call in _candidates(compiled, fn, lib.plans[j], ln.step.syms, argv, threads).items():
+            for par, call in _candidates(lib, lib.fnames[j], lib.plans[j], ln.step.syms, argv, threads).items():
                 cands[(tile, par)] = call
         best, times = _race(cands, base, deadline)
         if best is None:

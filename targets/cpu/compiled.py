@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from llvmlite import ir
 
-from . import extern_ops, jit, launcher, parallel, steps
+from . import extern_ops, jit, launcher, parallel
 from .affine import Lin
 from .emit import BufSpec, emit_kernel
 from .graph import plan_graph
@@ -24,13 +24,12 @@ from .tiles import DEFAULT_TILE, Tile, default_lanes
 from .types import Unsupported
 
 SIG = (None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)  # void k(start, end, argv)
-SHARED_FACTOR = 32  # parallel threshold multiplier in graphs that also run library (OpenMP) kernels
 
 
 @dataclass(frozen=True)
 class Variant:
     """How one launch is built: vector width (None: emit.default_lanes), parallel threshold in work units
-    (None: the graph's; 0: always split across the pool; SERIAL: never) and tile sizes (tiles.Tile)."""
+    (None: parallel.MIN_WORK; 0: always split across torch's threads; SERIAL: never) and tile sizes (tiles.Tile)."""
 
     lanes: int | None = None
     min_work: int | None = None
@@ -51,12 +50,13 @@ class Choices:
 
 class Launch:
     """One launch step specialised (its kernel and parameters: `key`; the frame cells its argv points at) and,
-    once built, its function name, emitter plan and callable, or the reason it runs on the reference."""
+    once built, its function name, emitter plan and callables (`fn`, and `par` on torch's threads where
+    there is an OpenMP runtime), or the reason it runs on the reference."""
 
     def __init__(self, step, key, params, cells):
         self.step, self.key, self.params, self.cells = step, key, params, cells
         self.variant = Variant()
-        self.fname, self.plan, self.reason, self.fn = None, None, None, None
+        self.fname, self.plan, self.reason, self.fn, self.par = None, None, None, None, None
 
 
 class Compiled:
@@ -69,13 +69,7 @@ class Compiled:
         self.launches = [self._specialize(st) for st in self.g.steps if st.kind == "launch"]
         self.frame_cells = self.g.ncells + len(self.fixed)
         self.static = not self.g.sources and not self.g.checks
-        self.has_externs = any(st.kind == "extern" for st in self.g.steps)
-        # A graph that also calls library kernels shares the cores with torch's OpenMP threads, which spin
-        # after each call: kernels then go parallel only when large, on a pool that does not spin back.
-        if self.has_externs:
-            self.parallel, self.min_work = steps.parallel_blocking, parallel.MIN_WORK * SHARED_FACTOR
-        else:
-            self.parallel, self.min_work = parallel.parallel_for, parallel.MIN_WORK
+        self.min_work = parallel.MIN_WORK
         self.mm_threads: dict[int, int] = {}  # step index -> MKL threads for its native sgemm_ (Choices)
         self.fallbacks: list[tuple[str, str]] = []
         self.launch_plan: launcher.Plan | None = None  # reduce-overhead: who runs each step
@@ -129,7 +123,8 @@ class Compiled:
                 try:
                     plan = emit_kernel(mod, fname, self.g.kernels[ln.key[0]], ln.params, *key[-2:])
                 except Exception as e:  # noqa: BLE001 - any emitter failure: that kernel runs on the reference
-                    mod.globals.pop(fname, None)
+                    for name in (fname, f"{fname}_body", f"{fname}_par"):
+                        mod.globals.pop(name, None)
                     fname, plan = None, _reason(e)
                 names[key] = (fname, plan)
             out.append(names[key])
@@ -147,7 +142,7 @@ class Compiled:
         emitted = self.emit_kernels(mod, lambda ln: (ln.variant.lanes or self.default_lanes(ln), ln.variant.tile))
         self.fallbacks = [f for f in self.fallbacks if not f[0].startswith("kernel ")]
         for ln, (fname, plan) in zip(self.launches, emitted):
-            ln.fname, ln.fn = fname, None
+            ln.fname, ln.fn, ln.par = fname, None, None
             ln.plan, ln.reason = (plan, None) if fname else (None, plan)
             if fname is None:
                 self.fallbacks.append((f"kernel {ln.step.op.callee.root_reference.data}", ln.reason))
@@ -158,6 +153,7 @@ class Compiled:
             for ln in self.launches:
                 if ln.fname:
                     ln.fn = lib.function(ln.fname, *SIG)
+                    ln.par = lib.function(f"{ln.fname}_par", *parallel.PAR_SIG) if f"{ln.fname}_par" in mod.globals else None
             self.lib, self.segments = lib, segments
             self.cache_hit, self.kernels = lib.cache_hit, len({ln.fname for ln in self.launches if ln.fname})
         else:

@@ -3,14 +3,14 @@
     void kernel(i64 start, i64 end, i64** argv)      # *argv[k]: root address or index value k
 
 The pointers, sizes, strides and symbols a kernel needs at run time come through one argv of cell
-addresses rather than as separate arguments: any number of buffers fits (the native pool passes at
-most 16 arguments), a call writes each runtime value once into its frame cell and no launch
-repacks anything, and launches whose specialisations agree share one function. Everything static
-(shapes, strides, offsets, symbols of a static graph) is a constant in the code instead.
+addresses rather than as separate arguments: any number of buffers fits, a call writes each runtime
+value once into its frame cell and no launch repacks anything, and launches whose specialisations
+agree share one function. Everything static (shapes, strides, offsets, symbols of a static graph) is
+a constant in the code instead.
 
-Its work is a range of items (what parallel.parallel_for splits across threads): an item is one point
-of the outer parallel dims (and, when the innermost dim is parallel, one chunk of it); a tile
-(tiles.py: the defaults picked there, or max-autotune's sizes) makes it a block of rows of one outer
+Its work is a range of items (`kernel_par`, parallel.outline, splits them across torch's OpenMP
+threads): an item is one point of the outer parallel dims (and, when the innermost dim is parallel,
+one chunk of it); a tile (tiles.py: the defaults picked there, or max-autotune's sizes) makes it a block of rows of one outer
 dim by columns of the innermost one. Let v be the innermost dim whose extent is not a static 1. When v is parallel ("mode B"), each item runs v in
 vectors of `lanes` elements (the host's native width) and one masked vector for the rest, and each
 point of v computes every reduction over the reduction dims in vector lanes (no horizontal step).
@@ -35,6 +35,7 @@ from llvmlite import ir
 from irc.dialects import loop
 from irc.ir.index_math import evaluate
 
+from . import parallel
 from . import reduce as red
 from .access import Access, BufSpec
 from .affine import Lin, interval, to_lin, uses_dim, within
@@ -300,7 +301,7 @@ class KernelEmitter(Access):
         b.ret_void()
         self.entry.branch(self.fn.blocks[1])
 
-    # what the runtime needs: items per launch, work per item (for parallel_for's threshold)
+    # what the runtime needs: items per launch, work per item (for the parallel threshold)
     def plan(self):
         return {"outer": [self.nest.extents[d] for d in self.outer],
                 "chunk": self.nest.extents[self.v] if self.tile.cols else None, "rows": self.tile.rows, "cols": self.tile.cols,
@@ -310,9 +311,12 @@ class KernelEmitter(Access):
 
 
 def emit_kernel(module: ir.Module, name: str, nest: loop.NestOp, params, lanes: int, tile: Tile = DEFAULT_TILE) -> dict:
-    """Add `name` to `module`; returns the launch plan (see KernelEmitter.plan). Raises Unsupported."""
+    """Add `name` to `module`, and `name_par` that runs it on torch's OpenMP threads where torch has them
+    (parallel.outline); returns the launch plan (see KernelEmitter.plan). Raises Unsupported."""
     k = KernelEmitter(module, name, nest, params, lanes, tile)
     k.emit()
+    if parallel.runtime() is not None:
+        parallel.outline(module, k.fn)
     return k.plan()
 
 

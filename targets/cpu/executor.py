@@ -26,7 +26,7 @@ import torch
 import torch.autograd.profiler as torch_profiler  # _is_profiler_enabled: True while a torch.profiler records
 from torch._C._profiler import _RecordFunctionFast
 
-from . import alloc, extern_ops, launcher, steps
+from . import alloc, extern_ops, launcher, parallel, steps
 from .affine import Lin
 from .graph import Buf
 from .steps import Ctx
@@ -145,10 +145,10 @@ class Executor:
             if items <= 0:
                 return None
             mw = c.min_work_for(ln)
-            if items * work < mw:
+            if items * work < mw or ln.par is None:
                 return partial(ln.fn, 0, items, addr)
-            return partial(c.parallel, ln.fn, 0, items, addr, work_per_item=work, align=1, min_work=mw)
-        return partial(steps.dynamic_launch, cx.vals, ln.fn, addr, count, c.parallel, c.min_work)
+            return partial(parallel.launch, ln.fn, ln.par, items, addr, work, mw)
+        return partial(steps.dynamic_launch, cx.vals, ln.fn, ln.par, addr, count, c.min_work)
 
     # -- a call ------------------------------------------------------------------------------------
     def __call__(self, args) -> list:
@@ -159,19 +159,10 @@ class Executor:
         try:
             self.bind(cx, args)
             run = cx.recorded if torch_profiler._is_profiler_enabled else cx
-            guard = run.guard
-            if guard is None:
-                for step in run.calls:
-                    step()
-            elif guard.claim():  # the launchers publish tasks to the native pool: one call at a time
-                try:
-                    for step in run.calls:
-                        step()
-                finally:
-                    guard.release()
-            else:  # the pool is busy (another thread's call) or was replaced: the Python steps
-                for step in run.steps:
-                    step()
+            if run.guard is not None:  # launchers that may go parallel: torch's thread count for this call
+                run.guard.claim()
+            for step in run.calls:
+                step()
             return [self._result(cx, r) for r in self._returns]
         finally:
             for r in cx.per_call:

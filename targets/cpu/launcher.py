@@ -1,20 +1,21 @@
 """mode="reduce-overhead": the steps of a static graph as JITed launchers, so that a call runs almost no Python.
 
-    void seg(i64* env)   # env: frame, sgemm_, pool ctl, task, tramp_1, launch; argv of launch j; parts of j
+    void seg(i64* env)   # env: frame, sgemm_, thread count, MKL_Set_Num_Threads_Local; argv of launch j
 
 Consecutive steps that native code can run become one function `seg<i>` in the graph's own LLVM module
 (so the on-disk cache keys it with the kernels, and small kernels may be inlined into it):
-  - a JITed launch: a direct call of its kernel over all its items when the work is small, else one
-    task published to the native pool (nativepool.py, the same split as parallel.plan), in graphs
-    without library externs (where those run, large launches keep the Python pool that blocks);
+  - a JITed launch: a direct call of its kernel over all its items when the work is small, else a
+    call of its `k_par` (parallel.py: GOMP_parallel on torch's OpenMP threads, the same threads MKL
+    and oneDNN use, so launches next to library calls go parallel too);
   - an f32 `tn.mm` extern on static, unit-stride 2-D buffers: MKL's `sgemm_` (the BLAS torch.mm
     calls), through its address, writing the planned out buffer.
 Every other step (a reference launch, any other extern, a derive) stays the Python step it was,
 between two launchers. Output allocations (static) are hoisted to the front of the call. So the MLP
 runs as: bind arguments, allocate its output, one ctypes call.
 
-Addresses (the frame, sgemm_, the pool) are per process and per context: they come through env,
-never as constants in the code, so the module text is the same in every process.
+Addresses (the frame, sgemm_) are per process and per context: they come through env, never as
+constants in the code, so the module text is the same in every process. The thread count is torch's
+at each call (Threads, the executor's per-call hook, writes it into env).
 """
 
 from __future__ import annotations
@@ -30,12 +31,12 @@ from llvmlite import ir
 from irc.dialects import memory
 from irc.dialects import tensor as tn
 
-from . import nativepool, parallel, steps
+from . import parallel, steps
 from .vec import I32, I64
 
 VOID = ir.VoidType()
 F32 = ir.FloatType()
-FRAME, SGEMM, CTL, TASK, TRAMP, POOL_LAUNCH, MKL_LOCAL, ARGV0 = range(8)  # env slots; then argv, parts per launch
+FRAME, SGEMM, THREADS, MKL_LOCAL, ARGV0 = range(5)  # env slots; then one argv per launch
 
 
 @functools.cache
@@ -67,7 +68,7 @@ class Plan:
     segments: list[list[tuple]] = field(default_factory=list)  # per segment: ("launch", i, j) | ("mm", i)
     order: list[tuple] = field(default_factory=list)  # ("segment", s) | ("step", i) | ("alloc", i), in call order
     launches: int = 0  # env slots for argv addresses
-    pooled: bool = False  # some launch goes to the native pool
+    threaded: bool = False  # some launch may run on several threads
     python_steps: int = 0
     reasons: list[str] = field(default_factory=list)  # why a step stays Python (distinct)
 
@@ -128,16 +129,10 @@ def plan(compiled) -> Plan:
                 why = "kernel on the reference evaluator"
             else:
                 count = steps.counter(ln.plan, st.syms)
-                mw = compiled.min_work_for(ln)
                 if not isinstance(count, tuple):
                     why = "launch with runtime sizes"
-                elif count[0] * count[1] >= mw and compiled.has_externs:
-                    why = "large launch in a graph with library externs (blocking pool)"
-                elif count[0] * count[1] >= mw and not (parallel.USE_NATIVE and nativepool.supported()):
-                    why = "large launch without the native pool"
                 else:
-                    if count[0] * count[1] >= mw:
-                        p.pooled = True
+                    p.threaded |= _threaded(compiled, ln, *count)
                     cur.append(("launch", i, p.launches))
                     p.launches += 1
                     continue
@@ -175,7 +170,7 @@ def emit(compiled, mod: ir.Module, p: Plan) -> list[str]:
             if what[0] == "mm":
                 _emit_mm(b, slot, st, compiled, what[1])
             else:
-                _emit_launch(b, slot, mod, compiled, st, what[2], p.launches)
+                _emit_launch(b, slot, mod, compiled, st, what[2])
         b.ret_void()
         names.append(fn.name)
     return names
@@ -185,34 +180,24 @@ def _launch_of(compiled, st):
     return next(ln for ln in compiled.launches if ln.step is st)
 
 
-def _emit_launch(b, slot, mod, compiled, st, j, launches):
-    """The call of launch j (of the plan's `launches`: env holds their argv addresses, then their parts)."""
+def _threaded(compiled, ln, items: int, work: int) -> bool:
+    """Whether a static launch of `items` items runs through its k_par (else: one direct call)."""
+    return parallel.runtime() is not None and items >= 2 and items * work >= compiled.min_work_for(ln)
+
+
+def _emit_launch(b, slot, mod, compiled, st, j):
+    """The call of launch j (env holds the launches' argv addresses from ARGV0 on)."""
     ln = _launch_of(compiled, st)
     kfn = mod.get_global(ln.fname)
     items, work = steps.counter(ln.plan, st.syms)
     argv = b.inttoptr(slot(ARGV0 + j), kfn.args[2].type)
     if items <= 0:
         return
-    if items * work < compiled.min_work_for(ln):
+    if not _threaded(compiled, ln, items, work):
         b.call(kfn, [ir.Constant(I64, 0), ir.Constant(I64, items), argv])
         return
-    # the native pool: publish (tramp_1, fn, argv of the task, start, end, parts, align, pad, argv) and launch;
-    # parts comes from the context (the pool's size), in env after the argv slots
-    task = b.inttoptr(slot(TASK), I64.as_pointer())
-
-    def put(k, v):
-        b.store(v, b.gep(task, [ir.Constant(I64, k)]))
-
-    put(0, slot(TRAMP))
-    put(1, b.ptrtoint(kfn, I64))
-    put(2, b.ptrtoint(b.gep(task, [ir.Constant(I64, 8)]), I64))
-    put(3, ir.Constant(I64, 0))
-    put(4, ir.Constant(I64, items))
-    put(5, slot(ARGV0 + launches + j))
-    put(6, ir.Constant(I64, 1))
-    put(8, slot(ARGV0 + j))
-    launch_ty = ir.FunctionType(VOID, [I32.as_pointer(), I64.as_pointer()])
-    b.call(b.inttoptr(slot(POOL_LAUNCH), launch_ty.as_pointer()), [b.inttoptr(slot(CTL), I32.as_pointer()), task])
+    threads = b.trunc(slot(THREADS), I32)
+    b.call(mod.get_global(f"{ln.fname}_par"), [ir.Constant(I64, 0), ir.Constant(I64, items), argv, threads])
 
 
 def mm_args(st) -> tuple:
@@ -275,41 +260,31 @@ def _emit_mm(b, slot, st, compiled, i):
 
 
 # -- a context's launchers ----------------------------------------------------------------------------
-class PoolGuard:
-    """One call at a time publishes the launchers' tasks, on the pool they were bound to."""
+class Threads:
+    """The executor's per-call hook for launchers that may run kernels on several threads: claim() before the
+    calls writes torch's thread count at that moment into their env, so that torch.set_num_threads (or a
+    fork) applies from the next call on, as it does to torch's own ops. Nothing else is claimed: a context
+    is one call's, and every calling thread gets its own OpenMP team."""
 
-    def __init__(self, pool):
-        self.pool = pool
-        self.release = pool._busy.release
+    def __init__(self, env):
+        self.env = env
 
-    def claim(self) -> bool:
-        """True (the pool held) when the pool is still this process's current one and idle."""
-        return parallel.native_pool(parallel.num_threads()) is self.pool and self.pool._busy.acquire(blocking=False)
+    def claim(self) -> None:
+        self.env[THREADS] = parallel.num_threads()
 
 
-def bind(compiled, cx, bound: dict) -> tuple[list, PoolGuard | None]:
+def bind(compiled, cx, bound: dict) -> tuple[list, Threads | None]:
     """A context's calls under reduce-overhead (its launchers, in compiled.lib, and the Python steps between
-    them) and the guard of the native pool they use (None: they use none). `bound`: step index -> the
-    context's callable for that step, or None."""
+    them) and their per-call hook (None: they run every kernel on the calling thread). `bound`: step index
+    -> the context's callable for that step, or None."""
     p = compiled.launch_plan
-    pool = parallel.native_pool(parallel.num_threads()) if p.pooled else None
-    if p.pooled and pool is None:
-        raise RuntimeError("no native pool")
-    env = [0] * (ARGV0 + 2 * p.launches)
+    env = [0] * (ARGV0 + p.launches)
     env[FRAME], env[SGEMM] = ctypes.addressof(cx.frame), sgemm_address() or 0
-    env[MKL_LOCAL] = blas().get("MKL_Set_Num_Threads_Local", 0)
-    if pool is not None:
-        env[CTL], env[TASK] = pool._ptrs
-        env[TRAMP], env[POOL_LAUNCH] = pool._tramps[1], pool._lib.address("launch")
+    env[THREADS], env[MKL_LOCAL] = 1, blas().get("MKL_Set_Num_Threads_Local", 0)
     for seg in p.segments:
         for what in seg:
             if what[0] == "launch":
-                st = compiled.g.steps[what[1]]
                 env[ARGV0 + what[2]] = cx.argv[what[1]]
-                ln = _launch_of(compiled, st)
-                items, work = steps.counter(ln.plan, st.syms)
-                parts, _ = parallel._split(items, parallel.num_threads(), work, compiled.min_work_for(ln), 1)
-                env[ARGV0 + p.launches + what[2]] = parts
     env = (ctypes.c_int64 * len(env))(*env)
     cx.keep.append(env)
     addr = ctypes.addressof(env)
@@ -320,7 +295,7 @@ def bind(compiled, cx, bound: dict) -> tuple[list, PoolGuard | None]:
             calls.append(functools.partial(segs[i], addr))
         elif bound.get(i) is not None:
             calls.append(bound[i])
-    return calls, PoolGuard(pool) if pool is not None else None
+    return calls, Threads(env) if p.threaded else None
 
 
 def describe(compiled) -> list[str]:
@@ -331,7 +306,8 @@ def describe(compiled) -> list[str]:
     if p is None:
         return ["no launcher: the graph has runtime sizes (each call binds them in Python)"]
     native = sum(len(seg) for seg in p.segments)
-    notes = [f"{len(p.segments)} JITed launcher(s) run {native} of {len(compiled.g.steps)} steps"
-             f"{' (the native pool for large launches)' if p.pooled else ''}; {p.python_steps} stay Python steps"]
+    threads = " (large launches on torch's OpenMP threads)" if p.threaded else ""
+    notes = [f"{len(p.segments)} JITed launcher(s) run {native} of {len(compiled.g.steps)} steps{threads}; "
+             f"{p.python_steps} stay Python steps"]
     notes += [f"python step: {why}" for why in p.reasons]
     return notes

@@ -1,176 +1,142 @@
-"""Run a JITed kernel `void k(i64 start, i64 end, args...)` over [start, end) on several threads.
+"""Threads: generated kernels run on the OpenMP runtime torch itself uses, with torch's thread count.
 
-    parallel_for(fn, 0, n, out_ptr, in_ptr)                # fn: a ctypes function from jit.py
-    parallel_for(fn, 0, rows, *ptrs, work_per_item=cols)   # an outer loop over rows of `cols` items
+torch ships its OpenMP runtime (libgomp on Linux) and runs its own parallel loops, MKL and oneDNN on it.
+irc's kernels join the same threads rather than bringing a pool of their own: two pools on the same
+cores fight (one wakes while the other's threads still spin after a library call). For each kernel
+`void k(i64 start, i64 end, i64** argv)` the emitter adds (outline()), as clang lowers
+`#pragma omp parallel`:
 
-ctypes releases the GIL for the whole foreign call, so the chunks really run at once. Pools are
-persistent (starting threads costs ~50 us each) with torch.get_num_threads() workers, the calling
-thread being one of them: it runs the first chunk itself while the others run theirs, then waits.
-On Linux x86-64 the dispatch itself is native (nativepool.py: spin, then futex; one ctypes call per
-launch); elsewhere, for float arguments, or with IRC_NATIVE_POOL=0, a Python pool of semaphores
-does the same at the price of two GIL hand-offs per launch.
-Work below `min_work` items (default 32768 elements: about the point where ~10 us of wake-up
-latency stops paying for itself on this class of machine) stays on the calling thread as a single
-plain call. Chunks are contiguous and their bounds multiples of `align` items, so the vector body
-of each chunk is aligned like the whole and no two threads write one cache line.
+    void k_body(i8* data)                          # data: {start, end, argv}; this thread's share of it
+    void k_par(i64 start, i64 end, i64** argv, i32 threads)
+        -> k(start, end, argv) when threads <= 1, else GOMP_parallel(k_body, &data, threads, 0)
 
-A launch while another is in flight on the same pool (from another Python thread, or a kernel that
-calls back into Python) runs serially on its caller rather than waiting: never a deadlock.
+Thread t of a team of n runs items [start + len*t/n, start + len*(t+1)/n): static chunks, so which
+thread runs an item never depends on timing, and since every item is computed whole by one thread
+(its reductions included) the results do not depend on the thread count either. The runtime's entry
+points are bound into LLVM's symbol table (runtime()), so the JITed objects (and the cached ones) link
+to torch's copy. Launches below MIN_WORK units of work run serially on the caller: about where the
+team's wake-up stops paying for itself on this class of machine.
+
+Without an OpenMP runtime (a torch built without one) no k_par is emitted and every kernel runs on the
+calling thread. A forked child runs serially too: libgomp's threads do not survive fork (torch's own
+parallel ops hang in such a child), and a launch must not wait on them.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import glob
 import os
-import threading
-from dataclasses import dataclass
 
+import llvmlite.binding as llvm
 import torch
+from llvmlite import ir
 
 from irc import env
 
-from . import nativepool
+from .vec import I8, I32, I64
 
 MIN_WORK = env.get("IRC_PARALLEL_MIN_WORK")
+PAR_SIG = (None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int32)  # k_par(start, end, argv, threads)
+ENTRY_POINTS = ("GOMP_parallel", "omp_get_thread_num", "omp_get_num_threads")
+_NAMES = ("libgomp", "libomp", "libiomp5")  # GNU's; LLVM's and Intel's both export the GOMP_ entry points too
+_forked = False
+
+
+def _libraries() -> list[str]:
+    """OpenMP runtimes this process has loaded (torch loads its own with libtorch_cpu), then those torch ships."""
+    found = []
+    try:
+        with open("/proc/self/maps") as f:
+            found = [line.split()[-1] for line in f if os.path.basename(line.split()[-1]).startswith(_NAMES)]
+    except OSError:  # no procfs (macOS): torch's lib folder still tells
+        pass
+    shipped = glob.glob(os.path.join(os.path.dirname(torch.__file__), "lib", "lib*omp*"))
+    return list(dict.fromkeys([*found, *sorted(shipped)]))
+
+
+@functools.cache
+def runtime() -> str | None:
+    """The path of torch's OpenMP runtime, its entry points bound into LLVM's symbol table; None without one."""
+    for path in _libraries():
+        try:
+            lib = ctypes.CDLL(path)
+            addrs = {name: ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in ENTRY_POINTS}
+        except (OSError, AttributeError):
+            continue
+        for name, addr in addrs.items():
+            llvm.add_symbol(name, addr)
+        return path
+    return None
 
 
 def num_threads() -> int:
-    """The parallelism the runtime uses: torch's intra-op thread count (torch.set_num_threads)."""
+    """The threads a launch may use: torch's intra-op count (torch.set_num_threads); 1 without OpenMP or after fork."""
+    if _forked or runtime() is None:
+        return 1
     return max(1, torch.get_num_threads())
 
 
-def plan(start: int, end: int, threads: int, *, work_per_item: int = 1, min_work: int = MIN_WORK,
-         align: int = 16) -> list[tuple[int, int]]:  # fmt: skip
-    """The chunks a launch uses: one chunk when the work is small, else up to `threads` equal ones."""
-    n = end - start
-    if n <= 0:
-        return []
-    parts, align = _split(n, threads, work_per_item, min_work, align)
-    units = -(-n // align)  # whole aligned units
-    bounds = [start + min(n, (units * i // parts) * align) for i in range(parts + 1)]
-    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+def _after_fork() -> None:
+    global _forked
+    _forked = True
 
 
-def _split(n: int, threads: int, work_per_item: int, min_work: int, align: int) -> tuple[int, int]:
-    """(number of chunks, alignment of their bounds) for n > 0 items; nativepool splits the same way."""
-    if threads <= 1 or n * max(work_per_item, 1) < min_work or n < 2:
-        return 1, 1
-    align = align if n >= align * threads else 1  # an outer loop of few rows: split by rows
-    return min(threads, -(-n // align)), align
+os.register_at_fork(after_in_child=_after_fork)
 
 
-@dataclass
-class _Task:
-    fn: object
-    args: tuple
-    chunks: list
-    errors: list
+def launch(fn, par, items: int, argv: int, work: int, min_work: int = MIN_WORK) -> None:
+    """Items [0, items) of kernel `fn` (ctypes), on torch's threads through `par` (its k_par, or None: serially)
+    when there are `min_work` units of work or more (`work` per item)."""
+    if par is None or items * work < min_work:
+        fn(0, items, argv)
+    else:
+        par(0, items, argv, num_threads())
 
 
-class Pool:
-    """`size` - 1 daemon threads plus the caller. Not started until the first parallel launch."""
+# -- code ---------------------------------------------------------------------------------------------
+def outline(module: ir.Module, kernel: ir.Function) -> ir.Function:
+    """Add `<kernel>_body` and `<kernel>_par` (module docstring) for `kernel`; returns `<kernel>_par`."""
+    name, argv_ty = kernel.name, kernel.args[2].type
+    data_ty = ir.LiteralStructType([I64, I64, argv_ty])
+    c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+    c32 = lambda v: ir.Constant(I32, v)  # noqa: E731
 
-    def __init__(self, size: int):
-        self.size = size
-        self._busy = threading.Lock()  # one launch at a time
-        self._go = [threading.Semaphore(0) for _ in range(size - 1)]
-        self._done = threading.Semaphore(0)
-        self._task: _Task | None = None
-        self._threads = [
-            threading.Thread(target=self._worker, args=(i,), name=f"irc-cpu-{i + 1}", daemon=True)
-            for i in range(size - 1)
-        ]
-        for t in self._threads:
-            t.start()
+    def declare(fname, ty):
+        return module.globals.get(fname) or ir.Function(module, ty, fname)
 
-    def _worker(self, i: int) -> None:
-        while True:
-            self._go[i].acquire()
-            task = self._task
-            try:
-                s, e = task.chunks[i + 1]
-                task.fn(s, e, *task.args)
-            except BaseException as exc:  # argument conversion errors: re-raised by the caller
-                task.errors.append(exc)
-            finally:
-                self._done.release()
+    body_ty = ir.FunctionType(ir.VoidType(), [I8.as_pointer()])
+    gomp = declare("GOMP_parallel", ir.FunctionType(ir.VoidType(), [body_ty.as_pointer(), I8.as_pointer(), I32, I32]))
+    tid_fn = declare("omp_get_thread_num", ir.FunctionType(I32, []))
+    nth_fn = declare("omp_get_num_threads", ir.FunctionType(I32, []))
 
-    def run(self, fn, chunks: list[tuple[int, int]], args: tuple) -> None:
-        if len(chunks) == 1 or len(chunks) > self.size or not self._busy.acquire(blocking=False):
-            for s, e in chunks:
-                fn(s, e, *args)
-            return
-        try:
-            task = self._task = _Task(fn, args, chunks, [])
-            for i in range(len(chunks) - 1):
-                self._go[i].release()
-            try:
-                fn(chunks[0][0], chunks[0][1], *args)
-            finally:
-                for _ in range(len(chunks) - 1):
-                    self._done.acquire()
-            if task.errors:
-                raise task.errors[0]
-        finally:
-            self._task = None
-            self._busy.release()
+    body = ir.Function(module, body_ty, f"{name}_body")
+    body.linkage = "internal"
+    b = ir.IRBuilder(body.append_basic_block("entry"))
+    data = b.bitcast(body.args[0], data_ty.as_pointer())
+    start, end, argv = (b.load(b.gep(data, [c32(0), c32(i)])) for i in range(3))
+    tid, nth = b.sext(b.call(tid_fn, []), I64), b.sext(b.call(nth_fn, []), I64)
+    n = b.sub(end, start)
+    lo = b.add(start, b.sdiv(b.mul(n, tid), nth))
+    hi = b.add(start, b.sdiv(b.mul(n, b.add(tid, c64(1))), nth))
+    with b.if_then(b.icmp_signed("<", lo, hi)):
+        b.call(kernel, [lo, hi, argv], attrs=("noinline",))  # one call per thread: inlining would only grow the code
+    b.ret_void()
 
-
-_pools: dict[int, Pool] = {}
-_pools_lock = threading.Lock()
-
-
-def pool(size: int | None = None) -> Pool:
-    """The persistent pool of `size` (default: num_threads()) threads, the caller included."""
-    size = size or num_threads()
-    p = _pools.get(size)
-    if p is None:
-        with _pools_lock:
-            p = _pools.get(size) or _pools.setdefault(size, Pool(size))
-    return p
-
-
-def parallel_for(fn, start: int, end: int, *args, threads: int | None = None, work_per_item: int = 1,
-                 min_work: int = MIN_WORK, align: int = 16) -> None:  # fmt: skip
-    """fn(s, e, *args) over chunks covering [start, end); returns when all chunks are done.
-
-    `args` should already be ctypes values (c_void_p(ptr), c_int64(n)) or plain ints the
-    function's argtypes convert; converting once outside a hot loop saves ~0.3 us per argument."""
-    threads = threads or num_threads()
-    n = end - start
-    if n <= 0:
-        return
-    parts, align = _split(n, threads, work_per_item, min_work, align)
-    if parts == 1:
-        fn(start, end, *args)
-        return
-    native = native_pool(threads)
-    if native is not None and native.run_range(fn, start, end, parts, align, args):
-        return
-    pool(threads).run(fn, plan(start, end, threads, work_per_item=work_per_item, min_work=min_work, align=align), args)
-
-
-_native: dict[int, object] = {}
-USE_NATIVE = env.get("IRC_NATIVE_POOL")
-
-
-def _forget_pools() -> None:
-    # a forked child has none of the parent's worker threads: waiting on them would hang forever
-    global _pools_lock
-    _pools.clear()
-    _native.clear()
-    _pools_lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_forget_pools)
-
-
-def native_pool(size: int | None = None):
-    """The native-dispatch pool (nativepool.py) of `size` threads, or None where unsupported/disabled."""
-    if not USE_NATIVE or not nativepool.supported():
-        return None
-    size = size or num_threads()
-    p = _native.get(size)
-    if p is None:
-        with _pools_lock:
-            p = _native.get(size) or _native.setdefault(size, nativepool.NativePool(size))
-    return p
+    par = ir.Function(module, ir.FunctionType(ir.VoidType(), [I64, I64, argv_ty, I32]), f"{name}_par")
+    start, end, argv, threads = par.args
+    b = ir.IRBuilder(par.append_basic_block("entry"))
+    n = b.sub(end, start)
+    wide = b.sext(threads, I64)
+    team = b.trunc(b.select(b.icmp_signed("<", n, wide), n, wide), I32)  # no more threads than items
+    slot = b.alloca(data_ty)
+    with b.if_else(b.icmp_signed("<=", team, c32(1))) as (serial, threaded):
+        with serial:
+            b.call(kernel, [start, end, argv], attrs=("noinline",))
+        with threaded:
+            for i, v in enumerate((start, end, argv)):
+                b.store(v, b.gep(slot, [c32(0), c32(i)]))
+            b.call(gomp, [body, b.bitcast(slot, I8.as_pointer()), team, c32(0)])
+    b.ret_void()
+    return par

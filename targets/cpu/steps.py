@@ -23,7 +23,7 @@ class Ctx:
         self.per_call: list = []
         self.argv: dict[int, int] = {}  # step index -> address of its launch's argv
         self.calls: list = self.steps  # what a call runs: the steps, or their launchers (launcher.bind)
-        self.guard = None  # launcher.PoolGuard when the launchers publish to the native pool
+        self.guard = None  # launcher.Threads when the launchers may run kernels on several threads
         self.recorded = None  # the calls as torch.profiler events (executor.Recorded), run while a profiler records
 
     def set(self, c: int, v: int) -> None:
@@ -107,17 +107,7 @@ def counter(plan, syms):
     return lambda vals: count([s.eval(vals) for s in syms])
 
 
-def dynamic_launch(vals, fn, addr, count, run, min_work):
+def dynamic_launch(vals, fn, par, addr, count, min_work):
     items, work = count(vals)
     if items > 0:
-        run(fn, 0, items, addr, work_per_item=work, align=1, min_work=min_work)
-
-
-def parallel_blocking(fn, start, end, *args, work_per_item=1, align=1, min_work=parallel.MIN_WORK):
-    """parallel_for on the pool whose idle workers block at once (no spinning that would take a core from
-    torch's OpenMP threads, which the graph's library calls use right before or after)."""
-    threads = parallel.num_threads()
-    chunks = parallel.plan(start, end, threads, work_per_item=work_per_item, min_work=min_work, align=align)
-    if len(chunks) <= 1:
-        return fn(start, end, *args)
-    parallel.pool(threads).run(fn, chunks, args)
+        parallel.launch(fn, par, items, addr, work, min_work)

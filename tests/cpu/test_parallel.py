@@ -1,66 +1,160 @@
-"""parallel_for: chunking, correctness across threads, the small-work path, concurrent launches."""
+"""Threads: kernels run on torch's OpenMP runtime (parallel.py), with torch's thread count, in static chunks."""
 
 import ctypes
+import os
 import threading
+import time
 
 import pytest
 import torch
 from llvmlite import ir
 
-from irc.targets.cpu import jit, nativepool, parallel
-from tests.cpu.kernels import square_plus
+from irc.frontend.backend import compile_function
+from irc.targets.cpu import jit, launcher, parallel
+from irc.targets.cpu.compiled import SERIAL
+from tests.cpu.kernels import range_loop, square_plus
+from tests.cpu.programs import build, tolerance
 
 SIG = (None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+I64 = ir.IntType(64)
 
 
-@pytest.fixture(params=["native", "python"], autouse=True)
-def which_pool(request, monkeypatch):
-    """Every test runs on the native-dispatch pool and on the Python fallback pool."""
-    if request.param == "native" and not nativepool.supported():
-        pytest.skip("native pool: Linux x86-64 only")
-    monkeypatch.setattr(parallel, "USE_NATIVE", request.param == "native")
-    return request.param
+@pytest.fixture
+def threads():
+    """torch.set_num_threads for one test; torch's own count afterwards."""
+    before = torch.get_num_threads()
+    yield torch.set_num_threads
+    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
-def kernel():
+def tid():
+    """(tid, tid_par): tid(start, end, i64* out) writes out[i] = omp_get_thread_num(), the thread that ran item i."""
     m = ir.Module()
-    square_plus(m, "k", 1.0)
-    return jit.compile_module(m, use_cache=False).function("k", *SIG)
+    fn = ir.Function(m, ir.FunctionType(ir.VoidType(), [I64, I64, I64.as_pointer()]), "tid")
+    get = ir.Function(m, ir.FunctionType(ir.IntType(32), []), "omp_get_thread_num")
+    s, e, out = fn.args
+    range_loop(fn, s, e, lambda b, i: b.store(b.sext(b.call(get, []), I64), b.gep(out, [i]))).ret_void()
+    parallel.outline(m, fn)
+    lib = jit.compile_module(m, use_cache=False)
+    return lib.function("tid", *SIG), lib.function("tid_par", *parallel.PAR_SIG)
 
 
-def test_plan_covers_the_range_once_with_aligned_bounds():
-    for start, end, threads in [(0, 100_000, 2), (3, 1_000_003, 4), (0, 40_000, 3), (5, 5, 2)]:
-        chunks = parallel.plan(start, end, threads)
-        covered = [i for s, e in chunks for i in (s, e)]
-        assert covered == sorted(covered)
-        assert sum(e - s for s, e in chunks) == end - start
-        assert all((s - start) % 16 == 0 for s, _ in chunks)
-        assert len(chunks) <= threads
+def test_torchs_openmp_runtime_is_the_one_bound():
+    """torch's parallel backend is OpenMP in the builds irc supports: irc finds that very library, loaded."""
+    assert "parallel backend: OpenMP" in torch.__config__.parallel_info()
+    path = parallel.runtime()
+    assert path is not None and os.path.basename(path).startswith(("libgomp", "libomp", "libiomp5"))
+    with open("/proc/self/maps") as f:
+        assert any(line.rstrip().endswith(path) for line in f), f"{path} is not loaded in this process"
 
 
-def test_small_work_stays_on_one_chunk():
-    assert parallel.plan(0, 1000, 8) == [(0, 1000)]
-    assert parallel.plan(0, 1000, 8, work_per_item=1000) != [(0, 1000)]  # 1000 rows of 1000 items
-    assert len(parallel.plan(0, 3, 8, work_per_item=10**6)) == 3  # few rows: split by rows
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 1000, 100_003])
+@pytest.mark.parametrize("team", [1, 2, 3])
+def test_static_chunks_on_the_asked_number_of_threads(tid, n, team):
+    fn, par = tid
+    out = torch.full((n + 5,), -1, dtype=torch.int64)
+    par(5, n + 5, out.data_ptr(), team)  # items [5, n + 5): the first five are not the launch's
+    used = min(team, n)  # never more threads than items
+    want = [-1] * 5 + [next(t for t in range(used) if i < n * (t + 1) // used) for i in range(n)]
+    assert out.tolist() == want
 
 
-@pytest.mark.parametrize("n", [1, 17, 1000, 100_003, 1 << 20])
-@pytest.mark.parametrize("threads", [1, 2, 3])
-def test_results_match_serial(kernel, n, threads):
-    x = torch.randn(n)
-    want = x * x + 1
-    parallel.parallel_for(kernel, 0, n, ctypes.c_void_p(x.data_ptr()), threads=threads, min_work=0)
-    assert torch.equal(x, want)
+def test_a_launch_uses_torchs_thread_count(tid, threads):
+    fn, par = tid
+    out = torch.zeros(4096, dtype=torch.int64)
+    for t in (1, 2, 3):
+        threads(t)
+        out.fill_(-1)
+        parallel.launch(fn, par, out.numel(), out.data_ptr(), 1, min_work=0)
+        assert sorted(set(out.tolist())) == list(range(t))
+    out.fill_(-1)
+    parallel.launch(fn, par, out.numel(), out.data_ptr(), 1, min_work=out.numel() + 1)  # below the threshold
+    assert set(out.tolist()) == {0}
 
 
-def test_concurrent_launches_from_python_threads(kernel):
+def _run(program, consts, inputs, min_work: int):
+    program.compiled.min_work = min_work  # the threshold every launch of a default-mode program binds
+    program.reset()
+    return program([*inputs, *consts])
+
+
+FNS = {
+    "pointwise": lambda x: (x * 2).sin() + x,
+    "row sum": lambda x: x.sum(-1),
+    "column sum": lambda x: x.sum(0),
+    "softmax": lambda x: torch.softmax(x, -1),
+    "argmax": lambda x: x.argmax(-1),
+    "strided": lambda x: x.flatten().cumsum(0)[::7] * 1,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FNS))
+@pytest.mark.parametrize("shape", [(3, 20011), (515, 257), (1, 100_003), (7, 5)])
+def test_threaded_results_are_the_serial_ones(threads, name, shape):
+    """Bit for bit, on any number of threads: each item is computed whole by one thread, reductions included."""
+    # values in [0, 1): sums without cancellation, whose order against eager's the tolerance covers
+    fn, x = FNS[name], torch.rand(*shape, generator=torch.Generator().manual_seed(sum(shape)))
+    program, consts = build(fn, x)
+    want = _run(program, consts, [x], SERIAL)
+    torch.testing.assert_close(want[0], fn(x), **tolerance(x.dtype))
+    for t in (1, 2, 3):
+        threads(t)
+        got = _run(program, consts, [x], 0)
+        assert all(torch.equal(g, w) for g, w in zip(got, want)), (name, shape, t)
+
+
+@pytest.mark.parametrize("name", ["pointwise", "row sum", "column sum", "softmax"])
+def test_dynamic_sizes_threaded_as_serial(threads, name):
+    fn = FNS[name]
+    program, consts = build(fn, torch.randn(6, 33), dynamic=True)
+    threads(2)
+    for shape in [(5, 1000), (3, 20011), (257, 515), (1, 7)]:
+        x = torch.rand(*shape)
+        want = _run(program, consts, [x], SERIAL)
+        got = _run(program, consts, [x], 0)
+        assert all(torch.equal(g, w) for g, w in zip(got, want)), (name, shape)
+        torch.testing.assert_close(got[0], fn(x), **tolerance(x.dtype))
+
+
+def test_one_threshold_next_to_library_calls():
+    """A large launch in a graph that also calls MKL goes to torch's threads as in any graph (no 32x threshold):
+    both run on the same OpenMP team, so they no longer compete for the cores."""
+    a, b = torch.randn(64, 256), torch.randn(256, 1024)
+    program, consts = build(lambda a, b: torch.softmax(a @ b, -1), a, b)
+    cx = program.context()
+    launches = [s for s, name in zip(cx.steps, cx.names) if name.startswith("launch")]
+    assert 64 * 1024 >= parallel.MIN_WORK and [s.func for s in launches] == [parallel.launch]
+    torch.testing.assert_close(program([a, b, *consts])[0], torch.softmax(a @ b, -1), **tolerance(a.dtype))
+
+
+def test_reduce_overhead_launchers_run_on_torchs_thread_count(threads):
+    a, b = torch.randn(64, 256), torch.randn(256, 1024)
+    fn = lambda a, b: torch.softmax(a @ b, -1) * 2  # noqa: E731
+    program, consts = compile_function(fn, a, b, mode="reduce-overhead", strict=True)
+    assert program.compiled.launch_plan.threaded and program.python_steps == 2, program.mode_notes
+    assert "large launches on torch's OpenMP threads" in program.mode_notes[0]
+    results = []
+    for t in (1, 2, 3):
+        threads(t)
+        results.append(program([a, b, *consts])[0])
+        (cx,) = program._free  # the context the call ran on, its launchers' env
+        assert cx.guard.env[launcher.THREADS] == t
+    torch.testing.assert_close(results[0], fn(a, b), **tolerance(a.dtype))
+    assert all(torch.equal(r, results[0]) for r in results[1:])
+
+
+def test_concurrent_launches_from_python_threads():
+    m = ir.Module()
+    parallel.outline(m, square_plus(m, "k", 1.0))
+    lib = jit.compile_module(m, use_cache=False)
+    fn, par = lib.function("k", *SIG), lib.function("k_par", *parallel.PAR_SIG)
     xs = [torch.randn(200_000) for _ in range(6)]
     want = [x * x + 1 for x in xs]
 
     def work(x):
-        for _ in range(3):
-            parallel.parallel_for(kernel, 0, x.numel(), x.data_ptr(), threads=2, min_work=0)
+        for _ in range(3):  # each Python thread gets a team of its own from the runtime
+            parallel.launch(fn, par, x.numel(), x.data_ptr(), 1, min_work=0)
             x.sub_(1).sqrt_()  # undo, so every round computes the same thing
 
     ts = [threading.Thread(target=work, args=(x,)) for x in xs]
@@ -69,54 +163,30 @@ def test_concurrent_launches_from_python_threads(kernel):
     for t in ts:
         t.join()
     for x, w in zip(xs, want):
-        parallel.parallel_for(kernel, 0, x.numel(), x.data_ptr(), threads=2, min_work=0)
+        parallel.launch(fn, par, x.numel(), x.data_ptr(), 1, min_work=0)
         torch.testing.assert_close(x, w)
 
 
-def test_worker_errors_reach_the_caller(kernel):
-    with pytest.raises(ctypes.ArgumentError):
-        parallel.parallel_for(kernel, 0, 1 << 20, 1.5, threads=2, min_work=0)  # not a pointer
-    x = torch.zeros(1 << 16)  # the pool still works afterwards
-    parallel.parallel_for(kernel, 0, x.numel(), x.data_ptr(), threads=2, min_work=0)
-    assert torch.all(x == 1)
-
-
-def test_default_thread_count_follows_torch():
-    assert parallel.num_threads() == torch.get_num_threads()
-
-
-def test_float_arguments_fall_back_to_the_python_pool(kernel):
-    x = torch.randn(1 << 16)
-    want = x * x + 1
-    parallel.parallel_for(kernel, 0, x.numel(), ctypes.c_void_p(x.data_ptr()), threads=2, min_work=0)
-    assert torch.equal(x, want)
-    p = nativepool.NativePool(2) if nativepool.supported() else None
-    if p is not None:
-        assert p.run_range(kernel, 0, 10, 2, 1, (1.5,)) is False  # refused, nothing run
-        p.close()
-        assert not any(t.is_alive() for t in p._threads)
-
-
-def test_many_chunks_and_odd_splits(kernel):
-    for threads, n, align in [(4, 1001, 16), (3, 7, 16), (2, 33, 1)]:
-        x = torch.randn(n)
-        want = x * x + 1
-        parallel.parallel_for(kernel, 0, n, x.data_ptr(), threads=threads, min_work=0, align=align)
-        assert torch.equal(x, want), (threads, n, align)
-
-
-def test_a_forked_child_gets_fresh_pools(kernel):
-    import os
-
-    x = torch.randn(1 << 16)
-    parallel.parallel_for(kernel, 0, x.numel(), x.data_ptr(), threads=2, min_work=0)  # pools exist now
+def test_a_forked_child_runs_serially(tid, threads):
+    """libgomp's threads do not survive fork: the child must not wait on them (torch's own ops would)."""
+    fn, par = tid
+    threads(2)
+    out = torch.zeros(4096, dtype=torch.int64)
+    parallel.launch(fn, par, out.numel(), out.data_ptr(), 1, min_work=0)  # the team exists now
+    assert set(out.tolist()) == {0, 1}
     pid = os.fork()
-    if pid == 0:  # child: must not wait on the parent's workers
-        try:  # no torch ops here: libgomp is not fork-safe once its threads exist
-            y = (ctypes.c_float * 4096)(*([1.0] * 4096))
-            parallel.parallel_for(kernel, 0, 4096, ctypes.addressof(y), threads=2, min_work=0)
-            os._exit(0 if all(v == 2.0 for v in y) else 1)
+    if pid == 0:  # no torch ops here: they would wait on the parent's threads
+        try:
+            y = (ctypes.c_int64 * 4096)(*([-1] * 4096))
+            parallel.launch(fn, par, 4096, ctypes.addressof(y), 1, min_work=0)
+            os._exit(0 if parallel.num_threads() == 1 and set(y) == {0} else 1)
         finally:
             os._exit(2)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+    deadline = time.monotonic() + 60
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if done[0] == 0:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung in a launch")
+    assert os.waitstatus_to_exitcode(done[1]) == 0

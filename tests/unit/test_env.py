@@ -35,9 +35,9 @@ def test_values_parse(monkeypatch, name, text, value):
 
 def test_unset_and_empty_give_the_default(monkeypatch):
     monkeypatch.delenv("IRC_PARALLEL_MIN_WORK", raising=False)
-    assert env.get("IRC_PARALLEL_MIN_WORK") == 32768
+    assert env.get("IRC_PARALLEL_MIN_WORK") == 65536
     monkeypatch.setenv("IRC_PARALLEL_MIN_WORK", "")
-    assert env.get("IRC_PARALLEL_MIN_WORK") == 32768
+    assert env.get("IRC_PARALLEL_MIN_WORK") == 65536
     assert env.get("IRC_POOL_BYTES") == 1 << 30
 
 
