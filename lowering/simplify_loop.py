@@ -1,4 +1,4 @@
-"""simplify-loop: cleanups at the loop stage, as small rules plus xDSL's CSE, canonicalize and DCE.
+"""simplify-loop: cleanups at the loop stage, as small rules plus CSE (irc.ir.cse), canonicalize and DCE (xDSL).
 
 Bodies: constants fold, a float widened and narrowed back is itself, loads through a loop.view
 read its source directly. Nests: outputs nobody reads are dropped, a value yielded twice becomes
@@ -16,12 +16,12 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap, AffineSymExpr
 from xdsl.passes import ModulePass
 from xdsl.transforms.canonicalize import CanonicalizePass
-from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from irc.dialects import loop
 from irc.dialects import tensor as tn
 from irc.ir import apply_rules, rule
+from irc.ir.cse import cse
 from irc.ir.types import DYN, is_float
 
 from .fusion.legality import copy_source
@@ -250,7 +250,7 @@ class SimplifyLoopPass(ModulePass):
     def apply(self, ctx: Context, module: ModuleOp) -> None:
         CanonicalizePass().apply(ctx, module)
         apply_rules(module, RULES)
-        CommonSubexpressionElimination().apply(ctx, module)
+        cse(module)
         for f in module.walk():
             if isinstance(f, func.FuncOp) and f.body.blocks:
                 for nest in [op for op in f.body.block.ops if isinstance(op, loop.NestOp)]:
