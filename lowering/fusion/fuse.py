@@ -6,6 +6,7 @@ refusal still standing at the end is attached to the consumer as `irc.unfused`, 
 "<producer>: <reason>" strings, so golden tests and the compile report can show why.
 """
 
+from collections import deque
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -17,6 +18,7 @@ from xdsl.passes import ModulePass
 from irc.dialects import loop
 
 from .legality import EpiloguePlan, why_not_epilogue, why_not_retype, why_not_sibling, why_not_vertical
+from .order import BlockOrder
 from .policy import Policy
 from .transform import fuse_epilogue, fuse_sibling, fuse_vertical, retype_output
 
@@ -36,12 +38,35 @@ def _alive(op: Operation) -> bool:
 
 
 class Fuser:
+    """Fusion to a fixpoint that re-checks only what a fusion may have changed.
+
+    A consumer's checks read its producers, their other users (and whether those feed the consumer), and
+    nothing else. So after a fusion only these are checked again ("dirty"): the new nest, its consumers,
+    the consumers of every nest the fused ones read (their users changed), and the consumers refused
+    a producer they would keep (a refusal that a new path through the fused nest can change). A
+    consumer checked and refused stays refused until one of these marks it; the fusions taken, their
+    order and the reasons recorded are those of checking every consumer every time."""
+
     def __init__(self, block: Block, policy: Policy, sibling: bool):
         self.block, self.policy, self.sibling = block, policy, sibling
         self.refused: dict[tuple[str, Operation, Operation], str] = {}
+        self.order = BlockOrder(block)
+        self.members = {op for op in block.ops if isinstance(op, loop.NestOp) and not op.outs}  # the nests to fuse
+        self.inputs: dict[Operation, list] = {}  # a nest's inputs, until a fusion changes what it loads
+        self.dirty: set[Operation] = set(self.members)
+        self.keeps: set[Operation] = set()  # consumers with a refused producer they would keep
+        self.settled: dict[tuple[Operation, Operation], str] = {}  # sibling pairs refused for good
 
     def nests(self) -> list[loop.NestOp]:
-        return [op for op in self.block.ops if isinstance(op, loop.NestOp) and not op.outs]
+        return [op for op in self.block.ops if op in self.members]
+
+    def inputs_of(self, n: loop.NestOp) -> list:
+        if n not in self.inputs:
+            self.inputs[n] = n.inputs()
+        return self.inputs[n]
+
+    def producers(self, c: loop.NestOp) -> list[Operation]:
+        return list(dict.fromkeys(v.owner for v in self.inputs_of(c) if isinstance(v.owner, Operation)))
 
     def run(self) -> None:
         for n in self.nests():
@@ -50,29 +75,51 @@ class Fuser:
             pass
         self.annotate()
 
+    def consumers(self, op: Operation) -> set[Operation]:
+        return {t for r in op.results for u in r.uses if (t := self.order.top(u.operation)) in self.members}
+
+    def fuse(self, fused: tuple[Operation, Operation], transform, *args) -> loop.NestOp:
+        """transform(*args) fusing the two ops `fused`; marks what that may change for other consumers."""
+        touched = {q for op in fused for q in (op, *self.producers(op)) if q in self.members}
+        new = transform(*args, self.order)
+        self.members.add(new)
+        self.members -= {op for op in fused if not _alive(op)}
+        readers = self.consumers(new)  # they load its results now
+        for r in readers:
+            self.inputs.pop(r, None)
+        self.dirty |= {new} | readers | self.keeps
+        for q in touched:
+            if _alive(q):
+                self.dirty |= self.consumers(q)
+        return new
+
     def vertical(self) -> bool:
         changed = False
-        work = self.nests()
+        work = deque(self.nests())
         while work:
-            c = work.pop(0)
-            if not _alive(c):
+            c = work.popleft()
+            if not _alive(c) or c not in self.dirty:
                 continue
-            for p in producers(c):
+            self.dirty.discard(c)
+            self.keeps.discard(c)
+            for p in self.producers(c):
                 k = why_not_retype(p, c)
                 if isinstance(k, int):
-                    work.insert(0, retype_output(p, c, k))
+                    work.appendleft(self.fuse((p, c), retype_output, p, c, k))
                     changed = True
                     break
-                plan = why_not_vertical(p, c)
+                plan = why_not_vertical(p, c, self.order)
                 reason = plan if isinstance(plan, str) else self.policy.vertical(plan)
-                if reason is not None and isinstance(epi := why_not_epilogue(p, c), EpiloguePlan):
-                    work.insert(0, fuse_epilogue(epi))
+                if reason is not None and isinstance(epi := why_not_epilogue(p, c, self.order), EpiloguePlan):
+                    work.appendleft(self.fuse((p, c), fuse_epilogue, epi))
                     changed = True
                     break
                 if reason is not None:
                     self.refused[("producer", p, c)] = reason
+                    if not isinstance(plan, str) and plan.keep:
+                        self.keeps.add(c)
                     continue
-                work.insert(0, fuse_vertical(plan))
+                work.appendleft(self.fuse((p, c), fuse_vertical, plan))
                 changed = True
                 break
         return changed
@@ -80,20 +127,25 @@ class Fuser:
     def siblings(self) -> bool:
         by_input: dict = {}
         for n in self.nests():
-            for v in n.inputs():
+            for v in self.inputs_of(n):
                 by_input.setdefault(v, []).append(n)
         for group in by_input.values():
             for i, a in enumerate(group):
                 for b in group[i + 1:]:
                     if not (_alive(a) and _alive(b)):
                         continue
-                    plan = why_not_sibling(a, b)
-                    reason = plan if isinstance(plan, str) else self.policy.sibling(plan)
+                    reason = self.settled.get((a, b))
+                    if reason is None:
+                        plan = why_not_sibling(a, b, self.order)
+                        if isinstance(plan, str):  # structural, or a path between them: no fusion changes that
+                            reason = self.settled[(a, b)] = plan
+                        else:
+                            reason = self.policy.sibling(plan)
                     if reason is not None:
                         if reason not in ("different iteration spaces", "no common input"):
                             self.refused[("sibling", a, b)] = reason
                         continue
-                    fuse_sibling(plan)
+                    self.fuse((a, b), fuse_sibling, plan)
                     return True
         return False
 

@@ -18,6 +18,8 @@ from xdsl.dialects import arith
 from irc import env
 from irc.dialects import loop
 
+from .order import BlockOrder
+
 
 @dataclass
 class VerticalPlan:
@@ -103,28 +105,28 @@ def captured(op: Operation) -> list[SSAValue]:
     return vals
 
 
-def depends_on(later: Operation, earlier: Operation, skip: Operation | None = None) -> bool:
-    """Is there a def-use path from `earlier` to `later` within their block (not through `skip`)?"""
+def depends_on(later: Operation, earlier: Operation, skip: Operation | None = None, order: BlockOrder | None = None) -> bool:
+    """Is there a def-use path from `earlier` to `later` within their block (not through `skip`)?
+
+    Searched backwards from `later`, only through ops placed after `earlier` (no path leaves them)."""
     block = later.parent_block()
-    targets = set(earlier.results)
-    reach: set[Operation] = {earlier}
-    started = False
-    for op in block.ops:
-        if op is earlier:
-            started = True
-            continue
-        if not started or op is skip:
-            continue
-        if any(v in targets or (isinstance(v.owner, Operation) and v.owner in reach) for v in captured(op)):
-            if op is later:
+    order = order or BlockOrder(block)
+    if later is skip or not order.before(earlier, later):
+        return False
+    lo = order.pos[earlier]
+    seen, stack = {later}, [later]
+    while stack:
+        for v in captured(stack.pop()):
+            d = v.owner
+            if d is earlier:
                 return True
-            reach.add(op)
-        if op is later:
-            return False
+            if isinstance(d, Operation) and d not in seen and d is not skip and d.parent is block and order.pos[d] > lo:
+                seen.add(d)
+                stack.append(d)
     return False
 
 
-def why_not_vertical(producer: Operation, consumer: loop.NestOp) -> VerticalPlan | str:
+def why_not_vertical(producer: Operation, consumer: loop.NestOp, order: BlockOrder | None = None) -> VerticalPlan | str:
     """A plan to inline `producer` into `consumer`, or why not."""
     if isinstance(producer, loop.ViewOp):
         return "producer is a view for an extern"
@@ -158,7 +160,8 @@ def why_not_vertical(producer: Operation, consumer: loop.NestOp) -> VerticalPlan
     others = [u for r in producer.results for u in users_outside(r, consumer) if u is not consumer]
     if others:
         ident = _identity(producer, consumer, remap, reduction)
-        cycle = any(depends_on(consumer, u) for u in others if u.parent_block() is consumer.parent_block())
+        order = order or BlockOrder(consumer.parent_block())
+        cycle = any(depends_on(consumer, u, order=order) for u in others if u.parent_block() is consumer.parent_block())
         if ident is not None and not cycle:
             plan.keep, plan.identity = True, ident
         else:
@@ -232,7 +235,7 @@ class EpiloguePlan:
     dims: tuple[AffineExpr, ...]  # consumer dim j -> producer dim (0 for size-1 dims)
 
 
-def why_not_epilogue(producer: Operation, consumer: loop.NestOp) -> EpiloguePlan | str:
+def why_not_epilogue(producer: Operation, consumer: loop.NestOp, order: BlockOrder | None = None) -> EpiloguePlan | str:
     """May a pointwise consumer over exactly the producer's reduced space run inside the producer?"""
     if not isinstance(producer, loop.NestOp) or not producer.reduction_dims():
         return "producer has no reduction"
@@ -255,8 +258,10 @@ def why_not_epilogue(producer: Operation, consumer: loop.NestOp) -> EpiloguePlan
         at = [e.replace_dims_and_symbols(dims, remap) for e in space_index(producer, ld)]
         if any(not (_const(e, 0) if d not in par else e == AffineExpr.dimension(d)) for d, e in enumerate(at)):
             return "consumer reads the producer's output off its own point"
-    others = [u for r in producer.results for u in users_outside(r, consumer) if u is not consumer]
-    if any(u.parent_block() is consumer.parent_block() and depends_on(consumer, u) for u in others):
+    block = consumer.parent_block()
+    others = [u for r in producer.results for u in users_outside(r, consumer) if u is not consumer and u.parent_block() is block]
+    order = order or (BlockOrder(block) if others else None)
+    if any(depends_on(consumer, u, order=order) for u in others):
         return "another user of the producer feeds the consumer"
     return EpiloguePlan(producer, consumer, syms, remap, tuple(dims))
 
@@ -300,7 +305,7 @@ def why_not_retype(producer: Operation, consumer: loop.NestOp) -> int | str:
     return list(producer.results).index(ld.source)
 
 
-def why_not_sibling(a: loop.NestOp, b: loop.NestOp) -> SiblingPlan | str:
+def why_not_sibling(a: loop.NestOp, b: loop.NestOp, order: BlockOrder | None = None) -> SiblingPlan | str:
     """A plan to merge two nests that read a common input over the same space, or why not."""
     if a.outs or b.outs:
         return "buffer-form nests do not fuse"
@@ -317,18 +322,10 @@ def why_not_sibling(a: loop.NestOp, b: loop.NestOp) -> SiblingPlan | str:
     ra, rb = set(a.reduction_dims()), set(b.reduction_dims())
     if ra and rb and ra != rb:
         return "different reduction dims"
-    first, second = (a, b) if _before(a, b) else (b, a)
-    if depends_on(second, first):
+    order = order or BlockOrder(a.parent_block())
+    first, second = (a, b) if order.before(a, b) else (b, a)
+    if depends_on(second, first, order=order):
         return "one nest depends on the other"
     if first is b:
         syms, remap = merge_symbols(b, a)
     return SiblingPlan(first, second, syms, remap, tuple(sorted(ra | rb)), shared)
-
-
-def _before(a: Operation, b: Operation) -> bool:
-    for op in a.parent_block().ops:
-        if op is a:
-            return True
-        if op is b:
-            return False
-    return False

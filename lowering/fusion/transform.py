@@ -4,7 +4,8 @@ Vertical: the consumer's body is copied in order; at each load of the producer, 
 body is cloned with its dims replaced by the load's index expressions (once per distinct
 expression tuple) and the load becomes the cloned yield value. Sibling: both bodies side by
 side. Maps are re-simplified with the fused space's extents. After a fusion the block is
-re-sorted topologically (stable), so a kept producer output dominates its other users.
+re-sorted topologically (stable, only the span it changes), so a kept producer output dominates its
+other users.
 """
 
 from collections.abc import Sequence
@@ -12,12 +13,13 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import AffineMapAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineMap
-from xdsl.traits import IsTerminator, is_side_effect_free
+from xdsl.traits import is_side_effect_free
 
 from irc.dialects import loop
 
 from ..affine_simplify import simplify_map
 from .legality import EpiloguePlan, SiblingPlan, VerticalPlan
+from .order import BlockOrder
 
 
 def static_extents(nest: loop.NestOp) -> list[int | None]:
@@ -56,8 +58,9 @@ def build_nest(space: Sequence[AffineExpr], nsyms: int, reduction, symbols, resu
     return nest
 
 
-def fuse_vertical(plan: VerticalPlan) -> loop.NestOp:
+def fuse_vertical(plan: VerticalPlan, order: BlockOrder) -> loop.NestOp:
     p, c = plan.producer, plan.consumer
+    start = p.prev_op
     n, rank, ext = len(plan.symbols), c.rank, static_extents(c)
     csyms = _own_syms(len(c.symbols))
     sites = dict(plan.sites)
@@ -87,8 +90,8 @@ def fuse_vertical(plan: VerticalPlan) -> loop.NestOp:
         yields += vals
         types += [r.type for r in p.results]
     fused = build_nest(c.extents, n, plan.reduction, plan.symbols, types, ops, yields)
-    block = c.parent_block()
-    block.insert_op_before(fused, c)
+    c.parent_block().insert_op_before(fused, c)
+    order.take_place(fused, c)
     for old, new in zip(c.results, fused.results):
         old.replace_all_uses_with(new)
     if plan.keep:
@@ -99,13 +102,15 @@ def fuse_vertical(plan: VerticalPlan) -> loop.NestOp:
     if not any(r.uses for r in p.results):
         p.detach()
         p.erase()
-    reschedule(block)
+    if plan.keep:  # only then did results defined before the consumer move to it
+        reschedule(fused, start, order)
     return fused
 
 
-def fuse_epilogue(plan: EpiloguePlan) -> loop.NestOp:
+def fuse_epilogue(plan: EpiloguePlan, order: BlockOrder) -> loop.NestOp:
     """The producer's body, then the consumer's at the producer's parallel dims; yields both sets of outputs."""
     p, c = plan.producer, plan.consumer
+    start = p.prev_op
     n, rank, ext = len(plan.symbols), p.rank, static_extents(p)
     ops: list[Operation] = []
     yp = clone_body(p, ops, [AffineExpr.dimension(d) for d in range(rank)], _own_syms(len(p.symbols)), rank, n, ext)
@@ -124,25 +129,25 @@ def fuse_epilogue(plan: EpiloguePlan) -> loop.NestOp:
         ops.append(new)
     types = [r.type for r in p.results] + [r.type for r in c.results]
     fused = build_nest(p.extents, n, p.reduction_dims(), plan.symbols, types, ops, yp + yc)
-    block = c.parent_block()
-    block.insert_op_before(fused, c)
+    c.parent_block().insert_op_before(fused, c)
+    order.take_place(fused, c)
     for old, new in zip([*p.results, *c.results], fused.results):
         old.replace_all_uses_with(new)
     for op in (c, p):
         op.detach()
         op.erase()
-    reschedule(block)
+    reschedule(fused, start, order)
     return fused
 
 
-def retype_output(producer: loop.NestOp, consumer: loop.NestOp, k: int) -> loop.NestOp:
+def retype_output(producer: loop.NestOp, consumer: loop.NestOp, k: int, order: BlockOrder) -> loop.NestOp:
     """The producer writing output k in the consumer's shape (same elements, size-1 dims added or dropped)."""
     types = [r.type for r in producer.results]
     types[k] = consumer.res[0].type
     new = loop.NestOp(producer.space.data, producer.iterator_kinds(), producer.symbols, types, body=producer.body.clone())
     new.attributes.update(producer.attributes)
-    block = producer.parent_block()
-    block.insert_op_before(new, producer)
+    producer.parent_block().insert_op_before(new, producer)
+    order.take_place(new, producer)
     for i, (old, res) in enumerate(zip(producer.results, new.results)):
         (consumer.res[0] if i == k else old).replace_all_uses_with(res)
     for op in (consumer, producer):
@@ -151,22 +156,23 @@ def retype_output(producer: loop.NestOp, consumer: loop.NestOp, k: int) -> loop.
     return new
 
 
-def fuse_sibling(plan: SiblingPlan) -> loop.NestOp:
+def fuse_sibling(plan: SiblingPlan, order: BlockOrder) -> loop.NestOp:
     a, b = plan.first, plan.second
+    start = a.prev_op
     n, rank, ext = len(plan.symbols), a.rank, static_extents(a)
     ops: list[Operation] = []
     ya = clone_body(a, ops, [AffineExpr.dimension(d) for d in range(rank)], _own_syms(len(a.symbols)), rank, n, ext)
     yb = clone_body(b, ops, [AffineExpr.dimension(d) for d in range(rank)], plan.sym_remap, rank, n, ext)
     types = [r.type for r in a.results] + [r.type for r in b.results]
     fused = build_nest(a.extents, n, plan.reduction, plan.symbols, types, ops, ya + yb)
-    block = b.parent_block()
-    block.insert_op_before(fused, b)
+    b.parent_block().insert_op_before(fused, b)
+    order.take_place(fused, b)
     for old, new in zip([*a.results, *b.results], fused.results):
         old.replace_all_uses_with(new)
     for op in (a, b):
         op.detach()
         op.erase()
-    reschedule(block)
+    reschedule(fused, start, order)
     return fused
 
 
@@ -185,43 +191,32 @@ def used_values(op: Operation) -> list[SSAValue]:
     return out
 
 
-def reschedule(block: Block) -> None:
-    """Stable topological order: each op after what it uses; ops with effects keep their relative order."""
-    import heapq
-
-    ops = list(block.ops)
-    index = {op: i for i, op in enumerate(ops)}
-    deps: dict[Operation, set[Operation]] = {op: set() for op in ops}
-    last_effect = None
-    for op in ops:
-        for v in used_values(op):
-            if isinstance(v.owner, Operation) and v.owner in index:
-                deps[op].add(v.owner)
-        if not is_side_effect_free(op):
-            if last_effect is not None:
-                deps[op].add(last_effect)
-            last_effect = op
-    if ops and ops[-1].has_trait(IsTerminator):
-        deps[ops[-1]] = set(ops[:-1])
-    users: dict[Operation, list[Operation]] = {op: [] for op in ops}
-    for op, ds in deps.items():
-        for d in ds:
-            users[d].append(op)
-    waiting = {op: len(ds) for op, ds in deps.items()}
-    ready = [(index[op], op) for op in ops if not waiting[op]]
-    heapq.heapify(ready)
-    order = []
-    while ready:
-        _, op = heapq.heappop(ready)
-        order.append(op)
-        for u in users[op]:
-            waiting[u] -= 1
-            if not waiting[u]:
-                heapq.heappush(ready, (index[u], u))
-    assert len(order) == len(ops), "fusion created a cycle"
-    if order == ops:
+def reschedule(fused: loop.NestOp, start: Operation | None, order: BlockOrder) -> None:
+    """Each op after what it uses again, once `fused` has taken over the results of an op that stood after
+    `start`: the ops in between that read them, and the ops that depend on those (through values, or as the
+    later of two ops with effects), move right after `fused`, in their order. This is what a stable
+    topological sort of the block gives, at the cost of the span it changes."""
+    users = {order.top(u.operation) for r in fused.results for u in r.uses}
+    if not any(u is not None and order.before(u, fused) for u in users):
         return
-    for op in ops:
+    block = fused.parent_block()
+    moved: list[Operation] = []
+    late = {fused}  # fused and the ops that must follow it
+    effects_late = False  # the last op with effects seen so far is late
+    op = start.next_op if start is not None else block.first_op
+    while op is not fused:
+        effectful = not is_side_effect_free(op)
+        if any(v.owner in late for v in used_values(op)) or (effectful and effects_late):
+            late.add(op)
+            moved.append(op)
+        if effectful:
+            effects_late = op in late
+        op = op.next_op
+    assert not any(v.owner in late for v in used_values(fused)), "fusion created a cycle"
+    for op in moved:
         op.detach()
-    for op in order:
-        block.add_op(op)
+    if fused.next_op is not None:
+        block.insert_ops_before(moved, fused.next_op)
+    else:
+        block.add_ops(moved)
+    order.moved_after(fused, moved)
