@@ -40,12 +40,15 @@ def _align(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
-def kernel_of(launch: memory.LaunchOp) -> loop.NestOp:
-    table = launch.get_toplevel_object()
-    for op in table.body.block.ops if isinstance(table, ModuleOp) else ():
-        if isinstance(op, func.FuncOp) and op.sym_name.data == launch.callee.root_reference.data:
-            return next(o for o in op.body.block.ops if isinstance(o, loop.NestOp))
-    raise KeyError(launch.callee)
+def kernels_by_name(module: ModuleOp) -> dict[str, loop.NestOp]:
+    """Each kernel function's nest, by the function's name (looked up once per launch: no scan of the module each)."""
+    out = {}
+    for op in module.body.block.ops:
+        if isinstance(op, func.FuncOp) and op.body.blocks:
+            nest = next((o for o in op.body.block.ops if isinstance(o, loop.NestOp)), None)
+            if nest is not None:
+                out[op.sym_name.data] = nest
+    return out
 
 
 def reads_in_place(nest: loop.NestOp, arg: SSAValue, out_shape) -> bool:
@@ -62,7 +65,7 @@ def reads_in_place(nest: loop.NestOp, arg: SSAValue, out_shape) -> bool:
     return True
 
 
-def plan_function(f: func.FuncOp) -> Plan:
+def plan_function(f: func.FuncOp, kernels: dict[str, loop.NestOp]) -> Plan:
     block = f.body.block
     steps = [op for op in block.ops if isinstance(op, memory.LaunchOp | memory.ExternOp)]
     placeholders = [op for op in block.ops if isinstance(op, memory.AllocOp) and INTERMEDIATE in op.attributes]
@@ -103,7 +106,7 @@ def plan_function(f: func.FuncOp) -> Plan:
     for step in steps:
         if not isinstance(step, memory.LaunchOp):
             continue
-        nest = kernel_of(step)
+        nest = kernels[step.callee.root_reference.data]
         kargs = nest.parent_block().args
         for k, out in enumerate(step.outs):
             if out not in group:
@@ -158,10 +161,10 @@ def _viewed(v: SSAValue) -> bool:
 
 def plan_module(module: ModuleOp) -> Plan:
     """Plan every function that allocates intermediates (the graph's; kernels allocate nothing)."""
-    total = Plan()
+    total, kernels = Plan(), kernels_by_name(module)
     for f in list(module.body.block.ops):
         if isinstance(f, func.FuncOp) and f.body.blocks and any(INTERMEDIATE in op.attributes for op in f.body.block.ops):
-            p = plan_function(f)
+            p = plan_function(f, kernels)
             total.arena_bytes += p.arena_bytes
             total.intermediate_bytes += p.intermediate_bytes
             total.buffers += p.buffers
