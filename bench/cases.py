@@ -178,7 +178,7 @@ def _adamw_step(compile_fn):
 
 
 def _no_transformers() -> str | None:
-    return None if hf_models.available() else "transformers is not installed (pip install -e .[hf])"
+    return None if hf_models.available() else "transformers is not installed: pip install -e .[hf]"
 
 
 TRAIN = tuple(Case(f"train-{d.name.removesuffix('-train')}", _train(d.make), "train", f"train step: {d.description}")
