@@ -6,8 +6,10 @@ through their 4-d data operands. For each region and each layout the cost model 
 
     convolutions     seconds per convolution in that layout: `conv_timer(**problem)` -> (nchw_s, nhwc_s)
                      when the caller gives one (the CPU target measures torch's convolution once per shape
-                     and caches it on disk), else an estimate from the flop count, the same in both layouts
-                     except a penalty for grouped and depthwise convolutions in NHWC
+                     and caches it on disk) and the estimate below leaves the choice close (the two
+                     layouts' costs within CLOSE, 20%: measuring costs compile time), else an estimate from
+                     the flop count, the same in both layouts except a penalty for grouped and depthwise
+                     convolutions in NHWC
     conversions      one per 4-d value crossing the region's boundary in a layout other than the region's
                      (an NHWC value that arrives as permute(v, TO_NCHW), or leaves through permute(., TO_NHWC),
                      is free in NHWC and a conversion in NCHW), each costing a read and a write of the tensor
@@ -40,6 +42,7 @@ COPY_BYTES_PER_S = 16e9  # a layout conversion (read + write): the cpu emitter b
 # for 8x32x112x112 on this 2-core machine, 0.65 ms; taken at 40% for load and larger tensors)
 CONV_FLOPS_PER_S = 1e11  # the estimate when nothing is measured; only ratios matter
 GROUPED_PENALTY = 1.5  # estimated NHWC slowdown of grouped / depthwise convolutions when nothing is measured
+CLOSE = 1.2  # the timer measures a region only when the estimated costs of its two layouts are within this ratio
 ConvTimer = Callable[..., "tuple[float, float] | None"]
 
 
@@ -123,20 +126,23 @@ class Choice:
 
 
 def choose(r: Region, layout: str, timer: ConvTimer | None) -> Choice:
-    conv = [0.0, 0.0]
-    measured = True
-    for op in r.convs:
-        t = None
-        if timer is not None and layout == "auto" and DYN not in shape(op.input):  # a forced layout measures nothing
-            t = timer(**conv_problem(op))
-        measured &= t is not None
-        t = t or estimate(op)
-        conv = [conv[0] + t[0], conv[1] + t[1]]
     conv_nchw, conv_nhwc = conversions(r, "nchw"), conversions(r, "nhwc")
     copy = [sum(2 * _bytes(v) for v in c) / COPY_BYTES_PER_S for c in (conv_nchw, conv_nhwc)]
+    estimates = [estimate(op) for op in r.convs]
+    conv = [sum(t[0] for t in estimates), sum(t[1] for t in estimates)]
+    model = [conv[0] + copy[0], conv[1] + copy[1]]
+    close = max(model) <= CLOSE * min(model)
+    measured = timer is not None and layout == "auto" and close  # a forced layout or a clear model measures nothing
+    if measured:
+        times = [timer(**conv_problem(op)) if DYN not in shape(op.input) else None for op in r.convs]
+        measured = all(t is not None for t in times)
+        times = [t or e for t, e in zip(times, estimates)]
+        conv = [sum(t[0] for t in times), sum(t[1] for t in times)]
     cost = [conv[0] + copy[0], conv[1] + copy[1]]
     grouped = sum(op.groups.value.data > 1 for op in r.convs)
     how = "measured" if measured else "estimated" + (f", {grouped} grouped with penalty" if grouped else "")
+    if not close and timer is not None and layout == "auto":
+        how += f"; the model's costs are over {CLOSE:g}x apart, nothing measured"
     why = (f"convs {conv[1] * 1e3:.3g} ms nhwc vs {conv[0] * 1e3:.3g} ms nchw ({how}); conversions "
            f"{len(conv_nhwc)} nhwc ({copy[1] * 1e3:.3g} ms) vs {len(conv_nchw)} nchw ({copy[0] * 1e3:.3g} ms)")  # fmt: skip
     if layout != "auto":

@@ -73,3 +73,23 @@ def test_layout_option_is_validated():
         Options.resolve(options={"layout": "NHWC"})
     with pytest.raises(ValueError, match="valid layouts: auto, nchw, nhwc"):
         run("channels_last", None)
+
+
+TINY_CONV_ON_A_LARGE_IMAGE = """
+func.func @main(%x: tensor<2x1x64x64xf32>, %w: tensor<1x1x1x1xf32>) -> tensor<2x1x64x64xf32> {
+  %c = tn.convolution %x, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<2x1x64x64xf32>, tensor<1x1x1x1xf32> -> tensor<2x1x64x64xf32>
+  func.return %c : tensor<2x1x64x64xf32>
+}
+"""
+
+
+def test_a_region_the_estimate_decides_clearly_is_not_measured():
+    """Converting a 2x1x64x64 image in and out costs far more than a 1x1 convolution of one channel: the estimate
+    decides (NCHW) by more than 20%, so the timer is not asked, however much faster it would say NHWC is."""
+    ctx = make_context(ALL_DIALECTS)
+    module = parse_module(ctx, TINY_CONV_ON_A_LARGE_IMAGE)
+    timer = Timer(1e-3, 1e-6)
+    run_passes(ctx, module, (SelectLayoutPass("auto", timer), FoldPermutesPass()))
+    notes = layout_notes(module)
+    assert timer.calls == [] and "channels_last" not in print_module(module)
+    assert ": nchw: cost" in notes[0] and "over 1.2x apart, nothing measured" in notes[0]
