@@ -39,36 +39,38 @@ from .vec import I8, I32, I64
 
 MIN_WORK = env.get("IRC_PARALLEL_MIN_WORK")
 PAR_SIG = (None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int32)  # k_par(start, end, argv, threads)
-ENTRY_POINTS = ("GOMP_parallel", "omp_get_thread_num", "omp_get_num_threads")
-_NAMES = ("libgomp", "libomp", "libiomp5")  # GNU's; LLVM's and Intel's both export the GOMP_ entry points too
+ENTRY_POINTS = ("GOMP_parallel", "omp_get_thread_num", "omp_get_num_threads")  # libomp and libiomp5 export them too
 _forked = False
-
-
-def _libraries() -> list[str]:
-    """OpenMP runtimes this process has loaded (torch loads its own with libtorch_cpu), then those torch ships."""
-    found = []
-    try:
-        with open("/proc/self/maps") as f:
-            found = [line.split()[-1] for line in f if os.path.basename(line.split()[-1]).startswith(_NAMES)]
-    except OSError:  # no procfs (macOS): torch's lib folder still tells
-        pass
-    shipped = glob.glob(os.path.join(os.path.dirname(torch.__file__), "lib", "lib*omp*"))
-    return list(dict.fromkeys([*found, *sorted(shipped)]))
 
 
 @functools.cache
 def runtime() -> str | None:
-    """The path of torch's OpenMP runtime, its entry points bound into LLVM's symbol table; None without one."""
-    for path in _libraries():
-        try:
-            lib = ctypes.CDLL(path)
-            addrs = {name: ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in ENTRY_POINTS}
-        except (OSError, AttributeError):
-            continue
-        for name, addr in addrs.items():
-            llvm.add_symbol(name, addr)
-        return path
-    return None
+    """The file of torch's OpenMP runtime, its entry points bound into LLVM's symbol table; None without one.
+    The names are looked up through libtorch_cpu (dlsym on a library searches its dependencies), so they are the
+    runtime torch itself calls, whatever other copies the process has loaded (wheels vendor their own libgomp)."""
+    torch_cpu = glob.glob(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.*"))
+    try:
+        lib = ctypes.CDLL(torch_cpu[0])
+        addrs = {name: ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in ENTRY_POINTS}
+    except (IndexError, OSError, AttributeError):
+        return None
+    for name, addr in addrs.items():
+        llvm.add_symbol(name, addr)
+    return _file_of(addrs["GOMP_parallel"])
+
+
+def _file_of(addr: int) -> str:
+    """The mapped file holding `addr` (its name, where there is no procfs to tell)."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                span, *_, path = line.split(maxsplit=5)
+                lo, hi = (int(x, 16) for x in span.split("-"))
+                if lo <= addr < hi:
+                    return path.strip()
+    except OSError:
+        pass
+    return "torch's OpenMP runtime"
 
 
 def num_threads() -> int:
