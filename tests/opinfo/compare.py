@@ -48,12 +48,14 @@ def fill(template, tensors):
 
 
 def clone_preserving_strides(t: torch.Tensor) -> torch.Tensor:
-    """A copy with t's sizes, strides and storage offset (expanded and overlapping views included)."""
+    """A copy with t's sizes, strides and storage offset (expanded and overlapping views included); a
+    copy of a tensor that requires grad is a leaf that requires grad (a view of a base that does not)."""
+    t, grad = t.detach(), t.requires_grad
     if t.layout != torch.strided or t.numel() == 0:
-        return t.clone()
+        return t.clone().requires_grad_(grad)
     span = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
     base = torch.as_strided(t, (span,), (1,)).clone()
-    return torch.as_strided(base, t.shape, t.stride()).requires_grad_(t.requires_grad)
+    return torch.as_strided(base, t.shape, t.stride()).requires_grad_(grad)
 
 
 def clone_inputs(tensors):

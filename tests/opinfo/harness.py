@@ -120,6 +120,10 @@ def _irc_findings(graphs: list[report.GraphReport], breaks: list[str]) -> tuple[
     for g in graphs:
         if g.eager_graph and g.eager_graph.startswith("internal error"):
             return "error", f"irc {g.eager_graph}"
+        # A lowering bug hidden by the fallback to the reference target is an internal error all the same.
+        for what, why in g.target_fallbacks:
+            if why.startswith("lowering failed"):
+                return "error", f"irc {g.kind} graph: {why}"
     for g in graphs:
         if g.eager_graph:
             return "fallback", f"graph runs eagerly: {g.eager_graph}"

@@ -3,9 +3,11 @@
     .venv/bin/python -m tests.opinfo.sweep --write          # full sweep, rewrite expectations.json
     .venv/bin/python -m tests.opinfo.sweep --only abs,cat    # a few entries, print only
     .venv/bin/python -m tests.opinfo.sweep --ci             # the CI subset, compared with the table
+    .venv/bin/python -m tests.opinfo.sweep --grad ...       # the same over gradients (grad.py, grad_expectations.json)
 
 The table (expectations.json, one line per entry) holds each entry's status and reason; the pytest
 module tests/opinfo/test_opinfo.py fails on any mismatch or error and on any native entry that regresses.
+The gradient mode's table is grad_expectations.json, its tests tests/opinfo/test_opinfo_grad.py.
 """
 
 import argparse
@@ -21,9 +23,14 @@ from multiprocessing import get_context
 from pathlib import Path
 
 EXPECTATIONS = Path(__file__).with_name("expectations.json")
+GRAD_EXPECTATIONS = Path(__file__).with_name("grad_expectations.json")
 FULL_SAMPLES, FULL_BUDGET_S = 8, 20.0  # per entry in the full sweep
 CI_SAMPLES, CI_BUDGET_S = 2, 3.0  # per entry in the CI subset
 CI_MODULUS = 7  # the CI subset: testable entries whose crc32(name) % CI_MODULUS == 0
+# The gradient CI subset: fixed entries (issue 18's sgn and scatter_reduce prod/mean among them), one sample each.
+GRAD_CI = ("sgn", "scatter_reduce.prod", "scatter_reduce.mean", "scatter_reduce.amax", "mul", "sum", "softmax")
+GRAD_CI_SAMPLES, GRAD_CI_BUDGET_S = 1, 5.0
+GRAD_FULL_SAMPLES, GRAD_FULL_BUDGET_S = 3, 8.0  # a forward and a backward graph per sample: fewer than the forward's
 
 
 def _quiet() -> None:
@@ -50,13 +57,13 @@ def ops_by_key() -> dict:
     return {entry_key(op): op for op in op_db}
 
 
-def load_expectations() -> dict[str, dict]:
-    return json.loads(EXPECTATIONS.read_text()) if EXPECTATIONS.exists() else {}
+def load_expectations(path: Path = EXPECTATIONS) -> dict[str, dict]:
+    return json.loads(path.read_text()) if path.exists() else {}
 
 
-def write_expectations(table: dict[str, dict]) -> None:
+def write_expectations(table: dict[str, dict], path: Path = EXPECTATIONS) -> None:
     lines = [f"  {json.dumps(k)}: {json.dumps(table[k], sort_keys=True)}" for k in sorted(table)]
-    EXPECTATIONS.write_text("{\n" + ",\n".join(lines) + "\n}\n")
+    path.write_text("{\n" + ",\n".join(lines) + "\n}\n")
 
 
 def ci_subset(table: dict[str, dict]) -> list[str]:
@@ -80,16 +87,17 @@ def _worker_init(threads: int) -> None:
     torch._dynamo.reset()
 
 
-def _run_key(key: str, samples: int, budget: float):
+def _run_key(key: str, samples: int, budget: float, grad: bool = False):
+    from .grad import run_grad_entry
     from .harness import run_entry
 
     if not _OPS:
         _OPS.update(ops_by_key())
-    out = run_entry(_OPS[key], max_samples=samples, budget_s=budget)
+    out = (run_grad_entry if grad else run_entry)(_OPS[key], max_samples=samples, budget_s=budget)
     return key, out
 
 
-def sweep(keys: list[str], *, samples: int, budget: float, jobs: int, log=print) -> dict:
+def sweep(keys: list[str], *, samples: int, budget: float, jobs: int, grad: bool = False, log=print) -> dict:
     """Run the entries (in `jobs` processes) and return {key: Outcome}, logging one line per entry."""
     results = {}
     t0 = time.perf_counter()
@@ -103,12 +111,12 @@ def sweep(keys: list[str], *, samples: int, budget: float, jobs: int, log=print)
     if jobs <= 1:
         _worker_init(max(1, os.cpu_count() or 1))
         for key in keys:
-            done(*_run_key(key, samples, budget))
+            done(*_run_key(key, samples, budget, grad))
     else:
         _OPS.update(ops_by_key())  # loaded once, inherited by the forked workers
         ctx = get_context("fork")
         with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init, initargs=(1,)) as pool:
-            futures = {pool.submit(_run_key, k, samples, budget): k for k in keys}
+            futures = {pool.submit(_run_key, k, samples, budget, grad): k for k in keys}
             for f in as_completed(futures):
                 try:
                     done(*f.result())
@@ -145,25 +153,29 @@ def main(argv=None) -> int:
     p.add_argument("--write", action="store_true", help="write the outcomes to expectations.json")
     p.add_argument("--only", help="comma-separated entry names (default: every op_db entry)")
     p.add_argument("--ci", action="store_true", help="only the CI subset, with the CI sample limits")
+    p.add_argument("--grad", action="store_true", help="gradients (grad.py) against grad_expectations.json")
     p.add_argument("--samples", type=int, help="samples per entry")
     p.add_argument("--budget", type=float, help="seconds per entry after which no new sample starts")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
     a = p.parse_args(argv)
     _quiet()
 
-    table = load_expectations()
+    path = GRAD_EXPECTATIONS if a.grad else EXPECTATIONS
+    table = load_expectations(path)
     ops = ops_by_key()
     if a.only:
         keys = [k.strip() for k in a.only.split(",") if k.strip()]
         if unknown := [k for k in keys if k not in ops]:
             p.error(f"unknown entries: {', '.join(unknown)}")
     elif a.ci:
-        keys = ci_subset(table)
+        keys = list(GRAD_CI) if a.grad else ci_subset(table)
     else:
         keys = sorted(ops)
-    samples = a.samples or (CI_SAMPLES if a.ci else FULL_SAMPLES)
-    budget = a.budget or (CI_BUDGET_S if a.ci else FULL_BUDGET_S)
-    results = sweep(keys, samples=samples, budget=budget, jobs=min(a.jobs, len(keys)))
+    ci_samples, ci_budget = (GRAD_CI_SAMPLES, GRAD_CI_BUDGET_S) if a.grad else (CI_SAMPLES, CI_BUDGET_S)
+    full_samples, full_budget = (GRAD_FULL_SAMPLES, GRAD_FULL_BUDGET_S) if a.grad else (FULL_SAMPLES, FULL_BUDGET_S)
+    samples = a.samples or (ci_samples if a.ci else full_samples)
+    budget = a.budget or (ci_budget if a.ci else full_budget)
+    results = sweep(keys, samples=samples, budget=budget, jobs=min(a.jobs, len(keys)), grad=a.grad)
     print(summary(results))
     for line in regressions(results, table):
         print("  " + line)
@@ -171,8 +183,8 @@ def main(argv=None) -> int:
         if not a.only and not a.ci:
             table = {k: v for k, v in table.items() if k in ops}
         table.update({k: {"status": o.status, "reason": o.reason} for k, o in results.items()})
-        write_expectations(table)
-        print(f"wrote {EXPECTATIONS}")
+        write_expectations(table, path)
+        print(f"wrote {path}")
     return 0
 
 

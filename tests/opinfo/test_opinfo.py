@@ -2,7 +2,7 @@
 
 CI runs a fixed subset (sweep.ci_subset, the first CI_SAMPLES samples of each entry). The whole
 table is `IRC_OPINFO_FULL=1 pytest -m slow tests/opinfo` or, faster and in parallel,
-`python -m tests.opinfo.sweep` (add --write to regenerate the table).
+`python -m tests.opinfo.sweep` (add --write to regenerate the table). Gradients: test_opinfo_grad.py.
 """
 
 import pytest

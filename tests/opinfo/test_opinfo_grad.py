@@ -1,0 +1,69 @@
+"""Gradients of torch's op_db float32 CPU samples through irc vs eager (grad.py), judged against
+tests/opinfo/grad_expectations.json.
+
+CI runs a fixed subset (sweep.GRAD_CI: sgn, scatter_reduce prod/mean/amax and a few common ops, one sample each).
+The whole table is `IRC_OPINFO_FULL=1 pytest -m slow tests/opinfo/test_opinfo_grad.py` or, in parallel,
+`python -m tests.opinfo.sweep --grad` (add --write to regenerate the table). A row whose status is mismatch
+or error is a known failure with its reason: its test is an expected failure, and fails once the entry passes
+(so the table is brought up to date).
+"""
+
+import pytest
+
+from irc import env
+
+from .sweep import (GRAD_CI, GRAD_CI_BUDGET_S, GRAD_CI_SAMPLES, GRAD_EXPECTATIONS, GRAD_FULL_BUDGET_S, GRAD_FULL_SAMPLES,
+                    load_expectations, ops_by_key)  # fmt: skip
+
+TABLE = load_expectations(GRAD_EXPECTATIONS)
+OPS = ops_by_key()
+FULL = env.get("IRC_OPINFO_FULL")
+KNOWN = ("mismatch", "error")
+
+
+def check(key: str, samples: int, budget: float) -> None:
+    from .grad import run_grad_entry
+
+    expected = TABLE.get(key, {"status": "untestable", "reason": "not in the table"})
+    out = run_grad_entry(OPS[key], max_samples=samples, budget_s=budget)
+    if expected["status"] in KNOWN:
+        assert out.status in KNOWN, f"{key} (a known failure: {expected['reason']}) is now {out.status}: update grad_expectations.json"
+        pytest.xfail(f"known failure: {expected['reason']}")
+    assert out.status not in KNOWN, f"{key}: {out.status}: {out.reason}"
+    if expected["status"] == "native":
+        assert out.status == "native", f"{key} regressed from native to {out.status}: {out.reason}"
+
+
+def test_grad_table_covers_op_db():
+    """Every op_db entry has a row with a known status; every known failure and non-native row says why."""
+    from .grad import differentiable
+    from .harness import STATUSES
+
+    missing = sorted(set(OPS) - set(TABLE))
+    assert not missing, f"entries missing from grad_expectations.json (run the sweep with --grad --write): {missing}"
+    unknown = {k: v["status"] for k, v in TABLE.items() if v["status"] not in STATUSES}
+    assert not unknown, f"unknown statuses: {unknown}"
+    silent = sorted(k for k, v in TABLE.items() if v["status"] != "native" and not v["reason"])
+    assert not silent, f"rows without a reason: {silent}"
+    wrong = sorted(k for k in OPS if not differentiable(OPS[k]) and TABLE[k]["status"] != "untestable")
+    assert not wrong, f"entries OpInfo does not differentiate in float32 have a gradient status: {wrong}"
+
+
+def test_grad_ci_subset_is_differentiable_and_judged():
+    """The CI entries are differentiable entries the table judges (not untestable), so the CI runs test something."""
+    from .grad import differentiable
+
+    assert all(differentiable(OPS[k]) for k in GRAD_CI)
+    assert not [k for k in GRAD_CI if TABLE[k]["status"] == "untestable"]
+
+
+@pytest.mark.parametrize("key", GRAD_CI)
+def test_opinfo_grad_ci(key):
+    check(key, GRAD_CI_SAMPLES, GRAD_CI_BUDGET_S)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FULL, reason="the full op_db gradient sweep runs with IRC_OPINFO_FULL=1")
+@pytest.mark.parametrize("key", sorted(k for k in OPS if TABLE.get(k, {}).get("status") != "untestable") if FULL else ["all"])
+def test_opinfo_grad_full(key):
+    check(key, GRAD_FULL_SAMPLES, GRAD_FULL_BUDGET_S)
