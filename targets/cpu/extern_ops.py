@@ -228,6 +228,20 @@ def _of_argument(value, stable: frozenset[int]) -> bool:
     return isinstance(value, BlockArgument) and value.index in stable
 
 
+def mm_path(ext: memory.ExternOp, stable: frozenset[int], m: int, k: int, n: int, row_major: bool) -> str:
+    """The path the rule (_mm, then LinearKernel.choose) gives this f32 mm extern of static sizes m x k @ k x n,
+    known before any call. The reduce-overhead launchers take over (as sgemm_) only a product whose path is
+    aten: the others stay this extern, so every mode rounds as the default does."""
+    if 2 * m * k * n < SMALL_FLOPS:
+        return "aten"
+    constant = _of_argument(ext.ins[1], stable)
+    onednn = externs.onednn_available(torch.float32)
+    paths = ("aten", "mkldnn", "mkldnn_packed") if onednn and constant else ("aten", "mkldnn") if onednn else ("aten",)
+    if (forced := externs.forced_path(paths)) is not None:
+        return forced
+    return "mkldnn_packed" if "mkldnn_packed" in paths and row_major else "aten"
+
+
 def prepare(ext: memory.ExternOp, interpreter: Callable, note=lambda problem, path: None,
             stable: frozenset[int] = frozenset()) -> tuple[Extern, str]:  # fmt: skip
     """(the Extern, "library" | "reference") for one extern; `interpreter()` gives the mem-stage reference

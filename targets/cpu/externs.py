@@ -91,7 +91,7 @@ def measure(candidates: dict[str, Callable[[], object]], *, reps: int = 7, budge
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def _forced(paths: tuple[str, ...]) -> str | None:
+def forced_path(paths: tuple[str, ...]) -> str | None:
     """IRC_EXTERN_PATH, where this kernel has that path."""
     forced = env.get("IRC_EXTERN_PATH")
     return forced if forced in paths else None
@@ -137,7 +137,7 @@ class LinearKernel:
         if x.numel() == 0 or self.weight.numel() == 0:
             return "aten"  # empty products: nothing to run, aten handles them
         paths = self.paths()
-        if (forced := _forced(paths)) is not None:
+        if (forced := forced_path(paths)) is not None:
             return forced
         packed = self.weight.dtype == torch.float32 and "mkldnn_packed" in paths and x.is_contiguous()
         return "mkldnn_packed" if packed else "aten"
@@ -224,7 +224,7 @@ class ConvKernel:
         if self.fixed_path:
             return self.fixed_path
         paths = self.paths()
-        if (forced := _forced(paths)) is not None:
+        if (forced := forced_path(paths)) is not None:
             return forced
         if x.is_contiguous(memory_format=torch.channels_last) and x.shape[1] > 1:
             return "mkldnn_packed" if "mkldnn_packed" in paths else "aten_cl"

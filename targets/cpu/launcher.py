@@ -31,7 +31,7 @@ from llvmlite import ir
 from irc.dialects import memory
 from irc.dialects import tensor as tn
 
-from . import parallel, steps
+from . import extern_ops, parallel, steps
 from .vec import I32, I64
 
 VOID = ir.VoidType()
@@ -84,7 +84,7 @@ def _mm_layout(rows: int, cols: int, s0: int, s1: int):
     return None
 
 
-def _mm_native(st) -> str | None:
+def _mm_native(st, stable: frozenset[int]) -> str | None:
     """None when this extern can be one sgemm_ call, else why not."""
     inner = [o for o in st.op.body.block.ops if not isinstance(o, memory.YieldOp)]
     if len(inner) != 1 or not isinstance(inner[0], tn.MmOp):
@@ -104,6 +104,9 @@ def _mm_native(st) -> str | None:
     lay = [_mm_layout(*(s.const for s in b.sizes), *(s.const for s in b.strides)) for b in bufs]
     if None in lay or lay[2][0] != "N":
         return "mm operand without a unit stride"
+    row_major = m == 1 or tuple(s.const for s in bufs[0].strides) == (k, 1)
+    if (path := extern_ops.mm_path(st.op, stable, m, k, n, row_major)) != "aten":
+        return f"mm the default runs as {path} (every mode keeps its library path)"
     return None
 
 
@@ -137,7 +140,7 @@ def plan(compiled) -> Plan:
                     p.launches += 1
                     continue
         elif st.kind == "extern":
-            why = _mm_native(st)
+            why = _mm_native(st, compiled.stable_args)
             if why is None:
                 cur.append(("mm", i))
                 continue
