@@ -42,6 +42,7 @@ from pathlib import Path
 
 import torch
 
+from .bounds import copy_bandwidth
 from .cases import CASES, MICRO, MODELS, TRAIN, TRAINING
 from .report import goals, markdown
 
@@ -119,18 +120,6 @@ def first_calls(case, backend: str, root: Path, timeout: float) -> dict:
     if backend == "eager":
         out["warm"] = out["cold"]
     return out
-
-
-def copy_bandwidth(reps: int = 15) -> float:
-    x = torch.randn(16 << 20)
-    y = torch.empty_like(x)
-    y.copy_(x)
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        y.copy_(x)
-        times.append(time.perf_counter() - t0)
-    return 2 * x.numel() * 4 / statistics.median(times) / 1e9
 
 
 def mm_gflops(n: int = 1024, reps: int = 5) -> float:
