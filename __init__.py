@@ -4,15 +4,20 @@
     irc.explain(fn, *inputs)                         # compile, run, and report what irc did
 """
 
+from . import lifetime
 from .options import MODES, Options
 from .report import CompileReport, GraphReport
 
 
 def backend(gm, example_inputs, *, mode=None, options=None):
-    """The torch.compile backend (see irc.frontend.backend)."""
+    """The torch.compile backend (see irc.frontend.backend). torch._dynamo.reset() calls backend.reset."""
     from .frontend.backend import backend as _backend
 
+    lifetime.arm(backend)
     return _backend(gm, example_inputs, mode=mode, options=options)
+
+
+backend.reset = lifetime.release  # torch._dynamo.reset() releases irc's reports and in-memory caches (lifetime.py)
 
 
 def explain(fn, *inputs, mode=None, options=None, dynamic=None) -> CompileReport:

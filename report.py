@@ -103,24 +103,31 @@ class CompileReport:
         return "\n".join([head, *map(str, self.graphs)])
 
 
-_GRAPHS: list[GraphReport] = []
-_DYNAMO_GRAPHS = [0]
+_GRAPHS: list[GraphReport] = []  # since the last torch._dynamo.reset() (lifetime.py), in index order
+_COUNTS = {"graphs": 0, "dynamo": 0}  # never reset: indices stay unique in the process
 
 
 def new_dynamo_graph() -> int:
-    _DYNAMO_GRAPHS[0] += 1
-    return _DYNAMO_GRAPHS[0]
+    _COUNTS["dynamo"] += 1
+    return _COUNTS["dynamo"]
 
 
 def new_graph(dynamo_graph: int, kind: str) -> GraphReport:
-    g = GraphReport(index=len(_GRAPHS), dynamo_graph=dynamo_graph, kind=kind)
+    g = GraphReport(index=_COUNTS["graphs"], dynamo_graph=dynamo_graph, kind=kind)
+    _COUNTS["graphs"] += 1
     _GRAPHS.append(g)
     return g
 
 
 def reports_since(mark: int) -> CompileReport:
-    return CompileReport(list(_GRAPHS[mark:]))
+    """The reports of the graphs compiled since mark() returned `mark`, less those a reset has released since."""
+    return CompileReport([g for g in _GRAPHS if g.index >= mark])
 
 
 def mark() -> int:
-    return len(_GRAPHS)
+    return _COUNTS["graphs"]
+
+
+def clear() -> None:
+    """Release the reports (torch._dynamo.reset() does, through lifetime.release); marks stay valid."""
+    _GRAPHS.clear()

@@ -19,7 +19,7 @@ import weakref
 
 import torch
 
-from irc import env
+from irc import env, lifetime
 
 HUGE_MIN = 4 << 20
 _PAGE = 2 << 20
@@ -69,8 +69,9 @@ def _release(size: int, m) -> None:
             STATS["pooled_bytes"] += size
 
 
+@lifetime.on_reset
 def trim() -> None:
-    """Give every pooled buffer back to the system."""
+    """Give every pooled buffer back to the system (torch._dynamo.reset() does: irc/lifetime.py)."""
     with _lock:
         _free.clear()
         STATS["pooled_bytes"] = 0

@@ -13,7 +13,9 @@ the CPU, its features, the optimisation level and the irc/llvmlite/LLVM versions
 verifies every entry before it is loaded). A process that loads from the cache parses no IR and runs no pass.
 
 One engine per compiled module keeps symbol names private to it (two kernels may both be called
-"kernel") and lets a module be freed with its CompiledModule. LLVM's global context is not
+"kernel") and lets a module be freed with its CompiledModule: the Engine shares a module compiled
+earlier in the process only while something holds it (weakly referenced), so the machine code of
+graphs Dynamo dropped (torch._dynamo.reset()) is released with them. LLVM's global context is not
 thread-safe, so compilation holds one lock; calling compiled code needs none.
 """
 
@@ -23,6 +25,7 @@ import ctypes
 import functools
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 
 import llvmlite
@@ -121,7 +124,7 @@ class Engine:
         self.host = host()
         self._target = llvm.Target.from_triple(self.host.triple)
         self._tm = self._make_tm()  # used only under _lock
-        self._loaded: dict[str, CompiledModule] = {}
+        self._loaded: weakref.WeakValueDictionary[str, CompiledModule] = weakref.WeakValueDictionary()  # while alive
 
     def _make_tm(self):
         # Intel tunings set prefer-256-bit, so the loop vectoriser would pick ymm even with AVX-512;
@@ -143,8 +146,9 @@ class Engine:
         return str(module)
 
     def optimize(self, ir_text: str) -> llvm.ModuleRef:
-        """Parse and run the O`opt` pipeline (vectorisers on); the caller holds _lock."""
-        ref = llvm.parse_assembly(ir_text)
+        """Parse and run the O`opt` pipeline (vectorisers on); the caller holds _lock. The module gets its own
+        LLVM context, freed with it (the global one would keep every module's constants and types for good)."""
+        ref = llvm.parse_assembly(ir_text, llvm.create_context())
         ref.triple = self.host.triple
         ref.data_layout = str(self._tm.target_data)
         ref.verify()
@@ -169,8 +173,8 @@ class Engine:
         with _lock:
             text = self._prepare(module)
             key = self.key(text)
-            if key in self._loaded:  # the same module compiled earlier in this process
-                return self._loaded[key]
+            if (lib := self._loaded.get(key)) is not None:  # the same module compiled earlier, still held
+                return lib
             obj = cache.get("obj", key) if use_cache else None
             hit = obj is not None
             opt_ir = None

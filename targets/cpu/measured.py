@@ -1,5 +1,6 @@
 """Records measured once per problem on this machine (convolution timings), kept in memory and in the disk
-cache (irc.cache) keyed by the problem, the CPU, the thread count and the versions.
+cache (irc.cache) keyed by the problem, the CPU, the thread count and the versions. torch._dynamo.reset()
+empties the memory (irc/lifetime.py); the disk keeps them.
 
     TIMINGS = Measured("layout"); rec = TIMINGS.get(repr(problem), lambda: {"nchw": ...}, use_cache=True)
 """
@@ -7,10 +8,11 @@ cache (irc.cache) keyed by the problem, the CPU, the thread count and the versio
 from __future__ import annotations
 
 import threading
+import weakref
 
 import torch
 
-from irc import cache
+from irc import cache, lifetime
 
 from .jit import host, versions
 
@@ -22,6 +24,7 @@ class Measured:
     def __init__(self, kind: str):
         self.kind, self.memory, self.lock = kind, {}, threading.Lock()
         self.stats = {"measured": 0, "disk_hits": 0}
+        _ALL.add(self)
 
     def get(self, problem: str, measure, *, use_cache: bool = True) -> dict:
         key = cache.make_key(self.kind, problem, host().cpu, str(torch.get_num_threads()), torch.__version__, versions())
@@ -40,3 +43,14 @@ class Measured:
                     cache.put_json(self.kind, key, rec)
             self.memory[key] = rec
             return rec
+
+
+_ALL: weakref.WeakSet[Measured] = weakref.WeakSet()
+
+
+@lifetime.on_reset
+def _forget() -> None:
+    """torch._dynamo.reset(): the records in memory go (those on disk stay)."""
+    for m in list(_ALL):
+        with m.lock:
+            m.memory.clear()

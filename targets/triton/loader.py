@@ -6,7 +6,8 @@ written to a temporary file and moved in place (atomic, so concurrent processes 
 Before a file is imported its bytes are compared with the text it must hold: a damaged one is rewritten,
 with a warning on the irc.cache logger. With the cache off (use_cache=False, IRC_CACHE=0) or a cache
 directory that is not the user's own, the files go to a private temporary directory instead. Triton keeps
-its own cache of native binaries (~/.triton/cache).
+its own cache of native binaries (~/.triton/cache). torch._dynamo.reset() releases the imported modules
+(irc/lifetime.py).
 """
 
 import functools
@@ -15,11 +16,21 @@ import sys
 import tempfile
 from pathlib import Path
 
-from irc import cache
+from irc import cache, lifetime
 
 from . import ensure_interpreter
 
-_LOADED: dict = {}  # (file key, path) -> the module, once per process and cache directory
+_LOADED: dict = {}  # (file key, path) -> the module, once per process and cache directory (until a reset)
+
+
+@lifetime.on_reset
+def _forget() -> None:
+    """torch._dynamo.reset(): the modules are no longer shared (nor in sys.modules); a graph still alive keeps
+    its own, and the next load of a text imports it afresh."""
+    for module in _LOADED.values():
+        if sys.modules.get(module.__name__) is module:
+            del sys.modules[module.__name__]
+    _LOADED.clear()
 
 
 @functools.cache
