@@ -20,7 +20,7 @@ import irc
 from irc import report
 
 from .compare import Mismatch, assert_same, clone_inputs
-from .harness import RANDOM, RANK, SAMPLE_TIMEOUT_S, Outcome, _deadline, _irc_findings, _make_fn, _short, _Timeout, entry_key
+from .harness import RANDOM, Outcome, _irc_findings, _make_fn, _short, _Timeout, entry_key, judge_samples
 
 
 class _NoGradient(Exception):
@@ -135,30 +135,7 @@ def run_grad_entry(op, max_samples: int = 3, budget_s: float = 10.0) -> Outcome:
         samples = list(islice(op.sample_inputs("cpu", torch.float32, requires_grad=True), max_samples))
     except Exception as e:  # noqa: BLE001
         return Outcome("untestable", f"sample generation fails: {_short(e)}")
-    worst, used, skipped = Outcome("untestable", "no sample judged irc"), 0, []
-    for sample in samples:
-        if used and time.perf_counter() - t0 > budget_s:
-            break
-        try:
-            with _deadline(SAMPLE_TIMEOUT_S):
-                status, reason = run_grad_sample(op, sample)
-        except _Timeout as e:
-            status, reason = "error", str(e)
-        finally:
-            torch._dynamo.reset()
-        if status == "skip":
-            skipped.append(reason)
-            continue
-        if status == "untestable":
-            if worst.status == "untestable":
-                worst.reason = reason
-            continue
-        used += 1
-        if RANK[status] > RANK[worst.status]:
-            worst = Outcome(status, reason)
-    if worst.status == "untestable" and skipped and not used and worst.reason == "no sample judged irc":
-        worst.reason = skipped[0]
+    worst = judge_samples(op, samples, run_grad_sample, t0, budget_s)
     if not samples:
         worst.reason = "no float32 CPU samples"
-    worst.samples, worst.seconds = used, time.perf_counter() - t0
     return worst

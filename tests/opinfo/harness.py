@@ -210,13 +210,22 @@ def run_entry(op, max_samples: int = 3, budget_s: float = 10.0) -> Outcome:
     if not samples:
         return Outcome("untestable", f"no {str(dtype)[6:]} CPU samples")
 
+    worst = judge_samples(op, samples, run_sample, t0, budget_s)
+    if dtype != torch.float32:
+        worst.reason = f"{str(dtype)[6:]} samples" + (f": {worst.reason}" if worst.reason else "")
+    return worst
+
+
+def judge_samples(op, samples, run, t0: float, budget_s: float) -> Outcome:
+    """The worst outcome of `run(op, sample)` over the samples (until the budget is spent, after one judged
+    sample): a sample that is skipped or untestable judges nothing; each runs under SAMPLE_TIMEOUT_S."""
     worst, used, skipped = Outcome("untestable", "no sample judged irc"), 0, []
     for sample in samples:
         if used and time.perf_counter() - t0 > budget_s:
             break
         try:
             with _deadline(SAMPLE_TIMEOUT_S):
-                status, reason = run_sample(op, sample)
+                status, reason = run(op, sample)
         except _Timeout as e:
             status, reason = "error", str(e)
         finally:
@@ -233,7 +242,5 @@ def run_entry(op, max_samples: int = 3, budget_s: float = 10.0) -> Outcome:
             worst = Outcome(status, reason)
     if worst.status == "untestable" and skipped and not used and worst.reason == "no sample judged irc":
         worst.reason = skipped[0]
-    if dtype != torch.float32:
-        worst.reason = f"{str(dtype)[6:]} samples" + (f": {worst.reason}" if worst.reason else "")
     worst.samples, worst.seconds = used, time.perf_counter() - t0
     return worst
