@@ -31,10 +31,7 @@ def on_reset(release: Callable[[], None]) -> Callable[[], None]:
 
 
 def release() -> None:
-    """Drop irc's per-process state (the reports and the registered in-memory caches): what a reset does."""
-    from irc import report
-
-    report.clear()
+    """Drop irc's per-process state (what registered with on_reset: the reports, the in-memory caches): what a reset does."""
     for fn in list(_RELEASES):
         fn()
     if _trim_after_collection not in gc.callbacks:

@@ -3,6 +3,8 @@
 from collections import Counter
 from dataclasses import dataclass, field
 
+from irc import lifetime
+
 
 @dataclass
 class GraphReport:
@@ -128,6 +130,7 @@ def mark() -> int:
     return _COUNTS["graphs"]
 
 
+@lifetime.on_reset
 def clear() -> None:
-    """Release the reports (torch._dynamo.reset() does, through lifetime.release); marks stay valid."""
+    """Release the reports (torch._dynamo.reset() does: irc/lifetime.py); marks stay valid."""
     _GRAPHS.clear()
