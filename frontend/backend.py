@@ -68,7 +68,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, opts: Options, kind:
     rep = report.new_graph(dynamo_graph, kind)
     rep.nodes = sum(1 for n in gm.graph.nodes if n.op == "call_function")
     dump = _dumper(opts, rep)
-    dump("fx", gm.print_readable(print_output=False))
+    dump("fx", lambda: gm.print_readable(print_output=False))
     with Progress(compile_log.graph_name(rep)):  # a line on stderr when this takes over a second
         try:
             freezer = plan_freeze(gm, opts, kind, static, n_inputs)
@@ -116,10 +116,10 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> 
     module.verify()
     rep.stage_seconds["tensor"] = time.perf_counter() - t0
     rep.imported, rep.fallbacks = result.imported, [(f.target, f.reason) for f in result.fallbacks]
-    dump("tensor", print_module(module))
+    dump("tensor", lambda: print_module(module))
     if freezer is not None:
         result.constants = freezer.apply(module, result.constants, rep)
-        dump("freeze", print_module(module))
+        dump("freeze", lambda: print_module(module))
 
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     metas = [getattr(o, "meta", {}).get("val") for o in torch.utils._pytree.tree_flatten(out_node.args[0])[0]]
@@ -134,7 +134,7 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> 
     return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views)
 
 
-def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stage, text: None, *, instruments=(),
+def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stage, text_of: None, *, instruments=(),
           output_layouts=lambda module: None):  # fmt: skip
     """A tensor-stage module (consumed) -> a runnable graph: tensor-opt, then the target's stage
     (lowering/pipeline.run), then the target's compile (targets.get(opts.target)).
@@ -145,7 +145,7 @@ def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stag
     target = targets.get(opts.target)
     plan = Plan(attention=opts.attention, layout=opts.layout,
                 conv_timer=target.conv_timer(opts) if opts.layout == "auto" else None)  # fmt: skip
-    stage_dump = lambda stage, m: dump(stage, print_module(m))  # noqa: E731
+    stage_dump = lambda stage, m: dump(stage, lambda: print_module(m))  # noqa: E731
     progress_stage("tensor-opt")
     try:
         done = pipeline.run(module, plan, stop="tensor-opt", dump=stage_dump, verify=True, instruments=instruments)
@@ -181,6 +181,7 @@ def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stag
             rep.target_fallbacks.append(("graph", f"lowering failed: {type(e).__name__}: {e}"))
             return None
         rep.stage_seconds["mem (cached)" if done.cached else "loop+mem"] = sum(done.seconds.values())
+        compile_log.passes(rep, done.pass_seconds)
         low = done.lowered
         rep.fused_kernels, rep.externs = low.kernels, list(low.externs)
         rep.planned_peak_bytes, rep.intermediate_bytes = low.arena_bytes, low.intermediate_bytes
@@ -224,16 +225,18 @@ def _result_check(gm, constants):
 
 
 def _dumper(opts: Options, rep: report.GraphReport):
+    """dump(stage, text_of): write text_of() as the stage's file when dumping is on (printing a big module is
+    not free: nothing is printed otherwise)."""
     if not opts.dump_dir:
-        return lambda stage, text: None
+        return lambda stage, text_of: None
     folder = Path(opts.dump_dir) / f"graph{rep.index:03d}-{rep.kind}"
     folder.mkdir(parents=True, exist_ok=True)
     rep.dump_dir = str(folder)
     counter = [0]
 
-    def dump(stage: str, text: str) -> None:
+    def dump(stage: str, text_of) -> None:
         suffix = "py" if stage == "fx" else "mlir"
-        (folder / f"{counter[0]:02d}-{stage}.{suffix}").write_text(text)
+        (folder / f"{counter[0]:02d}-{stage}.{suffix}").write_text(text_of())
         counter[0] += 1
 
     return dump

@@ -126,6 +126,25 @@ def depends_on(later: Operation, earlier: Operation, skip: Operation | None = No
     return False
 
 
+def depends_on_any(later: Operation, earlier: list[Operation], order: BlockOrder) -> bool:
+    """depends_on(later, e) for any e in `earlier`, in one backward search (through ops after the first of them)."""
+    cands = {e for e in earlier if e is not later and order.before(e, later)}
+    if not cands:
+        return False
+    lo = min(order.pos[e] for e in cands)
+    block = later.parent_block()
+    seen, stack = {later}, [later]
+    while stack:
+        for v in captured(stack.pop()):
+            d = v.owner
+            if d in cands:
+                return True
+            if isinstance(d, Operation) and d not in seen and d.parent is block and order.pos[d] > lo:
+                seen.add(d)
+                stack.append(d)
+    return False
+
+
 def why_not_vertical(producer: Operation, consumer: loop.NestOp, order: BlockOrder | None = None) -> VerticalPlan | str:
     """A plan to inline `producer` into `consumer`, or why not."""
     if isinstance(producer, loop.ViewOp):
@@ -161,7 +180,7 @@ def why_not_vertical(producer: Operation, consumer: loop.NestOp, order: BlockOrd
     if others:
         ident = _identity(producer, consumer, remap, reduction)
         order = order or BlockOrder(consumer.parent_block())
-        cycle = any(depends_on(consumer, u, order=order) for u in others if u.parent_block() is consumer.parent_block())
+        cycle = depends_on_any(consumer, [u for u in others if u.parent_block() is consumer.parent_block()], order)
         if ident is not None and not cycle:
             plan.keep, plan.identity = True, ident
         else:

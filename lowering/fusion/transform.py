@@ -34,13 +34,19 @@ def remap(m: AffineMap, dims: Sequence[AffineExpr], syms: Sequence[AffineExpr], 
     return simplify_map(out, list(extents) + [None] * extra)
 
 
-def clone_body(nest: loop.NestOp, into: list[Operation], dims, syms, rank: int, nsyms: int, extents) -> list[SSAValue]:
-    """Clone the nest's body (without its yield) at the point `dims`; return the yielded values."""
+def clone_body(nest: loop.NestOp, into: list[Operation], dims, syms, rank: int, nsyms: int, extents, move: bool = False) -> list[SSAValue]:
+    """Clone the nest's body (without its yield) at the point `dims`; return the yielded values. move: take the
+    ops themselves out of the nest (its last use: the nest is erased next), which costs no copy: a nest that
+    grows by fusing with many small ones one by one then costs their sizes, not the square of its own."""
     mapper: dict[SSAValue, SSAValue] = {}
-    for op in nest.body.block.ops:
+    for op in list(nest.body.block.ops):
         if isinstance(op, loop.YieldOp):
             return [mapper.get(v, v) for v in op.values]
-        new = op.clone(value_mapper=mapper)
+        if move:
+            op.detach()
+            new = op
+        else:
+            new = op.clone(value_mapper=mapper)
         if isinstance(op, loop.LoadOp | loop.IndexOp):
             new.properties["map"] = AffineMapAttr(remap(op.map.data, dims, syms, rank, nsyms, extents))
         into.append(new)
@@ -62,32 +68,37 @@ def fuse_vertical(plan: VerticalPlan, order: BlockOrder) -> loop.NestOp:
     p, c = plan.producer, plan.consumer
     start = p.prev_op
     n, rank, ext = len(plan.symbols), c.rank, static_extents(c)
-    csyms = _own_syms(len(c.symbols))
     sites = dict(plan.sites)
+    ident = tuple(plan.identity) if plan.keep else None
+    # The producer's body at each distinct site (and at the identity, for the results it keeps); the last copy
+    # takes the ops themselves unless the producer stays for other users.
+    points = list(dict.fromkeys([*(sites[op] for op in c.body.block.ops if op in sites), *([ident] if plan.keep else [])]))
+    last = points[-1] if points and not plan.stays else None
     inlined: dict[tuple, list[SSAValue]] = {}
     ops: list[Operation] = []
-    mapper: dict[SSAValue, SSAValue] = {}
+    results = list(p.results)
+
+    def inline(key: tuple) -> list[SSAValue]:
+        if key not in inlined:
+            inlined[key] = clone_body(p, ops, list(key), plan.sym_remap, rank, n, ext, move=key == last)
+        return inlined[key]
+
     yields: list[SSAValue] = []
-    for op in c.body.block.ops:
+    for op in list(c.body.block.ops):  # the consumer's ops themselves: it is erased below
         if op in sites:
-            key = sites[op]
-            if key not in inlined:
-                inlined[key] = clone_body(p, ops, list(key), plan.sym_remap, rank, n, ext)
-            mapper[op.result] = inlined[key][list(p.results).index(op.source)]
+            op.result.replace_all_uses_with(inline(sites[op])[results.index(op.source)])
             continue
         if isinstance(op, loop.YieldOp):
-            yields = [mapper.get(v, v) for v in op.values]
+            yields = list(op.values)
             break
-        new = op.clone(value_mapper=mapper)
-        if isinstance(op, loop.LoadOp | loop.IndexOp):
+        op.detach()
+        if isinstance(op, loop.LoadOp | loop.IndexOp) and op.map.data.num_symbols != n:
             m = op.map.data
-            new.properties["map"] = AffineMapAttr(AffineMap(m.num_dims, n, m.results))
-        ops.append(new)
+            op.properties["map"] = AffineMapAttr(AffineMap(m.num_dims, n, m.results))
+        ops.append(op)
     types = [r.type for r in c.results]
     if plan.keep:
-        ident = tuple(plan.identity)
-        vals = inlined.get(ident) or clone_body(p, ops, list(ident), plan.sym_remap, rank, n, ext)
-        yields += vals
+        yields += inline(ident)
         types += [r.type for r in p.results]
     fused = build_nest(c.extents, n, plan.reduction, plan.symbols, types, ops, yields)
     c.parent_block().insert_op_before(fused, c)
@@ -97,14 +108,21 @@ def fuse_vertical(plan: VerticalPlan, order: BlockOrder) -> loop.NestOp:
     if plan.keep:
         for old, new in zip(p.results, fused.results[len(c.results):]):
             old.replace_all_uses_with(new)
-    c.detach()
-    c.erase()
+    _erase(c)
     if not any(r.uses for r in p.results):
-        p.detach()
-        p.erase()
+        _erase(p)
     if plan.keep:  # only then did results defined before the consumer move to it
         reschedule(fused, start, order)
     return fused
+
+
+def _erase(nest: loop.NestOp) -> None:
+    """Erase a nest whose body may have been taken (clone_body's move): drop what is left of it first."""
+    for op in reversed(list(nest.body.block.ops)):
+        op.detach()
+        op.erase(safe_erase=False)
+    nest.detach()
+    nest.erase()
 
 
 def fuse_epilogue(plan: EpiloguePlan, order: BlockOrder) -> loop.NestOp:
@@ -113,7 +131,7 @@ def fuse_epilogue(plan: EpiloguePlan, order: BlockOrder) -> loop.NestOp:
     start = p.prev_op
     n, rank, ext = len(plan.symbols), p.rank, static_extents(p)
     ops: list[Operation] = []
-    yp = clone_body(p, ops, [AffineExpr.dimension(d) for d in range(rank)], _own_syms(len(p.symbols)), rank, n, ext)
+    yp = clone_body(p, ops, [AffineExpr.dimension(d) for d in range(rank)], _own_syms(len(p.symbols)), rank, n, ext, move=True)
     mapper: dict[SSAValue, SSAValue] = {}
     yc: list[SSAValue] = []
     for op in c.body.block.ops:
@@ -134,8 +152,7 @@ def fuse_epilogue(plan: EpiloguePlan, order: BlockOrder) -> loop.NestOp:
     for old, new in zip([*p.results, *c.results], fused.results):
         old.replace_all_uses_with(new)
     for op in (c, p):
-        op.detach()
-        op.erase()
+        _erase(op)
     reschedule(fused, start, order)
     return fused
 
@@ -161,8 +178,8 @@ def fuse_sibling(plan: SiblingPlan, order: BlockOrder) -> loop.NestOp:
     start = a.prev_op
     n, rank, ext = len(plan.symbols), a.rank, static_extents(a)
     ops: list[Operation] = []
-    ya = clone_body(a, ops, [AffineExpr.dimension(d) for d in range(rank)], _own_syms(len(a.symbols)), rank, n, ext)
-    yb = clone_body(b, ops, [AffineExpr.dimension(d) for d in range(rank)], plan.sym_remap, rank, n, ext)
+    ya = clone_body(a, ops, [AffineExpr.dimension(d) for d in range(rank)], _own_syms(len(a.symbols)), rank, n, ext, move=True)
+    yb = clone_body(b, ops, [AffineExpr.dimension(d) for d in range(rank)], plan.sym_remap, rank, n, ext, move=True)
     types = [r.type for r in a.results] + [r.type for r in b.results]
     fused = build_nest(a.extents, n, plan.reduction, plan.symbols, types, ops, ya + yb)
     b.parent_block().insert_op_before(fused, b)
@@ -170,8 +187,7 @@ def fuse_sibling(plan: SiblingPlan, order: BlockOrder) -> loop.NestOp:
     for old, new in zip([*a.results, *b.results], fused.results):
         old.replace_all_uses_with(new)
     for op in (a, b):
-        op.detach()
-        op.erase()
+        _erase(op)
     reschedule(fused, start, order)
     return fused
 
@@ -195,13 +211,53 @@ def reschedule(fused: loop.NestOp, start: Operation | None, order: BlockOrder) -
     """Each op after what it uses again, once `fused` has taken over the results of an op that stood after
     `start`: the ops in between that read them, and the ops that depend on those (through values, or as the
     later of two ops with effects), move right after `fused`, in their order. This is what a stable
-    topological sort of the block gives, at the cost of the span it changes."""
-    users = {order.top(u.operation) for r in fused.results for u in r.uses}
-    if not any(u is not None and order.before(u, fused) for u in users):
+    topological sort of the block gives, at the cost of the ops it moves: they are found through use lists
+    (a scan of the span is left for spans where an op with effects must move)."""
+    if start is not None and start not in order.pos:  # an op the order does not know: scan the span
+        return _move_after(fused, _scan_late(fused, start), order)
+    lo = order.pos[start] if start is not None else None
+
+    def in_span(op) -> bool:
+        return op is not None and order.before(op, fused) and (lo is None or order.pos[op] > lo)
+
+    late: set[Operation] = set()
+    work = [fused]
+    while work:
+        for r in work.pop().results:
+            for u in r.uses:
+                t = order.top(u.operation)
+                if t not in late and in_span(t):
+                    late.add(t)
+                    work.append(t)
+    if not late:
         return
+    if all(is_side_effect_free(op) for op in late):
+        moved = sorted(late, key=order.pos.__getitem__)
+    else:
+        moved = _scan_late(fused, start)
+    _move_after(fused, moved, order)
+
+
+def _move_after(fused: loop.NestOp, moved: list[Operation], order: BlockOrder) -> None:
+    if not moved:
+        return
+    assert not any(order.top(u.operation) is fused for m in moved for r in m.results for u in r.uses), "fusion created a cycle"
+    block = fused.parent_block()
+    for op in moved:
+        op.detach()
+    if fused.next_op is not None:
+        block.insert_ops_before(moved, fused.next_op)
+    else:
+        block.add_ops(moved)
+    order.moved_after(fused, moved)
+
+
+def _scan_late(fused: loop.NestOp, start: Operation | None) -> list[Operation]:
+    """The ops between `start` and `fused` that must follow it, by a scan of that span: users of what moves,
+    and every op with effects after one with effects that moves."""
     block = fused.parent_block()
     moved: list[Operation] = []
-    late = {fused}  # fused and the ops that must follow it
+    late = {fused}
     effects_late = False  # the last op with effects seen so far is late
     op = start.next_op if start is not None else block.first_op
     while op is not fused:
@@ -212,11 +268,4 @@ def reschedule(fused: loop.NestOp, start: Operation | None, order: BlockOrder) -
         if effectful:
             effects_late = op in late
         op = op.next_op
-    assert not any(v.owner in late for v in used_values(fused)), "fusion created a cycle"
-    for op in moved:
-        op.detach()
-    if fused.next_op is not None:
-        block.insert_ops_before(moved, fused.next_op)
-    else:
-        block.add_ops(moved)
-    order.moved_after(fused, moved)
+    return moved
