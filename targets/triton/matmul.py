@@ -91,6 +91,7 @@ class _Epilogue(_Gen):
         super().__init__(fn)
         self.product = fn.body.block.args[operand]
         self.unit = "[1, 1]"
+        self.tile_2d = True  # d0 and d1 (d1, d2 batched) index the rows and columns of the tile
 
     def shape(self, groups) -> str:
         return "[BLOCK_M, BLOCK_N]"

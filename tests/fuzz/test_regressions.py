@@ -318,3 +318,28 @@ def test_two_outputs_of_one_kernel_never_share_an_input_slot(target):
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target, "cache": False})
     assert compare_training(fn, compiled, make_inputs) is None
+
+
+def test_grown_inputs_whose_eager_backward_raises_are_not_irc_failures():
+    """scatter_add of a source larger than its index (its dynamic dim one larger) runs forward and raises in eager's
+    backward: the fuzzer called irc on those inputs and reported eager's own error as irc's crash (1288 s, seed
+    101). A training program is called again grown only when eager's backward runs on the grown inputs too."""
+    from types import SimpleNamespace
+
+    from irc.tools.fuzz.properties import _eager_runs
+
+    def fn(a0, a1, a2):
+        return (a0.scatter_add(0, a2, a1),)
+
+    def make_inputs(grow=0):
+        g = torch.Generator().manual_seed(3)
+        a0 = torch.randint(-24, 25, (1, 2, 2), generator=g).div(8).requires_grad_()
+        a1 = torch.randint(-24, 25, (1, 2 + grow, 2), generator=g).div(8).requires_grad_()
+        torch._dynamo.maybe_mark_dynamic(a1, 1)
+        return [a0, a1, torch.zeros(1, 2, 2, dtype=torch.int64)]
+
+    loaded = SimpleNamespace(fn=fn, make_inputs=make_inputs)
+    assert _eager_runs(loaded, False, grow=1) and not _eager_runs(loaded, True, grow=1)
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=irc.backend, options={"strict": True})
+    assert compare_training(fn, compiled, make_inputs) is None

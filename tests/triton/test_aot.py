@@ -155,3 +155,20 @@ def test_every_demo_model_kernel_compiles_for_sm80_sm90_and_gfx942(modules, monk
     assert sum("for roff in range(0, rnumel, RBLOCK)" in k.kernel for k in kernels) >= 5
     resources = check_all(kernels)
     assert {r.arch for r in resources} == set(aot.ARCHS)
+
+
+@pytest.mark.parametrize("case", ["bmm-n1", "mm-m1", "linear-1d"])
+def test_matmul_epilogue_with_a_size_1_dim_compiles(modules, case):
+    """A product with a size-1 dim (N = 1, M = 1, a 1-D input to linear) and its epilogue fused: the store's offset
+    has no term for that dim, and was stored as a [1, BLOCK_N] pointer of a [BLOCK_M, BLOCK_N] tile, which the
+    interpreter broadcasts and Triton rejects ("Expected pointer argument to have shape"; irc-fuzz, seed 101)."""
+    fn, inputs = {
+        "bmm-n1": (lambda a, b: -torch.bmm(-a, b), (torch.randn(2, 3, 2), torch.randn(2, 2, 1))),
+        "mm-m1": (lambda a, b: -(a.reshape(1, 3) @ b), (torch.randn(3), torch.randn(3, 5))),
+        "linear-1d": (lambda a, w, c: torch.nn.functional.linear(a, w, c), (torch.randn(2), torch.randn(3, 2), torch.randn(3))),
+    }[case]
+    with torch.no_grad():
+        torch.testing.assert_close(compile_irc(fn, target="triton", matmul="dot")(*inputs), fn(*inputs))
+    kernels = kernels_of(modules, autotune=False)
+    assert any(k.name.startswith(("mm", "bmm")) and "_kernel" in k.name for k in kernels), [k.name for k in kernels]
+    check_all(kernels, archs=("sm_90",))

@@ -151,11 +151,12 @@ class Campaign:
         if hasattr(f, "program"):
             from .programs import source
 
-            stem.with_suffix(".py").write_text(f"# {sig}\n# found after {found:.0f} s\n" + source(f.program, options={"target": f.target} if f.target else None))
+            head = _comment("#", f"{sig}\nfound after {found:.0f} s")  # a message of several lines stays a comment
+            stem.with_suffix(".py").write_text(head + source(f.program, options={"target": f.target} if f.target else None))
             if f.mlir:
-                stem.with_suffix(".mlir").write_text(f"// {f.stage}\n{f.mlir}")
+                stem.with_suffix(".mlir").write_text(_comment("//", f.stage) + f.mlir)
         else:
-            stem.with_suffix(".mlir").write_text(f"// irc-opt {' '.join(f.flags)}: {f.message}\n{f.text}")
+            stem.with_suffix(".mlir").write_text(_comment("//", f"irc-opt {' '.join(f.flags)}: {f.message}") + f.text)
         print(f"\n{'=' * 100}\nFAILURE {len(self.reported)} (first seen after {found:.0f} s; saved as {stem}.*)\n{text}\n", file=sys.stderr)
 
     def run(self) -> int:
@@ -223,6 +224,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=120, help="seconds one example may take before it counts as a hang")
     p.add_argument("--no-passes", action="store_true", help="skip the per-pass property (compare with eager only)")
     return p
+
+
+def _comment(mark: str, text: str) -> str:
+    """`text` as comment lines of a Python (#) or MLIR (//) file."""
+    return "".join(f"{mark} {line}\n" for line in str(text).splitlines())
 
 
 def main(argv=None) -> int:

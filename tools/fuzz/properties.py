@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 
-from .oracle import compare, compare_training, deterministic, meta_dtypes
+from .oracle import compare, compare_training, deterministic, gradients, meta_dtypes
 from .programs import Program, describe, load, source
 
 class FuzzFailure(AssertionError):
@@ -112,7 +112,7 @@ def compile_on(p: Program, target: str, dump: Path) -> str | None:
     run = compare_training if p.training else compare
     try:
         diff = run(loaded.fn, compiled, loaded.make_inputs)
-        if diff is None and any(x.dynamic for x in p.inputs) and _eager_runs(loaded, grow=1):
+        if diff is None and any(x.dynamic for x in p.inputs) and _eager_runs(loaded, p.training, grow=1):
             diff = run(loaded.fn, compiled, lambda: loaded.make_inputs(grow=1))  # one graph serves every size
             diff = diff and f"called again with the dynamic dims one larger: {diff}"
     except Exception as e:
@@ -127,10 +127,15 @@ def compile_on(p: Program, target: str, dump: Path) -> str | None:
     return diff
 
 
-def _eager_runs(loaded, **kw) -> bool:
+def _eager_runs(loaded, training: bool, **kw) -> bool:
+    """Does eager run on these inputs (and, for a training program, its backward: `scatter_add` of a source
+    larger than its index runs forward and raises in backward)?"""
     try:
-        with torch.no_grad():
-            loaded.fn(*loaded.make_inputs(**kw))
+        if training:
+            gradients(loaded.fn, loaded.make_inputs(**kw))
+        else:
+            with torch.no_grad():
+                loaded.fn(*loaded.make_inputs(**kw))
         return True
     except Exception:
         return False
