@@ -1,6 +1,7 @@
 """The view family. Result types come from FX meta; `?` dims get their sizes from the symbol table."""
 
 import torch
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from irc.dialects import tensor as tn
 
@@ -26,7 +27,15 @@ def import_view(b, node, x, size):
 
 @imports(aten.expand.default, aten.expand_copy.default)
 def import_expand(b, node, x, size, *, implicit=False):
-    return b.expand(x, node.meta["val"].shape)
+    """A symbolic input size expanded to another size is 1 at run time (expand allows nothing else); the ShapeEnv
+    knows it from Dynamo's guard. tn.expand broadcasts only a size-1 dim, so the input's type says 1 first."""
+    shape, out = list(in_shape(node)), node.meta["val"].shape
+    lead = len(out) - len(shape)
+    ones = [d for d, n in enumerate(shape) if concrete(n) is None and concrete(out[lead + d]) not in (None, 1)
+            and statically_known_true(n == 1)]  # fmt: skip
+    if ones:
+        x = b.reshape(x, [1 if d in ones else n for d, n in enumerate(shape)])
+    return b.expand(x, out)
 
 
 @imports(aten.permute.default, aten.permute_copy.default)

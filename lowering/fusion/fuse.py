@@ -66,7 +66,8 @@ class Fuser:
         return self.inputs[n]
 
     def producers(self, c: loop.NestOp) -> list[Operation]:
-        return list(dict.fromkeys(v.owner for v in self.inputs_of(c) if isinstance(v.owner, Operation)))
+        """The ops whose results c loads (never c itself: only malformed IR, which irc-opt takes, reads its own)."""
+        return list(dict.fromkeys(v.owner for v in self.inputs_of(c) if isinstance(v.owner, Operation) and v.owner is not c))
 
     def run(self) -> None:
         for n in self.nests():

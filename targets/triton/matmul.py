@@ -87,11 +87,11 @@ def plan_dots(module: ModuleOp, entry: str = "main") -> list[DotPlan]:
 class _Epilogue(_Gen):
     """The epilogue kernel's body over one [BLOCK_M, BLOCK_N] tile; the product's loads read the accumulator."""
 
-    def __init__(self, fn: func.FuncOp, operand: int):
+    def __init__(self, fn: func.FuncOp, operand: int, batched: bool):
         super().__init__(fn)
         self.product = fn.body.block.args[operand]
         self.unit = "[1, 1]"
-        self.tile_2d = True  # d0 and d1 (d1, d2 batched) index the rows and columns of the tile
+        self.tile_2d = ("d1", "d2") if batched else ("d0", "d1")  # the rows and columns of the tile
 
     def shape(self, groups) -> str:
         return "[BLOCK_M, BLOCK_N]"
@@ -109,7 +109,7 @@ def dot_source(name: str, elem, epilogue: func.FuncOp | None = None, operand: in
     d0 (batch), d1, d2 (bmm)."""
     r = 3 if batched else 2
     sig = [f"{t}{x}" for t in ("a", "b") for x in ("", *(f"_n{k}" for k in range(r)), *(f"_s{k}" for k in range(r)))]
-    gen = _Epilogue(epilogue, operand) if epilogue is not None else None
+    gen = _Epilogue(epilogue, operand, batched) if epilogue is not None else None
     if gen is None:
         sig += ["c", *(f"c_n{k}" for k in range(r)), *(f"c_s{k}" for k in range(r))]
     else:

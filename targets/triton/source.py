@@ -61,7 +61,7 @@ class _Gen:
         if len(nests) != 1:
             raise Unsupported(f"@{fn.sym_name.data} holds {len(nests)} buffer-form nests, not one")
         self.fn, self.nest = fn, nests[0]
-        self.tile_2d = False  # the matmul template's epilogue (matmul.py) computes over a [BLOCK_M, BLOCK_N] tile
+        self.tile_2d: tuple[str, ...] = ()  # the matmul template's epilogue (matmul.py): the tile's row and column dims
         nest = self.nest
         outs = set(nest.outs)
         self.names: dict = {}
@@ -257,7 +257,9 @@ class _Gen:
                 used.add("x" if d in self.P else "r")
         shape = self.shape(groups)
         off = " + ".join(terms) if terms else "0"
-        if used != groups or self.tile_2d:  # a 2-D tile needs an offset of its full shape even if a dim is size 1
+        # a 2-D tile needs an offset of its full shape: a size-1 dim of the product has no term
+        partial = self.tile_2d and not all(any(t.startswith(f"{n} * ") for t in terms) for n in self.tile_2d)
+        if used != groups or partial:
             off = f"tl.full({shape}, 0, tl.int64) + {off}" if off != "0" else f"tl.full({shape}, 0, tl.int64)"
         val = env[v]
         if self.vary.get(v, frozenset()) != groups:

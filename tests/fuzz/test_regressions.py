@@ -343,3 +343,64 @@ def test_grown_inputs_whose_eager_backward_raises_are_not_irc_failures():
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend=irc.backend, options={"strict": True})
     assert compare_training(fn, compiled, make_inputs) is None
+
+
+def _diagonal_of_dynamic(make):
+    """Inputs for the two programs below: `make(grow)` with its dims marked dynamic."""
+
+    def make_inputs(grow=0):
+        return [make(grow)]
+
+    return make_inputs
+
+
+@pytest.mark.parametrize("target", targets())
+def test_expand_of_a_symbolic_size_the_shape_env_knows_is_1(target):
+    """diagonal(x, 1, 1, 0) of a dynamic 2x7 input has Min(s1, s0 - 1) = 1 elements; expand(3,) of it broadcasts.
+    tn.expand of `?` to 3 read it as 3 elements (the triton target read zeros past the end; seed 101, 1739 s):
+    the importer now types the size the ShapeEnv knows is 1 as 1."""
+
+    def fn(a0):
+        v2 = torch.asin(torch.diagonal(a0, 1, 1, 0))
+        return -v2.expand(3), -v2
+
+    def make(grow):
+        a0 = torch.linspace(0.125, 0.875, 2 * (2 + grow) * (7 + grow)).reshape(2 + grow, (7 + grow) * 2)  # asin(x) != 0
+        a0 = a0.requires_grad_()[..., ::2]
+        torch._dynamo.maybe_mark_dynamic(a0, 0)
+        torch._dynamo.maybe_mark_dynamic(a0, 1)
+        return a0
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
+    assert compare_training(fn, compiled, _diagonal_of_dynamic(make)) is None
+
+
+@pytest.mark.parametrize("target", targets())
+def test_sum_of_a_static_and_a_symbolic_gradient_keeps_fx_type(target):
+    """The backward adds expand's gradient (static 2) to the diagonal's (`?`, equal to 2 by a guard): the importer
+    built tensor<2xf32> where FX says tensor<?xf32> (seed 101, 1725 s); it now reshapes to FX's type."""
+
+    def fn(a0):
+        v2 = -torch.diagonal(a0, 0, 0, 1)
+        return -v2.expand(2), -v2
+
+    def make(grow):
+        a0 = torch.randint(-8, 9, (2, 2 + grow), generator=torch.Generator().manual_seed(0)).div(8).requires_grad_()
+        torch._dynamo.maybe_mark_dynamic(a0, 1)
+        return a0
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
+    assert compare_training(fn, compiled, _diagonal_of_dynamic(make)) is None
+
+
+def test_irc_opt_fuses_no_nest_into_itself():
+    """`%s = tn.add %s, %b` (an op using its own result; irc-opt runs passes on what it parses) lowers to a nest that
+    loads its own result: fusion took it as its own producer and, once fused nests took the ops of the nests they
+    replace, detached them twice (internal error in fuse-loops; the CI sample of the front-door property)."""
+    text = ("func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {\n"
+            "  %s = tn.add %s, %b : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>\n"
+            "  %r = tn.relu %s : tensor<8xf32>\n  func.return %r : tensor<8xf32>\n}\n")  # fmt: skip
+    code, _, err = run_opt(text, ("--stage", "loop"), timeout=20)
+    assert "internal error" not in err and (code == 0 or LOCATED.search(err)), err
