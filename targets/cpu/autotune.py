@@ -244,6 +244,25 @@ def tune(compiled, executor, use_cache: bool) -> tuple[Choices | None, list[str]
     return Choices(variants, mm_threads) if changed else None, [head, *notes, *(note for _, note in rec["mm"].values())]
 
 
+def whole_program(default, choices: Choices, use_cache: bool, make) -> tuple[bool, str]:
+    """Whether the graph built in `choices` beats the default build as a whole call (a mode is never slower than
+    the default: launches measured one by one may still lose together, to cache or thread effects); `default` is
+    the built default executor, make() a fresh Compiled of the same graph. The verdict is kept in the disk cache."""
+    key = cache.make_key("autotune-whole", VERSION, _key(default.compiled), repr(choices))
+    rec = cache.get_json("autotune", key) if use_cache else None
+    if rec is None:
+        from .executor import Executor
+
+        tuned = make()
+        tuned.build(choices, cache=use_cache)
+        label, note = choose_program({"default": default, "tuned": Executor(tuned)})
+        rec = {"tuned": label == "tuned", "note": note}
+        if use_cache and cache.quiet():
+            cache.put_json("autotune", key, rec)
+        return rec["tuned"], f"whole program: {note} (measured)"
+    return rec["tuned"], f"whole program: {rec['note']} (from the disk cache)"
+
+
 def matmul_key(*parts: str) -> str:
     """The disk-cache key of one graph's generated-or-library matmul choice (parts: its IR, arguments, compiler)."""
     return cache.make_key("autotune-matmul", VERSION, *parts, jit.host().cpu, str(parallel.num_threads()), jit.versions())
@@ -260,6 +279,7 @@ def choose_program(programs: dict) -> tuple[str, str]:
     label = min(times, key=times.get)
     if times[label] >= MARGIN * times[next(iter(times))]:
         label = next(iter(times))
-    what = {"loops": "generated loop nests", "extern": "the library's kernels"}
+    what = {"loops": "generated loop nests", "extern": "the library's kernels", "default": "the default build kept",
+            "tuned": "the tuned build"}
     us = ", ".join(f"{k} {t * 1e6:.1f}" for k, t in times.items())
     return label, f"{what.get(label, label)} (median us per call: {us})"

@@ -4,7 +4,8 @@ A Program is an Executor (executor.py: contexts, argument binding and checks, th
 a graph compiled once for it (compiled.py: specialised, emitted, JITed kernels, the launch plan).
 Modes: under reduce-overhead a static graph's steps also run as JITed launchers (launcher.py: a call
 is then the allocation of its outputs and one or a few ctypes calls); max-autotune first measures
-each launch's variants (autotune.tune returns the choices) and builds again with the fastest.
+each launch's variants (autotune.tune returns the choices) and builds again with the fastest, when that build
+beats the default one as a whole call (autotune.whole_program).
 `python_steps` and `mode_notes` say what a call runs, `extern_paths` which library path each extern
 problem took (filled as calls decide them). `graph` (the report's index) names the profiler events.
 """
@@ -36,8 +37,12 @@ class Program(Executor):
                     choices, tune_notes = autotune.tune(compiled, self, cache)
                 except Exception as e:  # noqa: BLE001 - measuring failed: the default variants stay
                     choices, tune_notes = None, [f"autotune failed ({type(e).__name__}: {e}); default variants"]
-                if choices is not None:  # other widths, tiles or thresholds than the first build's
-                    self.rebuild(choices, cache=cache)
+                if choices is not None:  # other widths, tiles or thresholds than the first build's, if faster as a whole
+                    make = lambda: Compiled(module, args, entry=entry, lanes=lanes, mode=mode)  # noqa: E731
+                    keep, note = autotune.whole_program(self, choices, cache, make)
+                    tune_notes.append(note)
+                    if keep:
+                        self.rebuild(choices, cache=cache)
         error = compiled.launcher_error or self.launcher_error
         self.mode_notes = ([error] if error else launcher.describe(compiled)) + tune_notes
         self.seconds = time.perf_counter() - t0

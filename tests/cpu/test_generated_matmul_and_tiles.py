@@ -167,6 +167,33 @@ def test_max_autotune_measures_tiles_and_keeps_what_it_chose(monkeypatch):
     assert all(f"{t.rows}x{t.cols} " in note for t in autotune.TILES) and "default " in note, note
 
 
+@pytest.mark.parametrize("faster", ["default", "tuned"])
+def test_max_autotune_keeps_the_tuned_build_only_when_the_whole_call_is_faster(monkeypatch, faster):
+    """A mode is never slower than the default: variants chosen launch by launch are kept only when the tuned build
+    beats the default build as a whole call (here the whole-call medians are given: `faster` wins)."""
+    from irc.targets.cpu import autotune
+
+    monkeypatch.setattr(autotune, "MARGIN", 1e9)  # every variant qualifies launch by launch
+    monkeypatch.setattr(autotune, "SMALL_S", 0.0)
+    real = autotune.measure
+
+    def measure(calls, **kw):
+        if set(calls) == {"default", "tuned"}:
+            return {label: 1.0 if label == faster else 2.0 for label in calls}
+        return real(calls, **kw)
+
+    monkeypatch.setattr(autotune, "measure", measure)
+    fn, make = TILED["transpose"]
+    (x,) = make()
+    start = report.mark()
+    f = torch.compile(fn, backend=irc.backend, options={"mode": "max-autotune", "cache": False, "strict": True})
+    torch.testing.assert_close(f(x), fn(x))
+    (g,) = report.reports_since(start).graphs
+    (note,) = [n for n in g.mode_notes if n.startswith("whole program: ")]
+    want = "the default build kept" if faster == "default" else "the tuned build"
+    assert note.startswith(f"whole program: {want} (median us per call: default ") and note.endswith("(measured)"), note
+
+
 def test_max_autotune_chooses_generated_or_library_matmul_once(tmp_path, monkeypatch):
     """A graph of small products is built both ways and measured whole; the choice is kept in the disk cache,
     so a second compile builds only the chosen program."""
@@ -190,7 +217,7 @@ def test_max_autotune_chooses_generated_or_library_matmul_once(tmp_path, monkeyp
             notes.append(next(n for n in g.mode_notes if n.startswith("matmul: ")))
     finally:
         cache.set_dir(None)
-    assert calls == [["extern", "loops"]], calls
+    assert [c for c in calls if c != ["default", "tuned"]] == [["extern", "loops"]], calls  # (and tuned builds, whole)
     assert notes[0].endswith("(measured)") and notes[1].endswith("(from the disk cache)"), notes
     assert notes[0].removesuffix(" (measured)") == notes[1].removesuffix(" (from the disk cache)")
 
