@@ -35,6 +35,8 @@ class GraphReport:
     mode_notes: list[str] = field(default_factory=list)  # cpu: what the mode did (launchers, autotuned choices)
     extern_paths: dict[str, str] = field(default_factory=dict)  # cpu: extern problem -> library path it took (filled by calls)
     kernel_resources: list[str] = field(default_factory=list)  # triton: per kernel and GPU compiled for, registers, spills, shared memory
+    input_writes: int = 0  # inputs the graph writes (AOT autograd's kept input mutations: an optimizer step)
+    in_place_writes: int = 0  # cpu: of those, the ones the program computes in the input's own memory (no copy)
 
     @property
     def native(self) -> bool:
@@ -71,6 +73,8 @@ class GraphReport:
             lines.append(f"  cpu: {self.kernels} JITed kernels{cached}, {len(self.target_fallbacks)} on the reference evaluator")
             for what, reason in self.target_fallbacks:
                 lines.append(f"    reference {what}: {reason}")
+            if self.input_writes:
+                lines.append(f"  writes {self.input_writes} inputs, {self.in_place_writes} of them in place (the others copied after a call)")
             lines.append(f"  mode {self.mode}: a call runs {self.python_steps} Python steps")
             lines += [f"    {note}" for note in self.mode_notes]
             lines += [f"    extern {problem}: {path}" for problem, path in self.extern_paths.items()]
@@ -80,6 +84,8 @@ class GraphReport:
             lines += [f"    {line}" for line in self.kernel_resources]
         elif self.target:
             lines.append(f"  runs on the {self.target} target")
+        if self.input_writes and self.target != "cpu":
+            lines.append(f"  writes {self.input_writes} inputs (copied after a call)")
         times = ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in self.stage_seconds.items())
         lines.append(f"  compile {self.compile_seconds * 1e3:.1f} ms ({times})")
         return "\n".join(lines)

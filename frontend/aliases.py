@@ -68,21 +68,22 @@ def input_views(gm: torch.fx.GraphModule) -> tuple[list[int], Callable[[list], t
     return indices, lambda args: replay(*args)
 
 
-def drop_view_results(module, outputs: list[tuple], aliased: list[int]) -> list[tuple]:
+def drop_view_results(module, outputs: list[tuple], aliased: list[int], writes=()) -> tuple[list[tuple], list[tuple[int, int]]]:
     """The graph's output sources with the outputs at `aliased` (input_views' indices) as ("view", k), and
-    @main made to return only the results another output still takes (renumbered): what only a replayed view
-    took is dead, and tensor-opt removes it."""
+    @main made to return only the results another output or an input write (`writes`: (input, result) pairs)
+    still takes, renumbered, with the writes renumbered: what only a replayed view took is dead, and
+    tensor-opt removes it."""
     outputs = list(outputs)
     for k, i in enumerate(aliased):
         outputs[i] = ("view", k)
     main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
     ret = main.get_return_op()
-    kept = sorted({v for kind, v in outputs if kind == "result"})
+    kept = sorted({v for kind, v in outputs if kind == "result"} | {r for _, r in writes})
     if len(kept) == len(ret.operands):
-        return outputs
+        return outputs, list(writes)
     ret.parent_block().insert_op_before(func.ReturnOp(*[ret.operands[k] for k in kept]), ret)
     ret.detach()
     ret.erase()
     main.update_function_type()
     number = {k: j for j, k in enumerate(kept)}
-    return [(kind, number[v]) if kind == "result" else (kind, v) for kind, v in outputs]
+    return [(kind, number[v]) if kind == "result" else (kind, v) for kind, v in outputs], [(i, number[r]) for i, r in writes]

@@ -52,6 +52,10 @@ def backend(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None
         bw_compiler=compiler("backward"),
         inference_compiler=compiler("inference"),
         decompositions=decomposition_table(),
+        # an inference graph's writes to its inputs (an optimizer step, a cache update) stay in it as copy_: the
+        # program computes the new values (in the inputs' own memory where it can) instead of AOT's runtime
+        # copying each one after the call
+        keep_inference_input_mutations=True,
     )
     try:
         return aot(gm, example_inputs)
@@ -124,14 +128,16 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> 
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     metas = [getattr(o, "meta", {}).get("val") for o in torch.utils._pytree.tree_flatten(out_node.args[0])[0]]
     aliased, views = input_views(gm)
-    result.outputs = drop_view_results(module, result.outputs, aliased)  # the program computes no replayed view
+    # the program computes no replayed view
+    result.outputs, writes = drop_view_results(module, result.outputs, aliased, result.writes)
+    rep.input_writes = len(writes)
     specs = [output_spec(src, meta) for src, meta in zip(result.outputs, metas)]
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     checks = [_result_check(gm, result.constants)] if opts.verify else []
     stable = freezer.values if freezer is not None else ()  # parameters of an inference graph; a training graph has none
-    run = build(module, graph_args(placeholders, result.constants, stable), opts, rep, dump,
+    run = build(module, graph_args(placeholders, result.constants, stable, writes), opts, rep, dump,
                 instruments=checks, output_layouts=lambda m: _record_output_layouts(m, specs, metas))  # fmt: skip
-    return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views)
+    return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views, writes)
 
 
 def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stage, text_of: None, *, instruments=(),

@@ -61,6 +61,10 @@ class ImportResult:
     constants: list[torch.Tensor]
     imported: Counter = field(default_factory=Counter)
     fallbacks: list[Fallback] = field(default_factory=list)
+    # Graph inputs the graph writes (AOT autograd's kept input mutations, `copy_(input, value)`): (input index,
+    # func result holding the value), the results after those of `outputs`. The runtime writes each value into
+    # its input after a call (ArgSpec.written_from).
+    writes: list[tuple[int, int]] = field(default_factory=list)
 
 
 class ImportBuilder:
@@ -169,6 +173,7 @@ class GraphImporter:
         self.env: dict[torch.fx.Node, Any] = {}
         self.imported: Counter = Counter()
         self.fallbacks: list[Fallback] = []
+        self.writes: dict[int, SSAValue] = {}  # input index -> the value copy_ writes into it (the last one)
 
     # -- arguments ----------------------------------------------------------------------------
     def _arg_type(self, val):
@@ -195,6 +200,7 @@ class GraphImporter:
     def run(self) -> ImportResult:
         nodes = list(self.gm.graph.nodes)
         placeholders = [n for n in nodes if n.op == "placeholder"]
+        self.input_index = {n: i for i, n in enumerate(placeholders)}
         inputs = [n.meta.get("val") for n in placeholders]
         constants: list[torch.Tensor] = []
         const_nodes = [n for n in nodes if n.op == "get_attr"]
@@ -233,12 +239,16 @@ class GraphImporter:
             elif node.op not in ("placeholder", "get_attr"):
                 raise GraphUnsupported(f"FX node kind {node.op}")
 
+        writes = []
+        for i, v in self.writes.items():
+            writes.append((i, len(results)))
+            results.append(v)
         ret = func.ReturnOp(*results)
         for op in (*self.symbols.prologue, *self.b.body, ret):
             block.add_op(op)
         main = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in results]), Region(block))
         module = ModuleOp([main])
-        return ImportResult(module, outputs, constants, self.imported, self.fallbacks)
+        return ImportResult(module, outputs, constants, self.imported, self.fallbacks, writes)
 
     def _call(self, node: torch.fx.Node) -> None:
         target = node.target
@@ -254,6 +264,9 @@ class GraphImporter:
             return
         if not isinstance(target, OpOverload):
             raise GraphUnsupported(f"call of {target}")
+        if target is torch.ops.aten.copy_.default and node.args[0].op == "placeholder":
+            self._input_write(node)
+            return
         args, kwargs = self.map_args(node.args), self.map_args(node.kwargs)
         if {overload_name(target), target._schema.name} & self.eager_ops:
             self._fallback(node, "named in options['eager_ops']")
@@ -272,6 +285,18 @@ class GraphImporter:
         self._check(node, out)
         self.env[node] = out
         self.imported[overload_name(target)] += 1
+
+    def _input_write(self, node: torch.fx.Node) -> None:
+        """`copy_(input, src)`: the value (src as the input's dtype and shape) becomes a result the runtime writes
+        into the input; later reads of the input in the graph see it."""
+        dst, src = node.args[0], node.args[1]
+        if not isinstance(self.env.get(dst), SSAValue) or not isinstance(self.env.get(src), SSAValue):
+            raise GraphUnsupported("copy_ into a graph input of a value that is not a tensor")
+        b = self.b
+        value = b.expand(b.convert(self.env[src], b.dtype(self.env[dst])), dst.meta["val"].shape)
+        self.writes[self.input_index[dst]] = value
+        self.env[node] = self.env[dst] = value
+        self.imported[overload_name(node.target)] += 1
 
     def _sym(self, node, val) -> SSAValue:
         try:

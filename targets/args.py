@@ -22,6 +22,10 @@ class ArgSpec:
     # frozen parameter of an inference graph): a library path may keep it prepacked while its version holds.
     # A training graph's weights change every step and its saved activations are new tensors every call.
     stable: bool = False
+    # a tensor the graph writes (AOT autograd's kept input mutation): @main's result of this index holds its new
+    # value, which the runtime writes into it after each call; a target may compute that result in the
+    # argument's own memory instead, where nothing reads the old value after (the CPU target does).
+    written_from: int | None = None
 
     @staticmethod
     def of(value, name: str = "arg") -> ArgSpec:
@@ -40,10 +44,12 @@ def _key(x):
     return int(x)
 
 
-def graph_args(placeholders, constants, stable=()) -> list[ArgSpec]:
+def graph_args(placeholders, constants, stable=(), writes=()) -> list[ArgSpec]:
     """The ArgSpecs of a graph's @main: its FX placeholders (their example values), then the constants the import
-    added; the constants and the placeholders at the positions in `stable` are marked stable."""
+    added; the constants and the placeholders at the positions in `stable` are marked stable; `writes`: (input,
+    result) pairs, the inputs the graph writes and the results holding their new values."""
     names = [n.name for n in placeholders] + [f"constant{i}" for i in range(len(constants))]
     values = [n.meta.get("val") for n in placeholders] + list(constants)
     keep = set(stable) | set(range(len(placeholders), len(values)))
-    return [replace(ArgSpec.of(v, name), stable=i in keep) for i, (v, name) in enumerate(zip(values, names))]
+    written = dict(writes)
+    return [replace(ArgSpec.of(v, name), stable=i in keep, written_from=written.get(i)) for i, (v, name) in enumerate(zip(values, names))]

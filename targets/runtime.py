@@ -1,6 +1,7 @@
 """The host side of a compiled graph: bind arguments, run, and hand back outputs with eager's strides."""
 
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,14 +59,25 @@ def _restride(t: torch.Tensor, spec: OutputSpec) -> torch.Tensor:
     return out if small is t else out.as_strided(t.shape, want)
 
 
+def write_input(dst: torch.Tensor, src: torch.Tensor) -> None:
+    """dst.copy_(src), unless the program computed src in dst's own memory (a target writing the input in place).
+    The version counter stays: AOT autograd's runtime bumps it for the graph's writes that autograd sees."""
+    if src.data_ptr() == dst.data_ptr() and src.stride() == dst.stride() and src.shape == dst.shape:
+        return
+    with torch.no_grad(), nullcontext() if dst.is_inference() else torch.autograd._unsafe_preserve_version_counter(dst):
+        dst.copy_(src)
+
+
 class CompiledGraph:
     """A boxed callable (AOT autograd's convention: one list argument) over an executor of the program."""
 
     _boxed_call = True
 
     def __init__(self, run: Callable[[Sequence[Any]], Sequence[Any]], outputs: list[OutputSpec], constants: list[torch.Tensor],
-                 fresh: Sequence[bool] = (), views: Callable[[list], Sequence[Any]] | None = None):  # fmt: skip
+                 fresh: Sequence[bool] = (), views: Callable[[list], Sequence[Any]] | None = None,
+                 writes: Sequence[tuple[int, int]] = ()):  # fmt: skip
         self.run = run
+        self.writes = list(writes)  # (input, result): after a call the result is written into the input
         self.views = views  # outputs that are views of inputs, made from the inputs themselves (frontend/aliases.py)
         self.outputs = outputs
         self.constants = constants
@@ -80,6 +92,8 @@ class CompiledGraph:
         inputs = list(args)
         args.clear()
         results = self.run([*inputs, *self.constants] if self.constants else inputs)
+        for i, k in self.writes:
+            write_input(inputs[i], results[k])
         views = self.views(inputs) if self.views is not None else ()
         input_storages = None
         out = []

@@ -12,11 +12,12 @@ derived cell computed in order. `ArgSpec` says what the compiled code assumes ab
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 
 from irc.dialects import loop, memory
 from irc.ir.types import torch_dtype
@@ -72,6 +73,7 @@ class Graph:
     steps: list[Step] = field(default_factory=list)
     returns: list = field(default_factory=list)  # Buf | Lin per func.return operand
     kernels: dict[str, loop.NestOp] = field(default_factory=dict)
+    in_place: list[int] = field(default_factory=list)  # inputs whose new values the program writes into them (write_in_place)
 
     def new_cell(self) -> int:
         self.ncells += 1
@@ -254,9 +256,81 @@ _INDEX_OPS = {
 }
 
 
+def write_in_place(g: Graph) -> list[int]:
+    """Each result the runtime writes into an input (ArgSpec.written_from: an optimizer's parameters and states)
+    computed in that input's own memory where that is safe, so the call neither allocates it nor copies it:
+    the result is a whole buffer of the graph with the input's static sizes, strides and dtype; one launch
+    writes it, pointwise (every point of its space once, no reduction), and reads the input, if at all, only at
+    the point it writes; and no step after that launch reads the input. Returns the inputs so written."""
+    done = []
+    for i, spec in enumerate(g.args):
+        k = spec.written_from
+        out = g.returns[k] if k is not None and k < len(g.returns) else None
+        if not isinstance(out, Buf) or g.roots[out.root].kind != "alloc" or g.roots[out.root].buf is not out:
+            continue
+        inp = next((r for r, root in enumerate(g.roots) if root.kind == "input" and root.arg == i), None)
+        if inp is None or out.dtype != spec.dtype or not all(q.static for q in out.sizes + out.strides):
+            continue
+        if tuple(q.const for q in out.sizes) != tuple(spec.sizes) or tuple(q.const for q in out.strides) != tuple(spec.strides):
+            continue
+        touch = [t for t, st in enumerate(g.steps) if any(isinstance(b, Buf) and b.root == out.root for b in st.ins + st.outs)]
+        if not touch or g.steps[touch[0]].kind != "launch" or not any(b.root == out.root for b in g.steps[touch[0]].outs):
+            continue
+        w = touch[0]
+        if any(isinstance(b, Buf) and b.root == inp for st in g.steps[w + 1:] for b in st.ins + st.outs):
+            continue
+        if not _pointwise_over(g, g.steps[w], inp, out):
+            continue
+        _rebind(g, out.root, inp)
+        done.append(i)
+    return done
+
+
+def _pointwise_over(g: Graph, st: Step, inp: int, out: Buf) -> bool:
+    """The launch writes `out` whole at each point of its all-parallel space and reads root `inp` only through
+    buffers laid out as `out`, at that same point (identity maps)."""
+    nest = g.kernels[st.op.callee.root_reference.data]
+    params, bufs = list(nest.parent_block().args), st.ins + st.outs
+    if len(params) != len(bufs) or nest.reduction_dims() or not isinstance(nest.space.data, AffineMap):
+        return False
+    space = [e.value if isinstance(e, AffineConstantExpr) else None for e in nest.extents]
+    writes = [j for j, b in enumerate(bufs) if isinstance(b, Buf) and b.root == out.root]
+    if writes != [len(st.ins) + st.outs.index(out)] or list(params[writes[0]].type.get_shape()) != space:
+        return False
+    same = lambda b: [q.const if q.static else None for q in (*b.sizes, *b.strides, b.offset)]  # noqa: E731
+    for j, b in enumerate(bufs):
+        if not isinstance(b, Buf) or b.root != inp:
+            continue
+        if j >= len(st.ins) or same(b) != same(out):
+            return False
+        for use in params[j].uses:
+            ld = use.operation
+            if not isinstance(ld, loop.LoadOp) or ld.indices or not _identity(ld.map.data, nest.rank):
+                return False
+    return True
+
+
+def _identity(m: AffineMap, rank: int) -> bool:
+    return len(m.results) == rank and all(isinstance(e, AffineDimExpr) and e.position == d for d, e in enumerate(m.results))
+
+
+def _rebind(g: Graph, old: int, new: int) -> None:
+    """Every buffer of root `old` becomes the same buffer of root `new`; `old` is no longer allocated."""
+
+    def move(x):
+        return replace(x, root=new) if isinstance(x, Buf) and x.root == old else x
+
+    g.steps = [st for st in g.steps if not (st.kind == "alloc" and st.root == old)]
+    for st in g.steps:
+        st.ins, st.outs = [move(x) for x in st.ins], [move(x) for x in st.outs]
+    g.returns = [move(x) for x in g.returns]
+
+
 def plan_graph(module: ModuleOp, args: list[ArgSpec], entry: str = "main") -> Graph:
     """Raises Unsupported when @main holds something the CPU runtime does not run."""
-    return Planner(module, args, entry).run()
+    g = Planner(module, args, entry).run()
+    g.in_place = write_in_place(g)
+    return g
 
 
 __all__ = ["Buf", "Graph", "Root", "Step", "plan_graph"]

@@ -74,6 +74,7 @@ class CpuTarget:
         rep.target_fallbacks = list(program.fallbacks)
         rep.mode, rep.python_steps, rep.mode_notes = opts.mode, program.python_steps, list(program.mode_notes)
         rep.extern_paths = program.extern_paths  # the program's own dict: calls fill it as they decide
+        rep.in_place_writes = len(program.g.in_place)
         return program
 
 
