@@ -21,7 +21,7 @@ from irc.dialects import tensor as tn
 
 from .prelude import PRELUDE
 from .source import _Gen
-from .types import Unsupported, compute_type, pointer_type, storage_type
+from .types import Unsupported, compute_type, pointer_type, rounded, storage_type, stored
 
 _NON_EXECUTING = (memory.DimOp, memory.AllocOp, memory.SlotOp, memory.ViewOp, memory.ReshapeOp, memory.ArenaOp, arith.ConstantOp)
 
@@ -138,11 +138,11 @@ def dot_source(name: str, elem, epilogue: func.FuncOp | None = None, operand: in
         f"{ind}    acc += tl.dot(at, bt{precision})",
     ]
     s, c = storage_type(elem), compute_type(elem)
-    lines.append(f"{ind}acc_t = acc" if s == c else f"{ind}acc_t = acc.to({s}).to({c})  # the product's own precision")
+    lines.append(f"{ind}acc_t = acc" if s == c else f"{ind}acc_t = {rounded('acc', s, c)}  # the product's own precision")
     if gen is None:
         cb = "d0 * c_s0 + " if batched else ""
         c1, c2 = ("c_s1", "c_s2") if batched else ("c_s0", "c_s1")
-        lines.append(f"{ind}tl.store(c + {cb}{m} * {c1} + {n} * {c2}, acc_t{'' if s == c else f'.to({s})'}, mask=xmask)")
+        lines.append(f"{ind}tl.store(c + {cb}{m} * {c1} + {n} * {c2}, {stored('acc_t', s, c)}, mask=xmask)")
         return "\n".join(lines) + "\n", [], arg_types
     env: dict = {}
     values = list(gen.nest.yield_op.values)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from xdsl.dialects import arith, math
 
-from .types import Unsupported, compute_type, is_bool, is_float, literal, storage_type, unsigned_type
+from .types import Unsupported, compute_type, is_bool, is_float, literal, rounded, storage_type, unsigned_type
 
 Emit = Callable[..., str]
 
@@ -71,7 +71,7 @@ def _cast(op, x) -> str:
 def _truncf(op, x) -> str:
     """Round to the narrower float, then hold it in its compute type again."""
     s, c = storage_type(op.result.type), compute_type(op.result.type)
-    return f"{x}.to({s})" if s == c else f"{x}.to({s}).to({c})"
+    return f"{x}.to({s})" if s == c else rounded(x, s, c)
 
 
 def _trunci(op, x) -> str:

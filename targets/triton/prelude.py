@@ -38,6 +38,13 @@ def _mod(a, b):  # affine mod: non-negative for a positive divisor
 
 
 @triton.jit
+def _round_bf16(x):  # float32 -> the nearest bfloat16 (ties to even), held in float32: Triton's interpreter
+    b = x.to(tl.uint32, bitcast=True)  # truncates a cast to bfloat16 where torch and the GPU round to nearest
+    r = (b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000
+    return tl.where(x != x, x, r.to(tl.float32, bitcast=True))
+
+
+@triton.jit
 def _maximumf(a, b):  # NaN-propagating
     return tl.where((a > b) | (a != a), a, b)
 

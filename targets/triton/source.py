@@ -34,7 +34,7 @@ from .affine import Printer
 from .ops import emit_op
 from .prelude import PRELUDE
 from .reduce import FLOAT_COMBINE, INT_COMBINE, identity, identity_value, lanes_reduce
-from .types import Unsupported, compute_type, is_float, literal, pointer_type, storage_type
+from .types import Unsupported, compute_type, is_float, literal, pointer_type, storage_type, stored
 
 SINGLE_MAX = 4096  # the widest static row kept whole in registers
 
@@ -264,8 +264,7 @@ class _Gen:
         val = env[v]
         if self.vary.get(v, frozenset()) != groups:
             val = f"tl.broadcast_to({val}, {shape})"
-        if storage_type(t) != compute_type(t):
-            val = f"{val}.to({storage_type(t)})"
+        val = stored(val, storage_type(t), compute_type(t))
         mask = "xmask" if groups == {"x"} else "xmask & rmask"
         lines.append(f"{ind}tl.store({name} + {off}, {val}, mask={mask})")
 

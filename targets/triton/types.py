@@ -39,6 +39,21 @@ def storage_type(t) -> str:
     return compute_type(t)
 
 
+def rounded(x: str, s: str, c: str) -> str:
+    """Triton source of `x` (in compute type c) rounded to the storage type s and held in c again; bfloat16 through
+    the prelude's _round_bf16, which rounds to nearest under the interpreter too (a plain cast there truncates)."""
+    if s == c:
+        return x
+    return f"_round_bf16({x})" if s == "tl.bfloat16" and c == "tl.float32" else f"{x}.to({s}).to({c})"
+
+
+def stored(x: str, s: str, c: str) -> str:
+    """Triton source of `x` (compute type c) as the storage type s, for a store: rounded first, then an exact cast."""
+    if s == c:
+        return x
+    return f"_round_bf16({x}).to({s})" if s == "tl.bfloat16" and c == "tl.float32" else f"{x}.to({s})"
+
+
 # storage dtype -> its name in a Triton signature (triton.compile's ASTSource, ahead-of-time compiles: aot.py)
 _SIGNATURE = {"tl.float16": "fp16", "tl.bfloat16": "bf16", "tl.float32": "fp32", "tl.float64": "fp64", "tl.int1": "i1",
               **{f"tl.{s}int{w}": f"{s[:1] or 'i'}{w}" for s in ("", "u") for w in (8, 16, 32, 64)}}  # fmt: skip
