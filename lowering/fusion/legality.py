@@ -105,41 +105,23 @@ def captured(op: Operation) -> list[SSAValue]:
     return vals
 
 
-def depends_on(later: Operation, earlier: Operation, skip: Operation | None = None, order: BlockOrder | None = None) -> bool:
-    """Is there a def-use path from `earlier` to `later` within their block (not through `skip`)?
-
-    Searched backwards from `later`, only through ops placed after `earlier` (no path leaves them)."""
+def depends_on(later: Operation, earlier: Operation | list[Operation], skip: Operation | None = None,
+               order: BlockOrder | None = None) -> bool:  # fmt: skip
+    """Is there a def-use path from `earlier` (an op, or any op of a list) to `later` within their block (not through
+    `skip`)? One search backwards from `later`, only through ops placed after the first of them (no path leaves them)."""
     block = later.parent_block()
     order = order or BlockOrder(block)
-    if later is skip or not order.before(earlier, later):
-        return False
-    lo = order.pos[earlier]
-    seen, stack = {later}, [later]
-    while stack:
-        for v in captured(stack.pop()):
-            d = v.owner
-            if d is earlier:
-                return True
-            if isinstance(d, Operation) and d not in seen and d is not skip and d.parent is block and order.pos[d] > lo:
-                seen.add(d)
-                stack.append(d)
-    return False
-
-
-def depends_on_any(later: Operation, earlier: list[Operation], order: BlockOrder) -> bool:
-    """depends_on(later, e) for any e in `earlier`, in one backward search (through ops after the first of them)."""
-    cands = {e for e in earlier if e is not later and order.before(e, later)}
-    if not cands:
+    cands = {e for e in (earlier if isinstance(earlier, list) else [earlier]) if order.before(e, later)}
+    if later is skip or not cands:
         return False
     lo = min(order.pos[e] for e in cands)
-    block = later.parent_block()
     seen, stack = {later}, [later]
     while stack:
         for v in captured(stack.pop()):
             d = v.owner
             if d in cands:
                 return True
-            if isinstance(d, Operation) and d not in seen and d.parent is block and order.pos[d] > lo:
+            if isinstance(d, Operation) and d not in seen and d is not skip and d.parent is block and order.pos[d] > lo:
                 seen.add(d)
                 stack.append(d)
     return False
@@ -180,7 +162,7 @@ def why_not_vertical(producer: Operation, consumer: loop.NestOp, order: BlockOrd
     if others:
         ident = _identity(producer, consumer, remap, reduction)
         order = order or BlockOrder(consumer.parent_block())
-        cycle = depends_on_any(consumer, [u for u in others if u.parent_block() is consumer.parent_block()], order)
+        cycle = depends_on(consumer, [u for u in others if u.parent_block() is consumer.parent_block()], order=order)
         if ident is not None and not cycle:
             plan.keep, plan.identity = True, ident
         else:
@@ -280,7 +262,7 @@ def why_not_epilogue(producer: Operation, consumer: loop.NestOp, order: BlockOrd
     block = consumer.parent_block()
     others = [u for r in producer.results for u in users_outside(r, consumer) if u is not consumer and u.parent_block() is block]
     order = order or (BlockOrder(block) if others else None)
-    if any(depends_on(consumer, u, order=order) for u in others):
+    if others and depends_on(consumer, others, order=order):
         return "another user of the producer feeds the consumer"
     return EpiloguePlan(producer, consumer, syms, remap, tuple(dims))
 
