@@ -151,8 +151,8 @@ def test_column_reductions_take_wider_vectors_by_default(cols):
     assert all(ln.plan["lanes"] in (native, 1) for ln in row.launches)
 
 
-def test_max_autotune_measures_tiles_and_keeps_what_it_chose(monkeypatch):
-    """With every variant qualifying, the transposed copy takes a tile (the second round ran) and still matches."""
+def _autotuned_transpose(monkeypatch):
+    """The transposed copy compiled under max-autotune with every variant qualifying; its report, checked against eager."""
     from irc.targets.cpu import autotune
 
     monkeypatch.setattr(autotune, "MARGIN", 1e9)
@@ -163,6 +163,14 @@ def test_max_autotune_measures_tiles_and_keeps_what_it_chose(monkeypatch):
     f = torch.compile(fn, backend=irc.backend, options={"mode": "max-autotune", "cache": False, "strict": True})
     torch.testing.assert_close(f(x), fn(x))
     (g,) = report.reports_since(start).graphs
+    return g
+
+
+def test_max_autotune_measures_tiles_and_keeps_what_it_chose(monkeypatch):
+    """With every variant qualifying, the transposed copy takes a tile (the second round ran) and still matches."""
+    from irc.targets.cpu import autotune
+
+    g = _autotuned_transpose(monkeypatch)
     (note,) = [n for n in g.mode_notes if " tiles, " in n]  # the second round's choice, with every candidate's median
     assert all(f"{t.rows}x{t.cols} " in note for t in autotune.TILES) and "default " in note, note
 
@@ -173,8 +181,6 @@ def test_max_autotune_keeps_the_tuned_build_only_when_the_whole_call_is_faster(m
     beats the default build as a whole call (here the whole-call medians are given: `faster` wins)."""
     from irc.targets.cpu import autotune
 
-    monkeypatch.setattr(autotune, "MARGIN", 1e9)  # every variant qualifies launch by launch
-    monkeypatch.setattr(autotune, "SMALL_S", 0.0)
     real = autotune.measure
 
     def measure(calls, **kw):
@@ -183,12 +189,7 @@ def test_max_autotune_keeps_the_tuned_build_only_when_the_whole_call_is_faster(m
         return real(calls, **kw)
 
     monkeypatch.setattr(autotune, "measure", measure)
-    fn, make = TILED["transpose"]
-    (x,) = make()
-    start = report.mark()
-    f = torch.compile(fn, backend=irc.backend, options={"mode": "max-autotune", "cache": False, "strict": True})
-    torch.testing.assert_close(f(x), fn(x))
-    (g,) = report.reports_since(start).graphs
+    g = _autotuned_transpose(monkeypatch)
     (note,) = [n for n in g.mode_notes if n.startswith("whole program: ")]
     want = "the default build kept" if faster == "default" else "the tuned build"
     assert note.startswith(f"whole program: {want} (median us per call: default ") and note.endswith("(measured)"), note
