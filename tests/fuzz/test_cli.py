@@ -9,6 +9,8 @@ def test_a_clean_run_reports_progress_and_exits_0(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "irc-fuzz: properties front-door" in err and "examples" in err and "failures 0" in err
     assert not (tmp_path / "failures").exists()
+    # the example that ran last stays on disk: a fault that kills the process leaves its program there
+    assert (tmp_path / "running.mlir").read_text().startswith("// irc-opt ")
 
 
 def test_a_failure_is_shrunk_saved_and_replayed(tmp_path, capsys, monkeypatch):

@@ -13,8 +13,9 @@ not re-reported. Exit code 0 when nothing new failed, 1 otherwise.
 
 import argparse
 import hashlib
-import re
+import faulthandler
 import os
+import re
 import sys
 import time
 from collections import Counter
@@ -55,6 +56,12 @@ class Campaign:
         return time.monotonic() - self.start
 
     # -- one example ------------------------------------------------------------------------------
+    def running(self, suffix: str, text) -> None:
+        """The example about to run, in CORPUS/running.<suffix>: a fault that kills the whole process (a kernel
+        reading outside its memory) leaves the program that caused it there, and faulthandler its stack."""
+        self.corpus.mkdir(parents=True, exist_ok=True)
+        (self.corpus / f"running.{suffix}").write_text(text())
+
     def guard(self):
         self.stats["examples"] += 1
         self.progress()
@@ -77,9 +84,11 @@ class Campaign:
         raise f
 
     def program_body(self, p):
+        from .programs import source
         from .properties import FuzzFailure, Inconclusive, check_program
 
         self.guard()
+        self.running("py", lambda: source(p))
         try:
             check_program(p, passes=not self.args.no_passes, only=self.targets, timeout=self.args.timeout)
             self.stats["ok"] += 1
@@ -93,6 +102,7 @@ class Campaign:
         from .frontdoor import FrontDoorFailure, check_front_door
 
         self.guard()
+        self.running("mlir", lambda: f"// irc-opt {' '.join(flags)}\n{text}")
         try:
             check_front_door(text, flags)
             self.stats["ok"] += 1
@@ -235,6 +245,11 @@ def main(argv=None) -> int:
     import warnings
 
     args = parser().parse_args(argv)
+    if not faulthandler.is_enabled():  # a segmentation fault prints the Python stack (the example: CORPUS/running.*)
+        try:
+            faulthandler.enable()
+        except (OSError, ValueError):  # stderr is not a file (captured): the running example is still on disk
+            pass
     args.property = args.property or list(PROPERTIES)
     warnings.filterwarnings("ignore")
     import logging
