@@ -62,7 +62,7 @@ def _restride(t: torch.Tensor, spec: OutputSpec) -> torch.Tensor:
 def write_input(dst: torch.Tensor, src: torch.Tensor) -> None:
     """dst.copy_(src), unless the program computed src in dst's own memory (a target writing the input in place).
     The version counter stays: AOT autograd's runtime bumps it for the graph's writes that autograd sees."""
-    if src.data_ptr() == dst.data_ptr() and src.stride() == dst.stride() and src.shape == dst.shape:
+    if src is dst or (src.data_ptr() == dst.data_ptr() and src.stride() == dst.stride() and src.shape == dst.shape):
         return
     with torch.no_grad(), nullcontext() if dst.is_inference() else torch.autograd._unsafe_preserve_version_counter(dst):
         dst.copy_(src)

@@ -47,7 +47,7 @@ class Root:
     cell: int  # the cell holding its address
     arg: int | None = None  # input: the argument index
     nbytes: int = 0  # arena
-    buf: Buf | None = None  # alloc: the whole buffer
+    buf: Buf | None = None  # alloc: the whole buffer; input: the result that is the whole input (write_in_place)
 
 
 @dataclass
@@ -282,6 +282,7 @@ def write_in_place(g: Graph) -> list[int]:
         if not _pointwise_over(g, g.steps[w], inp, out):
             continue
         _rebind(g, out.root, inp)
+        g.roots[inp].buf = g.returns[k]  # the result is the whole input: a call returns the argument itself
         done.append(i)
     return done
 
