@@ -1,5 +1,5 @@
-"""A damaged disk cache costs a rebuild, never the process: every kind of entry (obj, mem, autotune, layout,
-Triton source) damaged every way, two processes racing to fill one cache, a directory others may write.
+"""A damaged disk cache costs a rebuild, never the process: every kind of entry (obj, mem, mem-ir: the mem stage's
+binary form, autotune, layout, Triton source) damaged every way, two processes racing to fill one cache, a directory others may write.
 
 Each child process compiles the same three graphs (a convolution: obj, mem, layout; a max-autotune linear:
 autotune; a Triton kernel: triton source), checks their results against eager and prints the warnings
@@ -42,7 +42,7 @@ with torch.no_grad():
         torch.testing.assert_close(f(a), fn(a), rtol=1e-4, atol=1e-4)
 print(json.dumps(warnings))
 """
-KINDS = ("obj", "mem", "autotune", "layout", "triton")
+KINDS = ("obj", "mem", "mem-ir", "autotune", "layout", "triton")
 ROOT = Path(__file__).resolve().parents[2]
 
 
