@@ -24,7 +24,21 @@ class KnownBug:
 
 
 KNOWN: tuple[KnownBug, ...] = (
+    KnownBug(
+        "nansum-over-no-dims-backward",
+        "torch's nansum decomposition (core_aten_decompositions; inductor fails the same way): a training graph of "
+        "nansum(x, dim=()) fails in AOT autograd's trace; a decomposition written in irc failed the same way",
+        r"shape '\[[0-9, ]*\]' is invalid for input of size 1",
+        kinds=("crash",),
+        also=lambda f: "nansum" in _source(f),
+    ),
 )
+
+
+def _source(f: FuzzFailure) -> str:
+    from .programs import source
+
+    return source(f.program) if getattr(f, "program", None) is not None else ""
 
 
 def known(f: FuzzFailure) -> KnownBug | None:
