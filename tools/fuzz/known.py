@@ -1,6 +1,6 @@
 """Open bugs the fuzzer found in code other engineers own: a failure matching one is counted, not re-reported.
 
-Each entry has a regression test in tests/fuzz/test_regressions.py marked xfail(strict=True): when
+Each entry has a regression test in tests/fuzz/test_regressions*.py marked xfail(strict=True): when
 the bug is fixed the test passes unexpectedly and fails the suite, the reminder to delete the entry here.
 """
 
