@@ -148,3 +148,16 @@ def test_the_nansum_failure_is_counted_as_known():
     message = "irc on target 'cpu' raised RuntimeError: shape '[2, 2]' is invalid for input of size 1"
     assert known(FuzzFailure("crash", message, program("torch.nansum({0}, dim=(), keepdim=False)"))) is not None
     assert known(FuzzFailure("crash", message, program("torch.sum({0}, dim=())"))) is None
+
+
+def test_a_difference_aot_eager_makes_too_is_not_irc_s(tmp_path):
+    """flatten of an expanded input with a dynamic dim, in training: the output aliases the input and AOT autograd
+    regenerates it with as_strided, whose backward on overlapping memory gives other gradients than eager's
+    (seed 201, 712 s). torch.compile with aot_eager gives the same: the property calls it inconclusive."""
+    from irc.tools.fuzz.programs import Input, Op, Program
+    from irc.tools.fuzz.properties import Inconclusive, compile_on
+
+    p = Program((Input((2, 2, 1), layout="expanded", expanded=(0, 1), dynamic=(0,), grad=True, seed=1),),
+                (Op("flatten", (0,), "{0}.flatten(0, 1)"),), (1,), training=True)  # fmt: skip
+    with pytest.raises(Inconclusive, match="aot_eager gives irc's results"):
+        compile_on(p, "cpu", tmp_path)
