@@ -138,3 +138,19 @@ def test_write_with_dynamic_sizes():
             b = a.clone()
             torch.testing.assert_close(compiled(b), a.add_(1).mean())
             torch.testing.assert_close(b, a)
+
+
+@pytest.mark.parametrize("mode", ["reduce-overhead", "max-autotune"])
+def test_compiled_optimizer_step_in_place_under_every_mode(mode):
+    """The launchers of reduce-overhead and max-autotune run the in-place writes too (one Python step per call)."""
+    (pe, oe), (pc, oc) = _twins(OPTIMIZERS["adamw"], [(7, 13), (13,), ()])
+    mark = irc.report.mark()
+    step = compile_irc(oc.step, mode=mode)
+    with torch.no_grad():
+        for _ in range(3):
+            oe.step()
+            step()
+    for a, b in zip(pe, pc):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+    (g,) = irc.report.reports_since(mark).graphs
+    assert g.input_writes == g.in_place_writes >= len(pe) and g.python_steps == 1, str(g)
