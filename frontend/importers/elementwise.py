@@ -180,6 +180,12 @@ def import_to_copy(b, node, x, *, dtype=None, layout=None, device=None, pin_memo
     return b.convert(x, out_dtype(node))
 
 
+@imports(torch.ops.prims.convert_element_type.default)
+def import_convert_element_type(b, node, x, dtype):
+    """What Dynamo writes for math on a symbolic size (math.sqrt(x.shape[-1]): f32 -> f64, sqrt, -> f32)."""
+    return b.convert(x, out_dtype(node))
+
+
 @imports(aten.clone.default, aten.alias.default, aten.lift_fresh_copy.default, aten.detach.default)
 def import_identity(b, node, x, *, memory_format=None):
     return x
