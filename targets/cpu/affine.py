@@ -82,7 +82,11 @@ class Lin:
         return None
 
     def eval(self, cells) -> int:
-        return self.const + sum(k * cells[c] for c, k in self.terms)
+        terms = self.terms
+        if len(terms) == 1:  # the common case of a dynamic graph's per-call sizes: no generator
+            c, k = terms[0]
+            return self.const + k * cells[c]
+        return self.const + sum(k * cells[c] for c, k in terms) if terms else self.const
 
     def cells(self) -> set[int]:
         return {c for c, _ in self.terms}
