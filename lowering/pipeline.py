@@ -11,7 +11,6 @@ same passes for the same options. A target then compiles the mem stage (targets/
 import functools
 import hashlib
 import json
-import pickle
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -239,9 +238,13 @@ def _to_cache(module: ModuleOp, key: str, lowered: Lowered) -> None:
     """The mem stage as text (what a reader and the fallback see) and in its binary form."""
     try:
         value = {"mem": print_module(module), "lowered": json.loads(json.dumps(asdict(lowered)))}
-        binary = json.dumps(value["lowered"]).encode() + b"\n" + dump_module(module)
-    except (TypeError, ValueError, RecursionError, pickle.PicklingError) as e:
+    except (TypeError, ValueError) as e:
         cache_log.info("mem stage not cached (%s)", e)
         return
     cache.put_json("mem", key, value)
+    try:
+        binary = json.dumps(value["lowered"]).encode() + b"\n" + dump_module(module)
+    except Exception as e:  # noqa: BLE001 - (a thread that cannot start, an object that does not pickle): the text serves
+        cache_log.info("mem stage's binary form not cached (%s)", e)
+        return
     cache.put("mem-ir", cache.make_key(key, BINARY_VERSION), binary)
