@@ -81,6 +81,10 @@ class Bufferizer:
         self.ops: list[Operation] = []
         self.outputs = {v for v in main.body.block.last_op.operands if isinstance(v.type, TensorType)}
         self.outputs |= {v.owner.source for v in self.outputs if isinstance(v.owner, loop.ViewOp)}  # owns_view's
+        for v in list(self.outputs):  # a returned reshape is a view of its input: that buffer is an output too
+            while isinstance(v.owner, tn.ReshapeOp):
+                v = v.owner.input
+                self.outputs.add(v)
 
     def emit(self, op: Operation) -> Operation:
         self.ops.append(op)

@@ -161,3 +161,22 @@ def test_a_difference_aot_eager_makes_too_is_not_irc_s(tmp_path):
                 (Op("flatten", (0,), "{0}.flatten(0, 1)"),), (1,), training=True)  # fmt: skip
     with pytest.raises(Inconclusive, match="aot_eager gives irc's results"):
         compile_on(p, "cpu", tmp_path)
+
+
+@pytest.mark.parametrize("target", targets())
+def test_a_returned_reshape_keeps_its_source_alive(target):
+    """stack (a cat the cpu target runs as an extern for uint8, then a reshape) returned while later ops run: the
+    cat's buffer was an arena slot the next op reused, so the returned view read the neg's values (237 for 19;
+    seed 201, 2195 s). A returned reshape's source is now an output buffer of its own."""
+    from irc.tools.fuzz.oracle import compare
+
+    def fn(a0, a1, a2):
+        v3 = torch.index_select(a0, 0, a1)
+        return torch.stack([v3, a2], dim=0), torch.neg(torch.neg(v3))
+
+    def make_inputs():
+        return [torch.tensor([19, 7], dtype=torch.uint8), torch.tensor([0, 1, 0]), torch.tensor([1, 2, 3], dtype=torch.uint8)]
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
+    assert compare(fn, compiled, make_inputs) is None
