@@ -277,13 +277,15 @@ def _powf(a, b):  # torch.pow: negative bases with integral exponents, x**0 == 1
 
 
 @triton.jit
-def _ipowi(a, b):  # exact integer power by squaring over the exponent's bits
-    r = a * 0 + b * 0 + 1
+def _ipowi(a, b):  # exact integer power by squaring over the exponent's bits; a negative exponent as torch's
+    r = a * 0 + b * 0 + 1  # kernel gives it: 1 for a base of 1, +-1 for -1 (by the exponent's parity), else 0
     base = a + b * 0
-    e = b
+    e = tl.where(b < 0, 0, b)
     for _ in tl.static_range(64):
         r = tl.where((e & 1) != 0, r * base, r)
         base = base * base
         e = e >> 1
-    return r
+    one = r * 0 + 1
+    negative = tl.where(a == 1, one, tl.where(a == -1, tl.where((b & 1) != 0, -one, one), one * 0))
+    return tl.where(b < 0, negative, r)
 '''

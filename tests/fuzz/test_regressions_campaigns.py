@@ -180,3 +180,20 @@ def test_a_returned_reshape_keeps_its_source_alive(target):
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
     assert compare(fn, compiled, make_inputs) is None
+
+
+@pytest.mark.parametrize("target", targets())
+def test_integer_power_with_negative_exponents(target):
+    """int32 x ** x with negative exponents: torch's kernel gives 0, or +-1 for a base of +-1; the triton target's
+    square-and-multiply shifted a negative exponent forever (-1749801491 for 0; seed 201, 2008 s)."""
+    from irc.tools.fuzz.oracle import compare
+
+    def fn(a0):
+        return (a0 ** a0,)
+
+    def make_inputs():
+        return [torch.tensor([[-3, -1, 0, 1], [2, -2, 5, -5]], dtype=torch.int32)]
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
+    assert compare(fn, compiled, make_inputs) is None
