@@ -79,8 +79,10 @@ def reorder_dims(nest: loop.NestOp, order: tuple[int, ...]) -> loop.NestOp:
 
 
 def _eligible(v: SSAValue, order, ret) -> bool:
+    """A permutation of the result's dims (irc-opt's input may say anything) over a nest this pass may reorder."""
     nest = v.owner
-    return (isinstance(nest, loop.NestOp) and len(nest.res) == 1 and not nest.reduction_dims()
+    return (sorted(order) == list(range(len(order))) and isinstance(nest, loop.NestOp) and len(nest.res) == 1
+            and not nest.reduction_dims()
             and nest.rank == len(order) == len(v.type.get_shape()) and DYN not in v.type.get_shape()
             and [u.operation for u in v.uses] == [ret])  # fmt: skip
 
