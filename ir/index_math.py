@@ -104,6 +104,8 @@ class Bounds(Arith[Interval]):
 
     def mul(self, a, b):
         for x, (c, c2) in ((a, b), (b, a)):  # the usual case: times a constant
+            if c == c2 == 0:  # 0 times anything, an unbounded factor too (inf * 0 would be nan)
+                return 0, 0
             if c == c2 and abs(c) != INF:
                 return (x[0] * c, x[1] * c) if c >= 0 else (x[1] * c, x[0] * c)
         return -INF, INF

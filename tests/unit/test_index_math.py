@@ -206,3 +206,10 @@ def test_cpu_llvm_code_computes_the_value(e, dims, sym):
     b.ret(ir.Constant(i64, x) if isinstance(x, int) else x)
     f = compile_module(module, use_cache=False).function("f", ctypes.c_int64, *[ctypes.c_int64] * (DIMS + SYMS))
     assert f(*dims, sym) == e.eval(dims, [sym])
+
+
+def test_bounds_of_zero_times_an_unbounded_product():
+    """0 * (d0 * d0): the product of two dims has no bound, and inf * 0 gave nan bounds (a Hypothesis example)."""
+    square = AffineBinaryOpExpr(AffineBinaryOpKind.Mul, AffineDimExpr(0), AffineDimExpr(0))
+    e = AffineBinaryOpExpr(AffineBinaryOpKind.Mul, AffineConstantExpr(0), square)
+    assert bounds(e, [(0, 1), (0, 0)], [(0, 0)]) == (0, 0)
