@@ -48,10 +48,16 @@ class TritonKernel:
 
 
 def flatten(params, values) -> list:
-    """Kernel arguments for func arguments: a buffer is its tensor, sizes and strides; an index is an int."""
+    """Kernel arguments for func arguments: a buffer is its tensor, sizes and strides; an index is an int.
+
+    An empty buffer is passed as one zero element with every stride 0: a kernel may load from it where the value
+    is discarded (a select arm, the loop dialect's rule), and its own storage has no element to read (under the
+    interpreter such a load of an empty tensor faulted the process)."""
     out = []
     for (kind, _), v in zip(params, values):
-        if kind == "buffer":
+        if kind == "buffer" and v.numel() == 0:
+            out += [torch.zeros(1, dtype=v.dtype, device=v.device), *v.shape, *[0] * v.dim()]
+        elif kind == "buffer":
             out += [v, *v.shape, *v.stride()]
         else:
             out.append(int(v))

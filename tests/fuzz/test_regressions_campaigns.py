@@ -206,3 +206,27 @@ def test_irc_opt_output_layout_that_is_no_permutation():
             "  %r = tn.relu %x : tensor<2x3x4x5xf32>\n  func.return %r : tensor<2x3x4x5xf32>\n}\n")  # fmt: skip
     code, _, err = run_opt(text, ("--stage", "loop"), timeout=20)
     assert "internal error" not in err and (code == 0 or LOCATED.search(err)), err
+
+
+@pytest.mark.parametrize("target", targets())
+def test_a_kernel_reading_an_empty_tensor_does_not_fault(target):
+    """The backward of narrow(x, 2, 0, 0) fused with rms_norm's loads the empty tensor in a discarded select arm;
+    under the Triton interpreter that load read through the empty tensor's pointer and killed the process
+    (segmentation fault; seed 201, 2860 s, found through CORPUS/running.py). Empty buffers are now passed as one
+    zero element with strides 0."""
+
+    def fn(a0, a1, a2):
+        v3 = a0.narrow(2, 0, 0)
+        v5 = (t := v3.clone(), t[:, :, :, 2:].relu_(), t)[2]
+        return v5, F.linear(F.rms_norm(a0, (2, 1, 4), eps=1e-3), a1, a2)
+
+    def make_inputs():
+        g = torch.Generator().manual_seed(0)
+        a0 = torch.randint(-24, 25, (4, 2, 1, 4), generator=g).div(8).to(torch.bfloat16).requires_grad_()[1:]
+        a1 = torch.randint(-24, 25, (1, 8), generator=g).div(8).to(torch.bfloat16).requires_grad_()[..., ::2]
+        a2 = torch.randint(-24, 25, (1,), generator=g).div(8).to(torch.bfloat16).requires_grad_()
+        return [a0, a1, a2]
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
+    assert compare_training(fn, compiled, make_inputs) is None
