@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -88,6 +89,18 @@ def make_key(*parts: str | bytes) -> str:
         b = p.encode() if isinstance(p, str) else p
         h.update(len(b).to_bytes(8, "little"))
         h.update(b)
+    return h.hexdigest()
+
+
+@functools.cache
+def sources(*folders: str) -> str:
+    """A hash of irc's sources under `folders` (relative to the package): an entry derived by that code is reused
+    only by the very code that wrote it."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for folder in folders:
+        for p in sorted((root / folder).rglob("*.py")):
+            h.update(p.read_bytes())
     return h.hexdigest()
 
 

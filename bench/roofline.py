@@ -94,8 +94,8 @@ def capture():
     found: dict[int, list] = {}  # id(program) -> [program, args or None]
     compile_, bind = CpuTarget.compile, Executor.bind
 
-    def compile_hook(self, module, args, opts, rep):
-        program = compile_(self, module, args, opts, rep)
+    def compile_hook(self, module, args, opts, rep, key=None):
+        program = compile_(self, module, args, opts, rep, key)
         found[id(program)] = [program, None]
         return program
 

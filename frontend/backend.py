@@ -6,6 +6,7 @@ runs when a stage fails), so a reader follows one graph from here to a kernel la
 """
 
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import torch.fx
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
-from irc import cache, report, targets
+from irc import cache, lifetime, report, targets
 from irc.dialects import ALL_DIALECTS
 from irc.ir import make_context, parse_module, print_module
 from irc.ir.check import ResultMismatch
@@ -28,7 +29,7 @@ from irc.targets import TargetError
 from irc.targets.args import graph_args
 from irc.targets.runtime import CompiledGraph, output_spec
 
-from . import compile_log
+from . import compile_log, warm
 from .aliases import drop_view_results, input_views
 from .decompositions import decomposition_table
 from .freeze import plan as plan_freeze, static_inputs
@@ -58,7 +59,8 @@ def backend(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None
         keep_inference_input_mutations=True,
     )
     try:
-        return aot(gm, example_inputs)
+        with lifetime.compiling():
+            return aot(gm, example_inputs)
     except Exception as e:  # AOT autograd itself failed: keep the user's program running
         if opts.strict:
             raise
@@ -73,7 +75,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, opts: Options, kind:
     rep.nodes = sum(1 for n in gm.graph.nodes if n.op == "call_function")
     dump = _dumper(opts, rep)
     dump("fx", lambda: gm.print_readable(print_output=False))
-    with Progress(compile_log.graph_name(rep)):  # a line on stderr when this takes over a second
+    with Progress(compile_log.graph_name(rep)), lifetime.compiling():  # a line on stderr when this takes over a second
         try:
             freezer = plan_freeze(gm, opts, kind, static, n_inputs)
             compiled = _compile(gm, opts, rep, dump, freezer)
@@ -113,7 +115,11 @@ def _record_output_layouts(module, specs, metas) -> None:
 
 
 def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> CompiledGraph:
-    """FX -> tn (import, freezing), then `build`; the outputs as eager lays them out."""
+    """FX -> tn (import, freezing), then `build`; the outputs as eager lays them out. A graph compiled before (same
+    FX graph, sizes and options; frontend/warm.py) starts from its cached mem stage instead."""
+    graph_key = warm.key(gm, rep.kind, opts) if freezer is None else None
+    if graph_key is not None and (compiled := _warm_start(gm, graph_key, opts, rep)) is not None:
+        return compiled
     t0 = time.perf_counter()
     result = import_graph(gm, opts.eager_ops)
     module = result.module
@@ -125,9 +131,7 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> 
         result.constants = freezer.apply(module, result.constants, rep)
         dump("freeze", lambda: print_module(module))
 
-    out_node = next(n for n in gm.graph.nodes if n.op == "output")
-    metas = [getattr(o, "meta", {}).get("val") for o in torch.utils._pytree.tree_flatten(out_node.args[0])[0]]
-    aliased, views = input_views(gm)
+    metas, aliased, views = _outputs(gm)
     # the program computes no replayed view
     result.outputs, writes = drop_view_results(module, result.outputs, aliased, result.writes)
     rep.input_writes = len(writes)
@@ -135,19 +139,65 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> 
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     checks = [_result_check(gm, result.constants)] if opts.verify else []
     stable = freezer.values if freezer is not None else ()  # parameters of an inference graph; a training graph has none
+    built: dict[str, str] = {}
     run = build(module, graph_args(placeholders, result.constants, stable, writes), opts, rep, dump,
-                instruments=checks, output_layouts=lambda m: _record_output_layouts(m, specs, metas))  # fmt: skip
+                instruments=checks, output_layouts=lambda m: _record_output_layouts(m, specs, metas), built=built)  # fmt: skip
+    if graph_key is not None and built:
+        warm.remember(graph_key, warm.Record(built["mem_key"], built["matmul"], result.outputs, writes, dict(rep.imported),
+                                             [(str(t), r) for t, r in rep.fallbacks], rep.attention, rep.layouts))  # fmt: skip
     return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views, writes)
 
 
+def _outputs(gm):
+    """The example values of the graph's outputs, and the outputs that are views of its inputs (aliases.input_views)."""
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    metas = [getattr(o, "meta", {}).get("val") for o in torch.utils._pytree.tree_flatten(out_node.args[0])[0]]
+    return metas, *input_views(gm)
+
+
+def _warm_start(gm, graph_key: str, opts: Options, rep: report.GraphReport) -> CompiledGraph | None:
+    """The graph from its warm-start record and cached mem stage, or None (no record, an evicted mem stage, a
+    target that fails on it: the caller compiles)."""
+    rec = warm.recall(graph_key)
+    if rec is None:
+        return None
+    t0 = time.perf_counter()
+    found = pipeline.cached(rec.mem_key, rec.matmul)
+    if found is None:
+        return None
+    mem, done = found
+    constants = [getattr(gm, n.target) for n in gm.graph.nodes if n.op == "get_attr"]
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    try:
+        run = targets.get(opts.target).compile(mem, graph_args(placeholders, constants, (), rec.writes), opts, rep, key=done.key)
+    except Exception as e:  # noqa: BLE001 - compiled afresh instead
+        cache.log.warning("warm start of graph %d failed (%s); compiling it", rep.index, e)
+        return None
+    rep.stage_seconds["warm start"] = time.perf_counter() - t0 - rep.stage_seconds.get("llvm", 0.0)
+    rep.imported, rep.fallbacks = Counter(rec.imported), list(rec.fallbacks)
+    rep.attention, rep.layouts, rep.input_writes = rec.attention, list(rec.layouts), len(rec.writes)
+    _report_lowered(rep, done.lowered)
+    metas, _, views = _outputs(gm)
+    specs = [output_spec(src, meta) for src, meta in zip(rec.outputs, metas)]
+    return CompiledGraph(run, specs, constants, getattr(run, "fresh", ()), views, rec.writes)
+
+
+def _report_lowered(rep: report.GraphReport, low) -> None:
+    rep.fused_kernels, rep.externs = low.kernels, list(low.externs)
+    rep.planned_peak_bytes, rep.intermediate_bytes = low.arena_bytes, low.intermediate_bytes
+    rep.fusion_refusals = list(low.refusals)
+
+
 def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stage, text_of: None, *, instruments=(),
-          output_layouts=lambda module: None):  # fmt: skip
+          output_layouts=lambda module: None, built: dict[str, str] | None = None):  # fmt: skip
     """A tensor-stage module (consumed) -> a runnable graph: tensor-opt, then the target's stage
     (lowering/pipeline.run), then the target's compile (targets.get(opts.target)).
 
     The fallback policy: a pass that fails in tensor-opt fails the graph (the caller runs it eagerly); one
     that fails in loop or mem sends the graph to the reference target at tensor-opt; a target that cannot
-    take the mem stage leaves it to the reference at the mem stage. options={"strict": True} raises instead."""
+    take the mem stage leaves it to the reference at the mem stage. options={"strict": True} raises instead.
+    `built`, when given, receives the mem stage's cache key and the matmul lowering of a graph that ran on its
+    target (what a warm-start record keeps)."""
     target = targets.get(opts.target)
     plan = Plan(attention=opts.attention, layout=opts.layout,
                 conv_timer=target.conv_timer(opts) if opts.layout == "auto" else None)  # fmt: skip
@@ -179,9 +229,9 @@ def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stag
     def lower_and_compile(matmul: str, rep: report.GraphReport):
         progress_stage("loop+mem")
         mem = module_copy()
+        cache_key = cache.make_key(text, repr(args)) if use_cache else None
         try:
-            done = pipeline.run(mem, replace(plan, matmul=matmul), start="tensor-opt", dump=stage_dump,
-                                cache_key=cache.make_key(text, repr(args)) if use_cache else None)  # fmt: skip
+            done = pipeline.run(mem, replace(plan, matmul=matmul), start="tensor-opt", dump=stage_dump, cache_key=cache_key)
         except Exception as e:  # a lowering bug: the graph still runs, on the reference at tensor-opt
             if opts.strict:
                 raise
@@ -190,12 +240,12 @@ def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stag
             return None
         rep.stage_seconds["mem (cached)" if done.cached else "loop+mem"] = sum(done.seconds.values())
         compile_log.passes(rep, done.pass_seconds)
-        low = done.lowered
-        rep.fused_kernels, rep.externs = low.kernels, list(low.externs)
-        rep.planned_peak_bytes, rep.intermediate_bytes = low.arena_bytes, low.intermediate_bytes
-        rep.fusion_refusals = list(low.refusals)
+        _report_lowered(rep, done.lowered)
         try:
-            return target.compile(mem, args, opts, rep)
+            run = target.compile(mem, args, opts, rep, key=done.key)
+            if built is not None and cache_key is not None:
+                built.update(mem_key=cache_key, matmul=matmul)
+            return run
         except TargetError as e:  # the target cannot take this @main: the mem-stage reference runs it
             if opts.strict:
                 raise

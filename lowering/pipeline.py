@@ -8,13 +8,10 @@ stages. The backend, irc-opt, irc-fuzz and the tests all call it (or `Plan.passe
 same passes for the same options. A target then compiles the mem stage (targets/).
 """
 
-import functools
-import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
@@ -124,6 +121,7 @@ class Result:
     pass_seconds: dict[str, float] = field(default_factory=dict)  # pass -> seconds
     lowered: Lowered | None = None  # when the run reached the mem stage
     cached: bool = False  # the mem stage came from the disk cache
+    key: str | None = None  # the mem stage's disk-cache key (given a cache_key): a key of its content for the target
 
 
 Dump = Callable[[str, ModuleOp], None]
@@ -140,7 +138,8 @@ def run(module: ModuleOp, plan: Plan = Plan(), *, start: str = "tensor", stop: s
     timing = PassTiming()
     out = Result()
     i, j = STAGE_ORDER.index(start), STAGE_ORDER.index(stop)
-    key = cache.make_key("mem", cache_key, plan.matmul, sources_fingerprint()) if cache_key is not None and stop == "mem" else None
+    key = _mem_key(cache_key, plan.matmul) if cache_key is not None and stop == "mem" else None
+    out.key = key
     if key is not None and _from_cache(module, key, out):
         if dump is not None:
             dump("mem", module)
@@ -180,16 +179,22 @@ def _summarise(module: ModuleOp, stage: str, out: Lowered) -> Lowered:
     return out
 
 
-@functools.cache
 def sources_fingerprint() -> str:
     """A hash of the sources the mem stage depends on (ir, dialects, lowering, frontend): a cached mem stage
     is reused only by the very compiler that produced it."""
-    root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256()
-    for part in ("ir", "dialects", "lowering", "frontend"):
-        for p in sorted((root / part).rglob("*.py")):
-            h.update(p.read_bytes())
-    return h.hexdigest()
+    return cache.sources("ir", "dialects", "lowering", "frontend")
+
+
+def _mem_key(cache_key: str, matmul: str) -> str:
+    return cache.make_key("mem", cache_key, matmul, sources_fingerprint())
+
+
+def cached(cache_key: str, matmul: str = "extern") -> tuple[ModuleOp, Result] | None:
+    """The mem stage `run(..., cache_key=cache_key)` left in the disk cache (for `Plan(matmul=matmul)`), with its
+    Result; None when the cache does not hold it. A warm start's way to the mem stage (frontend/warm.py)."""
+    key = _mem_key(cache_key, matmul)
+    module, out = ModuleOp([]), Result(key=key)
+    return (module, out) if _from_cache(module, key, out) else None
 
 
 def _from_cache(module: ModuleOp, key: str, out: Result) -> bool:

@@ -62,8 +62,8 @@ def _abs(b, x):
 def _sign(b, x):
     if x.type == i1:
         return x
-    zero = b.like(0, x)
-    neg = b.select(b.cmp("lt", x, zero), b.like(-1, x), x if is_float(x.type) else zero)
+    zero = b.like(0, x)  # torch: sign(nan) and sign(-0.0) are +0.0
+    neg = b.select(b.cmp("lt", x, zero), b.like(-1, x), zero)
     return b.select(b.cmp("gt", x, zero), b.like(1, x), neg)
 
 

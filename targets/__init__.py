@@ -39,8 +39,10 @@ class Target(Protocol):
         tensor-opt module ("extern": the library's, "loops": generated). Usually one call; cpu max-autotune
         builds both for graphs of small products and keeps the faster whole graph."""
 
-    def compile(self, module: ModuleOp, args: list[ArgSpec], opts: Options, rep: report.GraphReport) -> Run:
-        """A runnable graph; raises TargetError when the target cannot take it."""
+    def compile(self, module: ModuleOp, args: list[ArgSpec], opts: Options, rep: report.GraphReport,
+                key: str | None = None) -> Run:  # fmt: skip
+        """A runnable graph; raises TargetError when the target cannot take it. `key`, when given, is a disk-cache
+        key of the module's content (the mem stage's), under which the target may keep what it derives from it."""
 
 
 def get(name: str) -> Target:

@@ -12,7 +12,7 @@ from irc import env
 from irc.dialects import loop
 
 from .affine import Lin, coefficient
-from .ivals import Lanes, add, count, ival, kconst, mangle_el, mul, same, splat, td
+from .ivals import Lanes, abi_size, add, count, ival, kconst, mangle_el, mul, same, splat
 from .types import narrow, storage_type, widen
 from .vec import I1, I8, I32, I64
 
@@ -66,7 +66,7 @@ class Access:
                     if mask is not None:
                         return widen(b, self.masked("load", b, vp, mask), elem)
                     self.prefetch(b, ptr)
-                    return widen(b, b.load(vp, align=max(1, st.get_abi_size(td()))), elem)
+                    return widen(b, b.load(vp, align=max(1, abi_size(st))), elem)
                 iota = ir.Constant(ir.VectorType(I64, width), list(range(width)))
                 idx = b.add(splat(b, ival(flat), width), b.mul(splat(b, ival(step), width), iota))
                 return widen(b, self.gather(b, self.base_ptr(spec), idx, st, mask), elem)
@@ -124,7 +124,7 @@ class Access:
     def masked(self, kind: str, b, vp, mask, value=None):
         """llvm.masked.load / llvm.masked.store through a vector pointer: lanes outside `mask` are not touched."""
         vty = vp.type.pointee
-        align = ir.Constant(I32, max(1, vty.element.get_abi_size(td())))
+        align = ir.Constant(I32, max(1, abi_size(vty.element)))
         name = f"llvm.masked.{kind}.v{vty.count}{mangle_el(vty.element)}.p0"
         if kind == "load":
             fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(vty, [vp.type, I32, mask.type, vty]), name)
@@ -134,14 +134,14 @@ class Access:
 
     def gather(self, b, base, idx, st, mask=None):
         n = idx.type.count
-        addr = b.add(splat(b, b.ptrtoint(base, I64), n), b.mul(idx, splat(b, ir.Constant(I64, st.get_abi_size(td())), n)))
+        addr = b.add(splat(b, b.ptrtoint(base, I64), n), b.mul(idx, splat(b, ir.Constant(I64, abi_size(st)), n)))
         ptrs = b.inttoptr(addr, ir.VectorType(st.as_pointer(), n))
         vty = ir.VectorType(st, n)
         name = f"llvm.masked.gather.v{n}{mangle_el(st)}.v{n}p0"
         fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(vty, [ptrs.type, I32, ir.VectorType(I1, n), vty]), name)
         if mask is None:
             mask = ir.Constant(ir.VectorType(I1, n), [ir.Constant(I1, 1)] * n)
-        align = ir.Constant(I32, max(1, st.get_abi_size(td())))
+        align = ir.Constant(I32, max(1, abi_size(st)))
         return b.call(fn, [ptrs, align, mask, ir.Constant(vty, None)])
 
     def store(self, b, i: int, value, dims, width):
@@ -158,6 +158,6 @@ class Access:
             vp = b.bitcast(ptr, value.type.as_pointer())
             if mask is not None:
                 return self.masked("store", b, vp, mask, value)
-            b.store(value, vp, align=max(1, value.type.element.get_abi_size(td())))
+            b.store(value, vp, align=max(1, abi_size(value.type.element)))
         else:
             b.store(narrow(b, value, spec.elem), ptr)

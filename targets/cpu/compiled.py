@@ -7,14 +7,21 @@ why. Each launch is built in its Variant (vector width, tile, parallel threshold
 defaults, unless max-autotune chose others (autotune.py returns Choices; `build(choices)` compiles
 again with them). Under reduce-overhead a static graph also gets its launch plan (launcher.py) and
 the launchers' code in the same module. Externs are prepared once (extern_ops.py).
+
+Given `key` (the mem-stage cache's key of the module), a build keeps an emission record on disk: each launch's
+function name and emitter plan and the object code's key, so that a warm start loads the object code without
+emitting LLVM IR again (`llvm_ir` is then emitted only when asked for).
 """
 
 from __future__ import annotations
 
 import ctypes
+import pickle
 from dataclasses import dataclass, field
 
 from llvmlite import ir
+
+from irc import cache as disk
 
 from . import extern_ops, jit, launcher, parallel
 from .affine import Lin
@@ -62,8 +69,9 @@ class Launch:
 class Compiled:
     """A mem-stage module's @main planned (graph.py), specialised, emitted and JITed; see the module docstring."""
 
-    def __init__(self, module, args, *, entry: str = "main", lanes: int | None = None, mode: str = "default"):
-        self.module, self.g, self.mode = module, plan_graph(module, args, entry), mode
+    def __init__(self, module, args, *, entry: str = "main", lanes: int | None = None, mode: str = "default",
+                 key: str | None = None):  # fmt: skip
+        self.module, self.g, self.mode, self.key = module, plan_graph(module, args, entry), mode, key
         self.lanes = lanes or jit.host().lanes(32)
         self.fixed: dict[tuple[int, int], int] = {}  # (arena root, byte offset) -> cell set once per context
         self.launches = [self._specialize(st) for st in self.g.steps if st.kind == "launch"]
@@ -75,7 +83,7 @@ class Compiled:
         self.launch_plan: launcher.Plan | None = None  # reduce-overhead: who runs each step
         self.launcher_error: str | None = None  # why there is no launch plan, when it failed
         self.segments: list[str] = []  # the launchers' function names in `lib`
-        self.lib, self.cache_hit, self.kernels, self.llvm_ir = None, False, 0, ""
+        self.lib, self.cache_hit, self.kernels, self._llvm_ir = None, False, 0, ""
         self._interp = None
         self.stable_args = frozenset(i for i, spec in enumerate(self.g.args) if spec.stable)
         self.externs: dict[int, extern_ops.Extern] = {}  # id(step) -> the extern, prepared after the first build
@@ -138,28 +146,80 @@ class Compiled:
             for ln, variant in zip(self.launches, choices.launches, strict=True):
                 ln.variant = variant
             self.mm_threads = dict(choices.mm_threads)
-        mod = ir.Module("irc_graph")
-        emitted = self.emit_kernels(mod, lambda ln: (ln.variant.lanes or self.default_lanes(ln), ln.variant.tile))
+        variant_of = lambda ln: (ln.variant.lanes or self.default_lanes(ln), ln.variant.tile)  # noqa: E731
+        record_key = self._record_key(variant_of) if cache else None
+        found = self._from_record(record_key) if record_key else None
+        mod = None
+        if found is None:
+            mod = ir.Module("irc_graph")
+            emitted = self.emit_kernels(mod, variant_of)
+        else:
+            lib, emitted = found
         self.fallbacks = [f for f in self.fallbacks if not f[0].startswith("kernel ")]
         for ln, (fname, plan) in zip(self.launches, emitted):
             ln.fname, ln.fn, ln.par = fname, None, None
             ln.plan, ln.reason = (plan, None) if fname else (None, plan)
             if fname is None:
                 self.fallbacks.append((f"kernel {ln.step.op.callee.root_reference.data}", ln.reason))
-        self.llvm_ir = str(mod)  # what `irc-opt -t llvm` prints
-        segments = self._launchers(mod) if self.mode != "default" and self.static else []
-        if any(ln.fname for ln in self.launches) or segments:
-            lib = jit.compile_module(mod, use_cache=cache)
+        segments = []
+        if mod is not None:
+            self._llvm_ir = str(mod)  # what `irc-opt -t llvm` prints
+            segments = self._launchers(mod) if self.mode != "default" and self.static else []  # over the kernels' names
+            lib = jit.compile_module(mod, use_cache=cache) if any(f for f, _ in emitted) or segments else None
+            if lib is not None and record_key:
+                disk.put("emitted", record_key, pickle.dumps({"obj": lib.key, "emitted": emitted}))
+        if lib is not None:
             for ln in self.launches:
                 if ln.fname:
                     ln.fn = lib.function(ln.fname, *SIG)
-                    ln.par = lib.function(f"{ln.fname}_par", *parallel.PAR_SIG) if f"{ln.fname}_par" in mod.globals else None
+                    ln.par = lib.function(f"{ln.fname}_par", *parallel.PAR_SIG) if lib.has(f"{ln.fname}_par") else None
             self.lib, self.segments = lib, segments
             self.cache_hit, self.kernels = lib.cache_hit, len({ln.fname for ln in self.launches if ln.fname})
         else:
             self.cache_hit, self.kernels = False, 0
         if not self.externs:
             self.externs = {id(st): self._extern(st) for st in self.g.steps if st.kind == "extern"}
+
+    @property
+    def llvm_ir(self) -> str:
+        """The graph's LLVM IR as emitted (emitted now when the build loaded its code through an emission record)."""
+        if self._llvm_ir is None:
+            mod = ir.Module("irc_graph")
+            self.emit_kernels(mod, lambda ln: (ln.variant.lanes or self.default_lanes(ln), ln.variant.tile))
+            self._llvm_ir = str(mod)
+        return self._llvm_ir
+
+    # -- the emission record (warm starts) -------------------------------------------------------
+    def _record_key(self, variant_of) -> str | None:
+        """The key of this build's emission record: the module's, every launch's specialisation and variant, the
+        host and the emitter's sources. None where there is none (no module key; launchers, which reduce-overhead
+        and max-autotune emit with the kernels, are not recorded)."""
+        if self.key is None or (self.mode != "default" and self.static):
+            return None
+        h = jit.host()
+        launches = repr([(ln.key, variant_of(ln)) for ln in self.launches])
+        return disk.make_key("emitted", self.key, launches, str(self.lanes), str(parallel.runtime() is not None),
+                             h.triple, h.cpu, h.features, jit.versions(), disk.sources("targets/cpu", "ir", "dialects"))  # fmt: skip
+
+    def _from_record(self, key: str):
+        """The object code an emission record names, loaded, with the record's `emitted` (per launch: function name
+        and emitter plan, or None and the reason); None when the record or its object is missing or unreadable."""
+        data = disk.get("emitted", key)
+        if data is None:
+            return None
+        try:
+            rec = pickle.loads(data)
+            emitted = [tuple(e) for e in rec["emitted"]]
+            if len(emitted) != len(self.launches):
+                raise ValueError(f"{len(emitted)} launches recorded, {len(self.launches)} built")
+        except Exception as e:  # noqa: BLE001 - the record is unusable: emit again
+            disk.log.warning("emission record unusable (%s); emitting again", e)
+            return None
+        lib = jit.engine().load(rec["obj"])
+        if lib is None:
+            return None
+        self._llvm_ir = None
+        return lib, emitted
 
     def _launchers(self, mod) -> list[str]:
         """reduce-overhead: launchers over the emitted kernels (none, and the reason kept, if that fails)."""

@@ -105,6 +105,9 @@ class CompiledModule:
             raise KeyError(f"no function {name!r} in compiled module {self.key[:12]}")
         return addr
 
+    def has(self, name: str) -> bool:
+        return bool(self._engine.get_function_address(name))
+
     def function(self, name: str, restype, *argtypes):
         """A ctypes function for `name`. ctypes drops the GIL around the call, so threads run in parallel."""
         sig = (name, restype, argtypes)
@@ -185,6 +188,20 @@ class Engine:
                 if use_cache:
                     cache.put("obj", key, obj)
             lib = CompiledModule(self._load(obj), key, hit, time.perf_counter() - t0, opt_ir)
+            self._loaded[key] = lib
+            return lib
+
+    def load(self, key: str) -> CompiledModule | None:
+        """The module compiled earlier under `key` (CompiledModule.key), from this process or the disk cache; None
+        when neither has it (an emission record of compiled.py names its object code this way)."""
+        t0 = time.perf_counter()
+        with _lock:
+            if (lib := self._loaded.get(key)) is not None:
+                return lib
+            obj = cache.get("obj", key)
+            if obj is None:
+                return None
+            lib = CompiledModule(self._load(obj), key, True, time.perf_counter() - t0, None)
             self._loaded[key] = lib
             return lib
 

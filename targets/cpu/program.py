@@ -23,9 +23,9 @@ class Program(Executor):
     """`Program(module, argspecs)(args) -> results` for a mem-stage module (see targets/args.ArgSpec)."""
 
     def __init__(self, module, args, *, cache: bool = True, entry: str = "main", lanes: int | None = None,
-                 mode: str = "default", graph: int = -1):  # fmt: skip
+                 mode: str = "default", graph: int = -1, key: str | None = None):  # fmt: skip
         t0 = time.perf_counter()
-        compiled = Compiled(module, args, entry=entry, lanes=lanes, mode=mode)
+        compiled = Compiled(module, args, entry=entry, lanes=lanes, mode=mode, key=key)
         compiled.build(cache=cache)
         from torch._subclasses.fake_tensor import unset_fake_temporarily
 

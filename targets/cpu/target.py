@@ -59,13 +59,13 @@ class CpuTarget:
         rep.mode_notes.append(f"matmul: {note} (measured)")
         return built[choice][0]
 
-    def compile(self, module, args, opts: Options, rep: report.GraphReport):
+    def compile(self, module, args, opts: Options, rep: report.GraphReport, key: str | None = None):
         from .program import Program
 
         progress_stage("llvm")
         t0 = time.perf_counter()
         try:
-            program = Program(module, args, cache=opts.cache, mode=opts.mode, graph=rep.index)
+            program = Program(module, args, cache=opts.cache, mode=opts.mode, graph=rep.index, key=key)
         except Exception as e:  # noqa: BLE001 - the runtime cannot take this @main
             raise TargetError(f"cpu runtime: {type(e).__name__}: {e}") from e
         finally:

@@ -15,7 +15,7 @@ class ReferenceTarget:
     def select_matmul(self, module, args, opts: Options, rep: report.GraphReport, build):
         return build("extern", rep)
 
-    def compile(self, module, args, opts: Options, rep: report.GraphReport):
+    def compile(self, module, args, opts: Options, rep: report.GraphReport, key: str | None = None):
         """Runs a tn module (tensor or tensor-opt stage) or a mem-stage one."""
         from irc.dialects import memory
 

@@ -27,7 +27,7 @@ class TritonTarget:
     def select_matmul(self, module, args, opts: Options, rep: report.GraphReport, build):
         return build("loops" if opts.matmul == "loops" else "extern", rep)  # "dot" is the runner's, after lowering
 
-    def compile(self, module, args, opts: Options, rep: report.GraphReport):
+    def compile(self, module, args, opts: Options, rep: report.GraphReport, key: str | None = None):
         from . import ensure_interpreter
 
         ensure_interpreter()

@@ -1,8 +1,10 @@
 """A damaged disk cache costs a rebuild, never the process: every kind of entry (obj, mem, mem-ir: the mem stage's
-binary form, autotune, layout, Triton source) damaged every way, two processes racing to fill one cache, a directory others may write.
+binary form, emitted: the cpu target's emission record, graph: a warm-start record, autotune, layout, Triton
+source) damaged every way, two processes racing to fill one cache, a directory others may write.
 
-Each child process compiles the same three graphs (a convolution: obj, mem, layout; a max-autotune linear:
-autotune; a Triton kernel: triton source), checks their results against eager and prints the warnings
+Each child process compiles the same four graphs (a convolution: obj, mem, emitted, layout; a max-autotune
+linear: autotune; a Triton kernel: triton source and its graph record; a reduction: emitted and graph records
+that do not depend on a measured layout), checks their results against eager and prints the warnings
 of the irc.cache logger. The children run concurrently to keep the test short."""
 
 import json
@@ -34,7 +36,7 @@ conv = torch.nn.Sequential(torch.nn.Conv2d(32, 32, 3), torch.nn.ReLU())
 lin = torch.nn.Linear(24, 40)
 x, y = torch.randn(1, 32, 40, 40), torch.randn(8, 24)
 cases = [(conv, x, {}), (lambda a: lin(a).relu() * 2, y, {"mode": "max-autotune"}),
-         (lambda a: (a * 3).sin() + 1, y, {"target": "triton"})]
+         (lambda a: (a * 3).sin() + 1, y, {"target": "triton"}), (lambda a: (a * 2).exp().sum(-1), y, {})]
 with torch.no_grad():
     for fn, a, opts in cases:
         torch._dynamo.reset()
@@ -42,7 +44,7 @@ with torch.no_grad():
         torch.testing.assert_close(f(a), fn(a), rtol=1e-4, atol=1e-4)
 print(json.dumps(warnings))
 """
-KINDS = ("obj", "mem", "mem-ir", "autotune", "layout", "triton")
+KINDS = ("obj", "mem", "mem-ir", "emitted", "graph", "autotune", "layout", "triton")
 ROOT = Path(__file__).resolve().parents[2]
 
 

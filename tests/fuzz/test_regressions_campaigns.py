@@ -230,3 +230,24 @@ def test_a_kernel_reading_an_empty_tensor_does_not_fault(target):
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
     assert compare_training(fn, compiled, make_inputs) is None
+
+
+@pytest.mark.parametrize("target", targets())
+def test_sign_of_nan_and_negative_zero_is_zero(target):
+    """abs(log(x))'s backward multiplies by sign(log(x)): for x < 0 that is sign(nan), which torch makes 0 (the
+    gradient -0.0), and the loop lowering made nan (seed 301, 506 s). sign(-0.0) is +0.0 as well."""
+    from irc.tools.fuzz.oracle import compare
+
+    def fn(a0):
+        return (torch.abs(torch.log(a0)),)
+
+    def make_inputs():
+        return [torch.tensor([[0.0, -1.0, 0.5], [2.0, -3.0, 1.0]]).requires_grad_()]
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
+    assert compare_training(fn, compiled, make_inputs) is None
+    sign = torch.compile(torch.sign, backend=irc.backend, options={"strict": True, "target": target})
+    x = torch.tensor([float("nan"), -0.0, 0.0, -2.0, 3.0])
+    assert compare(lambda a: (torch.sign(a),), lambda a: (sign(a),), lambda: [x]) is None
+    assert not torch.signbit(sign(x)[:3]).any()  # +0.0 for nan, -0.0 and 0.0

@@ -9,6 +9,7 @@ import pytest
 
 from irc import env
 
+from . import judge
 from .sweep import CI_BUDGET_S, CI_SAMPLES, FULL_BUDGET_S, FULL_SAMPLES, ci_subset, load_expectations, ops_by_key
 
 TABLE = load_expectations()
@@ -19,21 +20,12 @@ FULL = env.get("IRC_OPINFO_FULL")
 def check(key: str, samples: int, budget: float) -> None:
     from .harness import run_entry
 
-    expected = TABLE.get(key, {"status": "untestable", "reason": "not in the table"})
-    out = run_entry(OPS[key], max_samples=samples, budget_s=budget)
-    assert out.status not in ("mismatch", "error"), f"{key}: {out.status}: {out.reason}"
-    if expected["status"] == "native":
-        assert out.status == "native", f"{key} regressed from native to {out.status}: {out.reason}"
+    judge.check(run_entry, TABLE, OPS[key], key, samples, budget)
 
 
 def test_table_covers_op_db():
     """Every op_db entry has a row with a known status (the rows' mismatches and errors fail the runs below)."""
-    from .harness import STATUSES
-
-    missing = sorted(set(OPS) - set(TABLE))
-    assert not missing, f"entries missing from expectations.json (run the sweep with --write): {missing}"
-    unknown = {k: v["status"] for k, v in TABLE.items() if v["status"] not in STATUSES}
-    assert not unknown, f"unknown statuses: {unknown}"
+    judge.assert_table_covers(TABLE, OPS, "expectations.json", "--write")
 
 
 @pytest.mark.parametrize("key", ci_subset(TABLE))

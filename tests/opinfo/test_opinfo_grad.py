@@ -11,6 +11,7 @@ import pytest
 
 from irc import env
 
+from . import judge
 from .sweep import (GRAD_CI, GRAD_CI_BUDGET_S, GRAD_CI_SAMPLES, GRAD_EXPECTATIONS, GRAD_FULL_BUDGET_S, GRAD_FULL_SAMPLES,
                     load_expectations, ops_by_key)  # fmt: skip
 
@@ -22,22 +23,14 @@ FULL = env.get("IRC_OPINFO_FULL")
 def check(key: str, samples: int, budget: float) -> None:
     from .grad import run_grad_entry
 
-    expected = TABLE.get(key, {"status": "untestable", "reason": "not in the table"})
-    out = run_grad_entry(OPS[key], max_samples=samples, budget_s=budget)
-    assert out.status not in ("mismatch", "error"), f"{key}: {out.status}: {out.reason}"
-    if expected["status"] == "native":
-        assert out.status == "native", f"{key} regressed from native to {out.status}: {out.reason}"
+    judge.check(run_grad_entry, TABLE, OPS[key], key, samples, budget)
 
 
 def test_grad_table_covers_op_db():
     """Every op_db entry has a row with a known status; every known failure and non-native row says why."""
     from .grad import differentiable
-    from .harness import STATUSES
 
-    missing = sorted(set(OPS) - set(TABLE))
-    assert not missing, f"entries missing from grad_expectations.json (run the sweep with --grad --write): {missing}"
-    unknown = {k: v["status"] for k, v in TABLE.items() if v["status"] not in STATUSES}
-    assert not unknown, f"unknown statuses: {unknown}"
+    judge.assert_table_covers(TABLE, OPS, "grad_expectations.json", "--grad --write")
     silent = sorted(k for k, v in TABLE.items() if v["status"] != "native" and not v["reason"])
     assert not silent, f"rows without a reason: {silent}"
     wrong = sorted(k for k in OPS if not differentiable(OPS[k]) and TABLE[k]["status"] != "untestable")
