@@ -46,7 +46,8 @@ def _fallback(op, *operands):
 
 
 def _as_strided(op, x):
-    return torch.as_strided(x.contiguous(), tuple(op.result.type.get_shape()), _ints(op.strides), _int(op.offset)).clone()
+    x = x.contiguous()  # strides and offset count in the row-major elements of x; a slice starts past its storage's
+    return torch.as_strided(x, tuple(op.result.type.get_shape()), _ints(op.strides), x.storage_offset() + _int(op.offset)).clone()
 
 
 def _pad(op, x, value):

@@ -251,3 +251,19 @@ def test_sign_of_nan_and_negative_zero_is_zero(target):
     x = torch.tensor([float("nan"), -0.0, 0.0, -2.0, 3.0])
     assert compare(lambda a: (torch.sign(a),), lambda a: (sign(a),), lambda: [x]) is None
     assert not torch.signbit(sign(x)[:3]).any()  # +0.0 for nan, -0.0 and 0.0
+
+
+@pytest.mark.parametrize("target", targets())
+def test_diagonal_of_a_sliced_input(target):
+    """diagonal (tn.as_strided) of `x[1:]`, a contiguous input that starts past its storage's start: the reference
+    semantics took the op's offset from the storage's start and read the rows before the slice (seed 301, 1133 s)."""
+
+    def fn(a0):
+        return (torch.neg(torch.diagonal(a0, 0, 0, 1)),)
+
+    def make_inputs():
+        return [torch.arange(6.0).reshape(3, 2).requires_grad_()[1:]]
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
+    assert compare_training(fn, compiled, make_inputs) is None
