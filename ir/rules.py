@@ -49,9 +49,26 @@ def rule(root: type[Operation]) -> Callable[[Callable[[Operation], Replacement]]
     return lambda fn: Rule(root, fn)
 
 
+class _ByType(RewritePattern):
+    """Patterns in order until one rewrites, trying on an op only the Rules whose root it is (and every other
+    pattern): asking each Rule's isinstance of every op was 350,000 calls in BERT-base's backward."""
+
+    def __init__(self, patterns: Sequence[RewritePattern]):
+        self.patterns = list(patterns)
+        self._for: dict[type, list[RewritePattern]] = {}
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if (todo := self._for.get(type(op))) is None:
+            todo = self._for[type(op)] = [p for p in self.patterns if not isinstance(p, Rule) or isinstance(op, p.root)]
+        for pattern in todo:
+            pattern.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                return
+
+
 def apply_rules(module: ModuleOp, rules: Iterable[RewritePattern]) -> bool:
     """Apply rules greedily to a fixpoint; True when anything changed."""
-    walker = PatternRewriteWalker(GreedyRewritePatternApplier(list(rules)))
+    walker = PatternRewriteWalker(GreedyRewritePatternApplier([_ByType(list(rules))]))
     return walker.rewrite_module(module)
 
 
@@ -73,6 +90,8 @@ def _counting(pattern: RewritePattern, counts: Counter) -> RewritePattern:
     if isinstance(pattern, GreedyRewritePatternApplier):
         patterns = [_counting(p, counts) for p in pattern.rewrite_patterns]
         return GreedyRewritePatternApplier(patterns, ctx=pattern.ctx, folding_enabled=pattern.folding_enabled, dce_enabled=pattern.dce_enabled)
+    if isinstance(pattern, _ByType):
+        return _ByType([_counting(p, counts) for p in pattern.patterns])
     return pattern if isinstance(pattern, (Rule, _Counted)) else _Counted(pattern, counts)
 
 
