@@ -1,4 +1,4 @@
-"""Bugs the one-hour irc-fuzz campaigns found (seeds 101 and 201, 2026-11-25; docs/fuzzing.md), one test each,
+"""Bugs the one-hour irc-fuzz campaigns found (seeds 101, 201 and 301, 2026-11-25; docs/fuzzing.md), one test each,
 written as the shrunk program it printed. Open ones are xfail(strict=True) and listed in tools/fuzz/known.py."""
 
 import pytest
