@@ -50,14 +50,20 @@ class Access:
         lanes_in = width and self.v is not None and isinstance(dims[self.v], Lanes)
         mask = dims[self.v].mask if lanes_in else None
         vec_extra = any(count(x) for x in extra)
-        if lanes_in and not any(guard) and not vec_extra:
-            coefs = [coefficient(e, self.v) for e in exprs]
-            if None not in coefs:
-                scalar_dims = [x.base if isinstance(x, Lanes) else x for x in dims]
+        coefs = [coefficient(e, self.v) for e in exprs] if lanes_in and not vec_extra else [None]
+        if None not in coefs:
+            scalar_dims = [x.base if isinstance(x, Lanes) else x for x in dims]
+            step = 0
+            for c, s in zip(coefs, spec.strides):
+                step = add(b, step, mul(b, self.lin(s) if c else 0, c))
+            if any(guard) and step == 1:  # the lanes inside the buffer, by one masked load (not a gather of clamped indices)
                 flat = self.flat(b, spec, [self.aff(b, e, scalar_dims, None, extra) for e in exprs])
-                step = 0
-                for c, s in zip(coefs, spec.strides):
-                    step = add(b, step, mul(b, self.lin(s) if c else 0, c))
+                vp = b.bitcast(b.gep(self.base_ptr(spec), [ival(flat)]), ir.VectorType(st, width).as_pointer())
+                inside = self.inside(b, [e for e, g in zip(exprs, guard) if g], [n for n, g in zip(spec.sizes, guard) if g],
+                                     dims, width, extra)  # fmt: skip
+                return widen(b, self.masked("load", b, vp, inside if mask is None else b.and_(inside, mask)), elem)
+            if not any(guard):
+                flat = self.flat(b, spec, [self.aff(b, e, scalar_dims, None, extra) for e in exprs])
                 ptr = b.gep(self.base_ptr(spec), [ival(flat)])
                 if step == 0:
                     return widen(b, b.load(ptr), elem)
@@ -82,6 +88,17 @@ class Access:
         if count(flat) if not isinstance(flat, int) else False:
             return widen(b, self.gather(b, base, flat, st, mask), elem)
         return widen(b, b.load(b.gep(base, [ival(flat)])), elem)
+
+    def inside(self, b, exprs, sizes, dims, width: int, extra):
+        """<width x i1>: the lanes whose indices `exprs` lie inside `sizes` (the guarded dims of a load)."""
+        ok = None
+        for e, size in zip(exprs, sizes):
+            x = self.aff(b, e, dims, width, extra)
+            x = x if count(x) else splat(b, ival(x) if isinstance(x, int) else x, width)
+            hi = splat(b, ival(self.lin(size)), width)
+            cond = b.and_(b.icmp_signed(">=", x, kconst(x, 0)), b.icmp_signed("<", x, hi))
+            ok = cond if ok is None else b.and_(ok, cond)
+        return ok
 
     def prefetch(self, b, ptr, write: bool = False):
         """A software prefetch PREFETCH bytes ahead of a streaming access (never faults, even past the end):
