@@ -2,8 +2,8 @@
 
 The space is (..., OH, OW, KH * KW): the window position r gives kh = r floordiv KW, kw = r mod KW,
 and the input is read at (oh * s - p + kh * d, ow * s - p + kw * d); positions in the padding are
-masked (-inf for max, 0 for sums). max_pool2d's indices come from argmax over r, turned back into
-h * W + w. Their backward ops scatter, so they stay externs.
+masked (-inf for max, 0 for sums). max_pool2d's indices come from argmax over r (the last NaN where the
+window has any, as torch's kernel), turned back into h * W + w. Their backward ops scatter, so they stay externs.
 """
 
 from xdsl.dialects import arith
@@ -51,11 +51,14 @@ def _load_window(b: NestBuilder, op, lead: int, h: AffineExpr, w: AffineExpr, fi
 def lower_max_pool(op: tn.MaxPool2dOp):
     k, s, p, d = _ints(op.kernel), _ints(op.stride), _ints(op.padding), _ints(op.dilation)
     b, lead, kh, kw = _window(op, k)
-    oh, ow = b.dim(lead), b.dim(lead + 1)
+    oh, ow, r_dim = b.dim(lead), b.dim(lead + 1), b.dim(lead + 2)
     h, w = oh * s[0] - p[0] + kh * d[0], ow * s[1] - p[1] + kw * d[1]
     v = _load_window(b, op, lead, h, w, float("-inf"), k, s, p, d)
     m = b.reduce("max", v)
-    r = b.reduce("argmax", v)
+    r = b.reduce("argmax", v)  # the first maximum, as torch's kernel (`val > maxval`)...
+    # ...except that torch's takes every NaN it meets (`|| isnan(val)`): the last NaN of the window
+    last_nan = b.reduce("max", b.select(b.emit(arith.CmpfOp(v, v, "uno")), b.cast(b.index(r_dim), i64), b.const(-1, i64)))
+    r = b.select(b.cmp("ge", last_nan, b.const(0, i64)), last_nan, r)
     row = b.emit(arith.FloorDivSIOp(r, b.const(k[1], i64)))
     col = b.emit(arith.RemSIOp(r, b.const(k[1], i64)))
 

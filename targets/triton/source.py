@@ -172,12 +172,13 @@ class _Gen:
         printer = Printer(self.printer.dims + extra, self.syms)
         dims = [(0, n - 1 if n is not None else INF) for n in self.static] + [(-INF, INF)] * len(extra)
         shape = op.source.type.get_shape()
-        terms, checks = [], []
+        terms, checks, block = [], [], False
         for k, e in enumerate(m.results):
             text = printer.text(e)
             lo, hi = bounds(e, dims, [(0, INF)] * len(self.syms))
             if text != "0":
                 terms.append(f"{text} * {src}_s{k}" if shape[k] != 1 else None)
+                block |= shape[k] != 1 and any(d >= len(self.static) or self.static[d] != 1 for d in e.used_dims())
                 if lo < 0:
                     checks.append(f"({text} >= 0)")
                 if shape[k] == loop.DYN or hi > shape[k] - 1:
@@ -186,6 +187,8 @@ class _Gen:
         groups = self.vary[op.result]
         masks = (["xmask"] if "x" in groups else []) + (["rmask"] if "r" in groups else []) + checks
         ptr = f"{src} + {' + '.join(terms)}" if terms else f"{src} + tl.full({self.unit}, 0, tl.int64)"
+        if terms and masks and not block:  # a pointer of scalars under a block mask: Triton's compile wants a block
+            ptr += f" + tl.full({self.unit}, 0, tl.int64)"
         mask = f", mask={' & '.join(masks)}, other=0" if masks else ""
         t = op.result.type
         widen = f".to({compute_type(t)})" if storage_type(t) != compute_type(t) else ""

@@ -267,3 +267,26 @@ def test_diagonal_of_a_sliced_input(target):
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
     assert compare_training(fn, compiled, make_inputs) is None
+
+
+@pytest.mark.parametrize("target", targets())
+def test_max_pool_indices_take_the_last_nan_of_a_window(target):
+    """torch's max_pool2d kernel takes every NaN it meets (`val > maxval || isnan(val)`): a window with two NaNs gives
+    the index of the later one, and the backward sends the gradient there; irc's argmax took the first (seed 401,
+    1714 s and 1940 s: sqrt and log of negative values before max_pool2d in a training graph). Ties of equal
+    values still go to the first."""
+
+    def fn(a0):
+        return (F.max_pool2d(torch.log(a0), 2),)
+
+    def make_inputs():
+        return [torch.tensor([[[-1.0, 0.5, 2.0, 2.0], [-2.0, 0.25, 0.0, 1.0]], [[0.0, 0.0, 3.0, -1.0], [1.0, 0.0, 3.0, 3.0]]])
+                .requires_grad_()]  # fmt: skip
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
+    assert compare_training(fn, compiled, make_inputs) is None
+    x = torch.tensor([[[float("nan"), 1.0], [float("nan"), 2.0]]])
+    pool = torch.compile(lambda a: F.max_pool2d(a, 2, return_indices=True)[1], backend=irc.backend,
+                         options={"strict": True, "target": target})  # fmt: skip
+    assert pool(x).flatten().tolist() == F.max_pool2d(x, 2, return_indices=True)[1].flatten().tolist() == [2]

@@ -172,3 +172,17 @@ def test_matmul_epilogue_with_a_size_1_dim_compiles(modules, case):
     kernels = kernels_of(modules, autotune=False)
     assert any(k.name.startswith(("mm", "bmm")) and "_kernel" in k.name for k in kernels), [k.name for k in kernels]
     check_all(kernels, archs=("sm_90",))
+
+
+def test_a_load_of_scalars_under_a_block_mask_compiles(modules):
+    """split of a cat of a (1, 1, 2) input: the load of its size-1 dims has a scalar pointer (every term dropped) but
+    a block mask (the cat's bounds check), which the interpreter runs and Triton rejects ("Mask argument cannot be
+    block type if pointer argument is not a block"; irc-fuzz, seed 401, 1483 s). The pointer is now a block."""
+
+    def fn(a):
+        return (-torch.cat([a, a], dim=0).neg()).split(1, dim=2)[1]
+
+    a = torch.tensor([[[0.5, -1.25]]])
+    with torch.no_grad():
+        torch.testing.assert_close(compile_irc(fn, target="triton")(a), fn(a))
+    check_all(kernels_of(modules, autotune=False), archs=("sm_90",))
