@@ -14,7 +14,6 @@ import torch
 import torch.fx
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
-from torch._functorch.partitioners import min_cut_rematerialization_partition
 
 from irc import cache, lifetime, report, targets
 from irc.dialects import ALL_DIALECTS
@@ -52,9 +51,6 @@ def backend(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None
     aot = aot_autograd(
         fw_compiler=compiler("forward"),
         bw_compiler=compiler("backward"),
-        # what the forward saves for the backward: the min-cut choice (as inductor's), which recomputes cheap
-        # pointwise values in the backward's fused kernels instead of writing and reading them back
-        partition_fn=min_cut_rematerialization_partition,
         inference_compiler=compiler("inference"),
         decompositions=decomposition_table(),
         # an inference graph's writes to its inputs (an optimizer step, a cache update) stay in it as copy_: the
