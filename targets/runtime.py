@@ -15,6 +15,7 @@ class OutputSpec:
     source: tuple[str, Any]  # ("result", i), ("const", value) or ("view", k): the k-th view of an input (views())
     strides: tuple[int, ...] | None  # exact strides when static
     order: tuple[int, ...] | None  # dims from innermost to outermost, for symbolic shapes
+    broadcast: tuple[int, ...] = ()  # for symbolic shapes: dims eager gives stride 0 (an expand)
 
 
 def output_spec(source, meta) -> OutputSpec:
@@ -25,15 +26,18 @@ def output_spec(source, meta) -> OutputSpec:
         return OutputSpec(source, tuple(strides), None)
     hints = [s.node.hint if isinstance(s, torch.SymInt) else s for s in strides]
     order = tuple(sorted(range(len(hints)), key=lambda i: (hints[i], i)))
-    return OutputSpec(source, None, order)
+    broadcast = tuple(i for i, s in enumerate(strides) if isinstance(s, int) and s == 0)
+    return OutputSpec(source, None, order, broadcast)
 
 
-def _dense_strides(shape, order) -> list[int]:
+def _dense_strides(shape, order, broadcast=()) -> list[int]:
+    """Strides of a dense tensor whose dims lie in `order`, innermost first; `broadcast` dims get stride 0."""
     strides = [0] * len(shape)
     step = 1
     for d in order:
-        strides[d] = step
-        step *= max(shape[d], 1)
+        if d not in broadcast:
+            strides[d] = step
+            step *= max(shape[d], 1)
     return strides
 
 
@@ -41,7 +45,7 @@ def _restride(t: torch.Tensor, spec: OutputSpec) -> torch.Tensor:
     if spec.strides is not None:
         want = list(spec.strides)
     elif spec.order is not None:
-        want = _dense_strides(t.shape, spec.order)
+        want = _dense_strides(t.shape, spec.order, spec.broadcast)
     else:
         return t
     if t.stride() == tuple(want) or t.numel() <= 1:

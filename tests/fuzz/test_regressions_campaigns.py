@@ -148,6 +148,8 @@ def test_the_nansum_failure_is_counted_as_known():
     message = "irc on target 'cpu' raised RuntimeError: shape '[2, 2]' is invalid for input of size 1"
     assert known(FuzzFailure("crash", message, program("torch.nansum({0}, dim=(), keepdim=False)"))) is not None
     assert known(FuzzFailure("crash", message, program("torch.sum({0}, dim=())"))) is None
+    dynamic = "irc on target 'cpu' raised RuntimeError: shape '[s62]' is invalid for input of size 1"  # seed 601, 280 s
+    assert known(FuzzFailure("crash", dynamic, program("torch.nansum({0}, dim=(), keepdim=False)"))) is not None
 
 
 def test_a_difference_aot_eager_makes_too_is_not_irc_s(tmp_path):
@@ -290,3 +292,23 @@ def test_max_pool_indices_take_the_last_nan_of_a_window(target):
     pool = torch.compile(lambda a: F.max_pool2d(a, 2, return_indices=True)[1], backend=irc.backend,
                          options={"strict": True, "target": target})  # fmt: skip
     assert pool(x).flatten().tolist() == F.max_pool2d(x, 2, return_indices=True)[1].flatten().tolist() == [2]
+
+
+@pytest.mark.parametrize("target", targets())
+def test_an_expanded_output_keeps_stride_0_under_dynamic_shapes(target):
+    """F.normalize's forward saves `expand` (the norm broadcast to x) for the backward; with a dynamic dim the
+    runtime gave that output dense strides (1,) where eager's are (0,), and the backward graph, compiled for (0,),
+    refused it (InputMismatch; seed 601, 540 s). A dim eager broadcasts keeps stride 0 under symbolic shapes too."""
+
+    def fn(a0):
+        return (F.normalize(a0, dim=-1),)
+
+    def make_inputs(grow=0):
+        a0 = torch.arange(-2.0, 2.0 + grow, 1.5).requires_grad_()
+        torch._dynamo.maybe_mark_dynamic(a0, 0)
+        return [a0]
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
+    assert compare_training(fn, compiled, make_inputs) is None
+    assert compare_training(fn, compiled, lambda: make_inputs(grow=3)) is None
