@@ -1,7 +1,7 @@
 """Warm starts: a graph compiled before, by this process or another, skips import, tensor-opt and lowering.
 
 After a compile that ran on its target, `remember` keeps a small record on disk (cache kind "graph") keyed by
-the FX graph as AOT autograd hands it over: its code, every node's example metadata, the options, the graph
+the FX graph as AOT autograd hands it over: every node (op, target, arguments) with its example metadata, the options, the graph
 kind, and the versions of torch and of irc's sources. The record names the mem stage that compile reached (the
 key of the mem-stage cache's entry, lowering/pipeline.py) and what the import found (how outputs map to results,
 the inputs the graph writes, the report's counts). `recall` gives it back; the backend then loads that mem stage

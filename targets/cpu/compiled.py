@@ -115,6 +115,10 @@ class Compiled:
         """The launch's vector width by default (emit.default_lanes)."""
         return default_lanes(self.g.kernels[ln.key[0]], self.lanes)
 
+    def built_variant(self, ln: Launch) -> tuple:
+        """(lanes, tile) the launch is emitted in: its variant's, the defaults where it has none."""
+        return ln.variant.lanes or self.default_lanes(ln), ln.variant.tile
+
     def min_work_for(self, ln: Launch) -> int:
         """The launch's parallel threshold: its variant's, else the graph's."""
         return self.min_work if ln.variant.min_work is None else ln.variant.min_work
@@ -146,13 +150,12 @@ class Compiled:
             for ln, variant in zip(self.launches, choices.launches, strict=True):
                 ln.variant = variant
             self.mm_threads = dict(choices.mm_threads)
-        variant_of = lambda ln: (ln.variant.lanes or self.default_lanes(ln), ln.variant.tile)  # noqa: E731
-        record_key = self._record_key(variant_of) if cache else None
+        record_key = self._record_key() if cache else None
         found = self._from_record(record_key) if record_key else None
         mod = None
         if found is None:
             mod = ir.Module("irc_graph")
-            emitted = self.emit_kernels(mod, variant_of)
+            emitted = self.emit_kernels(mod, self.built_variant)
         else:
             lib, emitted = found
         self.fallbacks = [f for f in self.fallbacks if not f[0].startswith("kernel ")]
@@ -185,19 +188,19 @@ class Compiled:
         """The graph's LLVM IR as emitted (emitted now when the build loaded its code through an emission record)."""
         if self._llvm_ir is None:
             mod = ir.Module("irc_graph")
-            self.emit_kernels(mod, lambda ln: (ln.variant.lanes or self.default_lanes(ln), ln.variant.tile))
+            self.emit_kernels(mod, self.built_variant)
             self._llvm_ir = str(mod)
         return self._llvm_ir
 
     # -- the emission record (warm starts) -------------------------------------------------------
-    def _record_key(self, variant_of) -> str | None:
+    def _record_key(self) -> str | None:
         """The key of this build's emission record: the module's, every launch's specialisation and variant, the
         host and the emitter's sources. None where there is none (no module key; launchers, which reduce-overhead
         and max-autotune emit with the kernels, are not recorded)."""
         if self.key is None or (self.mode != "default" and self.static):
             return None
         h = jit.host()
-        launches = repr([(ln.key, variant_of(ln)) for ln in self.launches])
+        launches = repr([(ln.key, self.built_variant(ln)) for ln in self.launches])
         return disk.make_key("emitted", self.key, launches, str(self.lanes), str(parallel.runtime() is not None),
                              h.triple, h.cpu, h.features, jit.versions(), disk.sources("targets/cpu", "ir", "dialects"))  # fmt: skip
 

@@ -176,18 +176,14 @@ class Engine:
         with _lock:
             text = self._prepare(module)
             key = self.key(text)
-            if (lib := self._loaded.get(key)) is not None:  # the same module compiled earlier, still held
+            if (lib := self._loaded.get(key) if not use_cache else self.load(key)) is not None:
                 return lib
-            obj = cache.get("obj", key) if use_cache else None
-            hit = obj is not None
-            opt_ir = None
-            if not hit:
-                ref = self.optimize(text)
-                opt_ir = str(ref)
-                obj = self._tm.emit_object(ref)
-                if use_cache:
-                    cache.put("obj", key, obj)
-            lib = CompiledModule(self._load(obj), key, hit, time.perf_counter() - t0, opt_ir)
+            ref = self.optimize(text)
+            opt_ir = str(ref)
+            obj = self._tm.emit_object(ref)
+            if use_cache:
+                cache.put("obj", key, obj)
+            lib = CompiledModule(self._load(obj), key, False, time.perf_counter() - t0, opt_ir)
             self._loaded[key] = lib
             return lib
 
