@@ -11,7 +11,7 @@ from llvmlite import ir
 from irc import env
 from irc.dialects import loop
 
-from .affine import Lin, coefficient
+from .affine import Lin, coefficient, lane_coefficient
 from .ivals import Lanes, abi_size, add, count, ival, kconst, mangle_el, mul, same, splat
 from .types import narrow, storage_type, widen
 from .vec import I1, I8, I32, I64
@@ -50,7 +50,7 @@ class Access:
         lanes_in = width and self.v is not None and isinstance(dims[self.v], Lanes)
         mask = dims[self.v].mask if lanes_in else None
         vec_extra = any(count(x) for x in extra)
-        coefs = [coefficient(e, self.v) for e in exprs] if lanes_in and not vec_extra else [None]
+        coefs = [self.lane_step(e, width) for e in exprs] if lanes_in and not vec_extra else [None]
         if None not in coefs:
             scalar_dims = [x.base if isinstance(x, Lanes) else x for x in dims]
             step = 0
@@ -88,6 +88,12 @@ class Access:
         if count(flat) if not isinstance(flat, int) else False:
             return widen(b, self.gather(b, base, flat, st, mask), elem)
         return widen(b, b.load(b.gep(base, [ival(flat)])), elem)
+
+    def lane_step(self, e, width: int) -> int | None:
+        """How far index expression e moves per lane of the vector dim (None: not one constant step). Vectors of an
+        aligned lanes loop start at multiples of the width, so views that split the vector dim (heads, stacked
+        q/k/v) read whole vectors (affine.LaneCoefficient)."""
+        return lane_coefficient(e, self.v, width) if self.aligned else coefficient(e, self.v)
 
     def inside(self, b, exprs, sizes, dims, width: int, extra):
         """<width x i1>: the lanes whose indices `exprs` lie inside `sizes` (the guarded dims of a load)."""

@@ -10,6 +10,8 @@ Expressions are read through index_math's one walk, with Lins (LinForms), interv
 
 from __future__ import annotations
 
+from math import gcd
+
 from xdsl.ir.affine import AffineExpr
 
 from irc.ir.index_math import Arith, ceildiv, evaluate, floordiv, mod
@@ -185,6 +187,78 @@ class Coefficient(Arith["tuple[int | None, int | None]"]):
 def coefficient(e: AffineExpr, d: int) -> int | None:
     """The constant coefficient of dim d in e (0 when e does not use it); None when e is not linear in d."""
     return evaluate(e, Coefficient(d))[0]
+
+
+class LaneCoefficient(Arith["tuple[int, int | None, int] | None"]):
+    """Dim d holding a group of `lanes` consecutive values whose first is a multiple of `lanes` (a vector of an
+    aligned lanes loop): for each expression, (c, k, g) when its value at lane l is its value at lane 0 plus c*l
+    in every lane, k its value when it is a constant, g a number its lane-0 value is a multiple of (0: the value
+    is 0); None when the lanes do not move by one constant step. Alignment is what `coefficient` cannot use:
+    `(d mod 256) floordiv 32` is the same in 16 aligned lanes (the head of a (..., 8, 32) view of 256 columns)
+    and `d mod 32` moves by one, so such loads are one vector or one scalar, not a gather."""
+
+    def __init__(self, d: int, lanes: int):
+        self.d, self.lanes = d, lanes
+
+    def constant(self, value):
+        return 0, value, abs(value)
+
+    def dim(self, position):
+        return (1, None, self.lanes) if position == self.d else (0, None, 1)
+
+    def symbol(self, position):
+        return 0, None, 1
+
+    def add(self, a, b):
+        if a is None or b is None:
+            return None
+        k = a[1] + b[1] if a[1] is not None and b[1] is not None else None
+        return a[0] + b[0], k, gcd(a[2], b[2])
+
+    def mul(self, a, b):
+        if a is None or b is None:
+            return None
+        for x, y in ((a, b), (b, a)):
+            if y[1] is not None:
+                return x[0] * y[1], (x[1] * y[1] if x[1] is not None else None), x[2] * abs(y[1])
+        return (0, None, a[2] * b[2]) if a[0] == 0 and b[0] == 0 else None
+
+    def _divide(self, a, b, fn):
+        """a floordiv k or a mod k, k a positive constant: lane 0's value B is a multiple of g and the lanes add
+        c*l < c*lanes; the result moves by one step when the lanes stay within one multiple of k, or when k | c."""
+        if a is None or b is None:
+            return None
+        k = b[1] if b[0] == 0 else None
+        c, v, g = a
+        if c == 0:
+            return 0, (fn(v, k) if v is not None and k else None), (gcd(g, k) if fn is mod and k else 1)
+        if k is None or k <= 0 or c < 0:
+            return None
+        span = c * (self.lanes - 1)  # what the last lane adds
+        if g % k == 0:  # B = q*k: (B + c*l) // k = q + (c*l) // k and (B + c*l) % k = (c*l) % k
+            if span < k:
+                return (0, None, g // k) if fn is floordiv else (c, None, 0)
+            if c % k == 0 and fn is floordiv:
+                return c // k, None, g // k
+            return None
+        if k % g == 0 and span < g:  # B % k <= k - g, and the lanes add less than g: no multiple of k is crossed
+            return (0, None, 1) if fn is floordiv else (c, None, g)
+        return None
+
+    def floordiv(self, a, b):
+        return self._divide(a, b, floordiv)
+
+    def mod(self, a, b):
+        return self._divide(a, b, mod)
+
+    def ceildiv(self, a, b):
+        return (0, None, 1) if a is not None and a[0] == 0 else None
+
+
+def lane_coefficient(e: AffineExpr, d: int, lanes: int) -> int | None:
+    """`coefficient` of d in e across one aligned group of `lanes` values of d (LaneCoefficient)."""
+    r = evaluate(e, LaneCoefficient(d, lanes))
+    return None if r is None else r[0]
 
 
 def uses_dim(e: AffineExpr, d: int) -> bool:

@@ -75,6 +75,8 @@ class KernelEmitter(Access):
         self.L = None if self.v is None or small or lanes < 2 else lanes
         self.outer = [d for d in nest.parallel_dims() if self.ext_static[d] != 1 and not (self.mode == "B" and d == self.v)]
         self.tile, self.blocked = choose_tile(self, tile)
+        # every vector of a lanes loop starts at a multiple of the width: a row's from 0, an item's from a multiple of cols
+        self.aligned = self.L is not None and (self.mode == "A" or bool(self.tile.cols) and self.tile.cols % self.L == 0)
         self.guards = {op: self._guards(op) for op in self.ops if isinstance(op, loop.LoadOp)}
         self.out_dims = [self._out_dims(i) for i in range(len(self.yields))]
 

@@ -21,7 +21,7 @@ from xdsl.ir.affine import AffineConstantExpr
 
 from irc.dialects import loop
 
-from .affine import coefficient
+from .affine import coefficient, lane_coefficient
 
 CHUNK = 8192  # elements of the innermost parallel dim per item, by default
 
@@ -51,9 +51,16 @@ def default_lanes(nest: loop.NestOp, native: int) -> int:
     if not live or not reducing or live[-1] in reducing:
         return native
     n, k = ext[live[-1]], 1
-    while k < LANES_REDUCING and (n is None or k * native < n):  # powers of two: the widths max-autotune measures
-        k *= 2
+    while k < LANES_REDUCING and (n is None or k * native < n) and _whole(nest, live[-1], native * k * 2, native):
+        k *= 2  # powers of two: the widths max-autotune measures
     return native * k
+
+
+def _whole(nest: loop.NestOp, v: int, lanes: int, native: int) -> bool:
+    """Do the loads that read whole vectors at the native width still read whole vectors `lanes` wide? Views that
+    split the vector dim (heads of 32 columns) do only up to the split's size; past it they would be gathers."""
+    exprs = [e for op in nest.body.block.ops if isinstance(op, loop.LoadOp) and not op.indices for e in op.map.data.results]
+    return all(lane_coefficient(e, v, lanes) is not None for e in exprs if lane_coefficient(e, v, native) is not None)
 
 
 def _steps(k, op: loop.LoadOp, d: int) -> int | None:

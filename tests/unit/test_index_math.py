@@ -17,7 +17,7 @@ from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstan
 from irc.dialects.affine_forms import linear_coefficients
 from irc.ir.index_math import Arith, bounds, evaluate
 from irc.lowering.affine_simplify import simplify_map
-from irc.targets.cpu.affine import Lin, coefficient, interval, to_lin
+from irc.targets.cpu.affine import Lin, coefficient, interval, lane_coefficient, to_lin
 from irc.targets.cpu.index_ir import IndexIR
 from irc.targets.cpu.jit import compile_module
 from irc.targets.triton.affine import Printer
@@ -135,6 +135,61 @@ def test_cpu_coefficient_is_the_step_along_the_dim(e, d, sym):
         step = list(dims)
         step[d] += 1
         assert e.eval(step, syms) - e.eval(dims, syms) == c
+
+
+def lane_exprs():
+    """Expressions of dims and a symbol whose divisors include multiples and divisors of the vector widths."""
+    leaves = st.one_of(st.integers(-40, 40).map(AffineConstantExpr), st.integers(0, DIMS - 1).map(AffineDimExpr),
+                       st.just(AffineSymExpr(0)))  # fmt: skip
+    divisors = st.sampled_from([1, 2, 3, 4, 6, 8, 12, 16, 32, 48]).map(AffineConstantExpr)
+
+    def extend(inner):
+        return st.one_of(st.tuples(inner, inner).map(_binary(K.Add)),
+                         st.tuples(inner, st.integers(-4, 8).map(AffineConstantExpr)).map(_binary(K.Mul)),
+                         st.tuples(inner, divisors).map(_binary(K.FloorDiv)), st.tuples(inner, divisors).map(_binary(K.Mod)),
+                         st.tuples(inner, divisors).map(_binary(K.CeilDiv)))  # fmt: skip
+
+    return st.recursive(leaves, extend, max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lane_exprs(), st.sampled_from([2, 4, 8, 16]), st.integers(-3, 5), st.integers(-7, 7), st.integers(-9, 9))
+def test_cpu_lane_coefficient_is_the_step_across_aligned_lanes(e, lanes, group, other, sym):
+    """Where lane_coefficient gives c, every lane of a vector starting at a multiple of the width reads e at lane 0
+    plus c times the lane (what lets the emitter load it as one vector, or one scalar for c = 0)."""
+    c = lane_coefficient(e, 0, lanes)
+    if c is None:
+        return
+    base = e.eval([group * lanes, other], [sym])
+    for lane in range(lanes):
+        assert e.eval([group * lanes + lane, other], [sym]) == base + c * lane
+
+
+def test_cpu_lane_coefficient_over_every_two_level_split():
+    """Exhaustively, (a*d + b) split twice by floordiv/mod: where a step is claimed it holds in every lane of every
+    aligned vector (random expressions rarely hit the edges: a lane group that just reaches a multiple of k)."""
+    d, claimed = AffineDimExpr(0), 0
+    for lanes, a, b, k1, k2, op1, op2 in itertools.product([2, 4, 16], [1, 2, 3], [0, 1, 3, 4, 16], [2, 3, 4, 8, 16, 32],
+                                                           [2, 4, 8, 16, 64], [K.FloorDiv, K.Mod], [K.FloorDiv, K.Mod]):  # fmt: skip
+        inner = AffineBinaryOpExpr(K.Add, AffineBinaryOpExpr(K.Mul, d, AffineConstantExpr(a)), AffineConstantExpr(b))
+        e = AffineBinaryOpExpr(op2, AffineBinaryOpExpr(op1, inner, AffineConstantExpr(k1)), AffineConstantExpr(k2))
+        c = lane_coefficient(e, 0, lanes)
+        if c is None:
+            continue
+        claimed += 1
+        for group in range(-3, 9):
+            base = e.eval([group * lanes], [])
+            assert [e.eval([group * lanes + lane], []) for lane in range(lanes)] == [base + c * lane for lane in range(lanes)], (e, lanes)
+    assert claimed > 500  # the analysis does see through most of them
+
+
+def test_cpu_lane_coefficient_sees_views_that_split_the_vector_dim():
+    d = AffineDimExpr(0)
+    heads = AffineBinaryOpExpr(K.FloorDiv, AffineBinaryOpExpr(K.Mod, d, AffineConstantExpr(256)), AffineConstantExpr(32))
+    assert lane_coefficient(heads, 0, 16) == 0 and coefficient(heads, 0) is None
+    assert lane_coefficient(AffineBinaryOpExpr(K.Mod, d, AffineConstantExpr(32)), 0, 16) == 1
+    assert lane_coefficient(AffineBinaryOpExpr(K.FloorDiv, d, AffineConstantExpr(8)), 0, 16) is None  # 2 heads per vector
+    assert lane_coefficient(AffineBinaryOpExpr(K.Mod, d, AffineConstantExpr(12)), 0, 16) is None  # heads of 12 cross vectors
 
 
 @given(exprs(), extents)
