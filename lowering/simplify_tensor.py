@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.passes import ModulePass
 
 from irc.dialects import tensor as tn
@@ -23,12 +23,57 @@ def fold_reshape_identity(op):  # reshape(x : T) : T -> x, for a static T
     return op.input if op.input.type == op.result.type and op.result.type.has_static_shape() else None
 
 
-RULES = (fold_reshape_reshape, fold_reshape_identity)
+@rule(tn.ReshapeOp)
+def reshape_before_permute(op):
+    """reshape(permute(x)) -> permute(reshape(x)) where the reshape only merges dims that lie next to each other, in
+    order, in x (static shapes; size-1 dims go anywhere). The merge is then free on x's buffer and the permute stays
+    a view: a batched matmul reads the heads of a transposed (B, H, S, S) as strides, where the reshape of the
+    permuted view was a copy (three per attention backward: nn.MultiheadAttention, every HF transformer)."""
+    perm_op = op.input.owner
+    if not isinstance(perm_op, tn.PermuteOp):
+        return None
+    x, perm = perm_op.input, list(perm_op.perm.get_values())
+    src, out = x.type.get_shape(), op.result.type.get_shape()
+    if not (x.type.has_static_shape() and op.result.type.has_static_shape()):
+        return None
+    dims = [d for d in perm if src[d] != 1]  # x's non-unit dims, in the permuted order
+    groups, k = [], 0  # per non-unit output dim: the run of x dims it merges
+    for n in (n for n in out if n != 1):
+        run, size = [], 1
+        while size < n and k < len(dims):
+            run.append(dims[k])
+            size *= src[dims[k]]
+            k += 1
+        if size != n:
+            return None
+        groups.append(run)
+    order = sorted(d for d in range(len(src)) if src[d] != 1)
+    if any(order.index(b) != order.index(a) + 1 for run in groups for a, b in zip(run, run[1:])):
+        return None  # a merge of dims that are not neighbours in x: the reshape must move data
+    ranked = sorted(range(len(groups)), key=lambda g: groups[g][0])  # the merged dims in x's order
+    merged = [_prod(src[d] for d in groups[g]) for g in ranked] + [1] * out.count(1)
+    rank_of = {g: i for i, g in enumerate(ranked)}
+    units, it = iter(range(len(ranked), len(merged))), iter(range(len(groups)))
+    new_perm = [next(units) if n == 1 else rank_of[next(it)] for n in out]
+    reshaped = tn.ReshapeOp(x, TensorType(op.result.type.element_type, merged))
+    if new_perm == list(range(len(new_perm))):
+        return reshaped
+    return [reshaped, tn.PermuteOp(reshaped.result, new_perm)]
+
+
+def _prod(xs) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+RULES = (fold_reshape_reshape, fold_reshape_identity, reshape_before_permute)
 
 
 @dataclass(frozen=True)
 class SimplifyTensorPass(ModulePass):
-    """Fold reshapes of reshapes and reshapes that change nothing."""
+    """Fold reshapes of reshapes and reshapes that change nothing; move merging reshapes before permutes."""
 
     name = "simplify-tensor"
 

@@ -50,6 +50,17 @@ _REDUCE = {
 _EMPTY = {"max": float("-inf"), "min": float("inf"), "any": False, "all": True}
 
 
+def _identity(kind: str, dtype: torch.dtype):
+    """_EMPTY[kind] in `dtype`: an integer max starts from the dtype's least value (-inf does not convert)."""
+    v = _EMPTY[kind]
+    if dtype.is_floating_point or isinstance(v, bool):
+        return v
+    if dtype is torch.bool:
+        return v > 0
+    info = torch.iinfo(dtype)
+    return info.min if v < 0 else info.max
+
+
 def _prod(x, dims):
     for d in dims:
         x = torch.prod(x, d, keepdim=True, dtype=x.dtype)
@@ -84,7 +95,7 @@ def eval_nest(nest: loop.NestOp, lookup: Callable[[SSAValue], torch.Tensor], sym
             x = x.expand([sizes[d] if d in red else x.shape[d] for d in range(rank)])
             kind = op.kind.data.value
             if x.numel() == 0 and kind in _EMPTY:  # over nothing: the identity (an empty row has max -inf)
-                out = torch.full([1 if d in red else n for d, n in enumerate(x.shape)], _EMPTY[kind], dtype=x.dtype)
+                out = torch.full([1 if d in red else n for d, n in enumerate(x.shape)], _identity(kind, x.dtype), dtype=x.dtype)
             else:
                 out = _REDUCE[kind](x, red)
         else:

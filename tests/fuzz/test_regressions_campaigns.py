@@ -312,3 +312,17 @@ def test_an_expanded_output_keeps_stride_0_under_dynamic_shapes(target):
     compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
     assert compare_training(fn, compiled, make_inputs) is None
     assert compare_training(fn, compiled, lambda: make_inputs(grow=3)) is None
+
+
+@pytest.mark.parametrize("dtype, kind", [("i32", "amax"), ("i64", "amin"), ("i1", "amax"), ("f32", "amax")])
+def test_a_reduction_of_an_empty_integer_tensor_keeps_every_pass(dtype, kind):
+    """max over dim 0 of an empty 2x2x1x0 int32 tensor: the reference loop evaluator filled the (empty) result with
+    -inf, which an integer tensor cannot hold, so tensor-to-loop seemed to break a program that ran before it (seed
+    701, 1705 s). An integer max now starts from the dtype's least value, a min from its greatest."""
+    text = f"""func.func @main(%x: tensor<2x2x1x0x{dtype}>) -> tensor<2x1x0x{dtype}> {{
+  %m = tn.{kind} %x dims = [0] : tensor<2x2x1x0x{dtype}> -> tensor<1x2x1x0x{dtype}>
+  %s = tn.squeeze %m dims = [0] : tensor<1x2x1x0x{dtype}> -> tensor<2x1x0x{dtype}>
+  func.return %s : tensor<2x1x0x{dtype}>
+}}"""
+    code, _, err = run_opt(text, ("-p", "tensor-to-loop", "--verify-each"), timeout=60)
+    assert code == 0, err

@@ -1,4 +1,10 @@
-"""Views that split the vector dim: attention's heads (a (.., 8, 32) view of 256 columns), q/k/v stacked into
+"""Views of attention heads, on the cpu target.
+
+Reshapes of permuted heads feeding a batched matmul ((B, H, S, D)^T -> (B*H, D, S)) were copies made by an extern;
+simplify-tensor now merges the dims on the permute's input (free) and leaves the permute a view the matmul reads
+by its strides.
+
+Views that split the vector dim: attention's heads (a (.., 8, 32) view of 256 columns), q/k/v stacked into
 one in-projection (768 columns = 3 x 256). Their loads index the innermost dim through floordiv and mod; in a
 vector that starts at a multiple of its width they still read whole vectors when the split's size is a multiple
 of the width (affine.LaneCoefficient), and were gathers before: the in-projection bias gradient of
@@ -74,3 +80,39 @@ def test_splits_by_multiples_of_the_width_read_whole_vectors():
         assert gathers(program) == 0, fn
     program, _ = build(lambda x: merge_heads(x) * 3, randn(2, 8, 16, 12), cache=False)
     assert gathers(program) > 0  # 12 columns per head cross vectors: still gathers, and still right (above)
+
+
+def scores_backward(x, y):
+    """(B, H, S, S) scores transposed and merged over B*H into a bmm, as attention's backward does."""
+    return torch.bmm(x.transpose(2, 3).reshape(-1, x.shape[3], x.shape[2]), y)
+
+
+def query_heads(x, y):
+    """nn.MultiheadAttention's q: (S, B, H*D) split into heads, to (B*H, S, D), into a bmm."""
+    s, b, e = x.shape
+    return torch.bmm(x.view(s, b, 4, e // 4).permute(1, 2, 0, 3).reshape(b * 4, s, e // 4), y)
+
+
+def copies(program, inputs, consts) -> list[str]:
+    with torch.no_grad():
+        return [name for name, _ in program.profile([*inputs, *consts], reps=1) if name == "extern tn.reshape"]
+
+
+@pytest.mark.parametrize("fn, shapes", [
+    (scores_backward, [(2, 4, 9, 7), (8, 9, 5)]),
+    (scores_backward, [(1, 3, 16, 16), (3, 16, 4)]),  # batch 1
+    (query_heads, [(9, 3, 32), (12, 8, 5)]),
+])  # fmt: skip
+def test_merged_heads_reach_the_matmul_as_views(fn, shapes):
+    inputs = [randn(*s) for s in shapes]
+    program, consts = build(fn, *inputs)
+    torch.testing.assert_close(program([*inputs, *consts])[0], fn(*inputs), rtol=1e-5, atol=1e-5)
+    assert copies(program, inputs, consts) == []
+
+
+def test_merges_that_move_data_still_copy_and_match():
+    """Merging dims the permute swapped cannot be a view of the input: the copy stays, with eager's numbers."""
+    x, y = randn(4, 6, 5), randn(4, 30, 3)
+    fn = lambda x, y: x.permute(0, 2, 1).reshape(4, 1, 30).bmm(y)  # noqa: E731
+    program, consts = build(fn, x, y)
+    torch.testing.assert_close(program([x, y, *consts])[0], fn(x, y), rtol=1e-5, atol=1e-5)
