@@ -131,7 +131,7 @@ def fold_constants(module: ModuleOp, table: ConstantArgs | None = None) -> bool:
     """Fold what can be folded in @main (every function when there is no table); True when anything changed."""
     changed = False
     for op in module.ops:
-        if isinstance(op, func.FuncOp) and (table is None or op.sym_name.data == "main"):
+        if isinstance(op, func.FuncOp) and op.body.blocks and (table is None or op.sym_name.data == "main"):  # not declarations
             changed |= Folder(op, table).run()
     return changed
 

@@ -95,7 +95,7 @@ class OutputLayoutPass(ModulePass):
 
     def apply(self, ctx: Context, module: ModuleOp) -> None:
         for f in module.ops:
-            if not isinstance(f, func.FuncOp) or f.sym_name.data != "main":
+            if not isinstance(f, func.FuncOp) or f.sym_name.data != "main" or not f.body.blocks:  # a declaration: no body
                 continue
             ret = f.body.block.last_op
             for i, order in enumerate(orders_of(f)):

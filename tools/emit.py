@@ -43,6 +43,15 @@ class TargetUnavailable(Exception):
     pass
 
 
+def _no_code(module: ModuleOp, target: str) -> str | None:
+    """The listing of a module without a @main to generate from (none, or one only declared): a comment saying so."""
+    main = next((op for op in module.ops if getattr(op, "sym_name", None) and op.sym_name.data == "main"), None)
+    if main is not None and getattr(main, "body", None) is not None and main.body.blocks:
+        return None
+    why = "has no @main" if main is None else "declares @main without a body"
+    return f"{'#' if target == 'triton' else ';'} the module {why}: no kernels to generate\n"
+
+
 def emitter(name: str, arch: str | None = None) -> Emitter:
     """The emitter of target `name`; `arch` (-t triton only): comma-separated GPU architectures to compile for."""
     if arch is not None and name != "triton":
@@ -51,10 +60,10 @@ def emitter(name: str, arch: str | None = None) -> Emitter:
     if fn is None:
         raise TargetUnavailable(f"target '{name}' is not available yet (irc-opt can print: mlir)")
     if arch is None:
-        return fn
+        return lambda module: _no_code(module, name) or fn(module)
     from irc.targets.triton.aot import ARCHS
 
     archs = tuple(arch.split(","))
     if unknown := [a for a in archs if a not in ARCHS]:
         raise TargetUnavailable(f"unknown --arch {', '.join(unknown)}; valid: {', '.join(ARCHS)}")
-    return lambda module: _triton(module, archs)
+    return lambda module: _no_code(module, name) or _triton(module, archs)
