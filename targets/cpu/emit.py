@@ -17,7 +17,8 @@ point of v computes every reduction over the reduction dims in vector lanes (no 
 When v is a reduction dim ("mode A", rows), each item is one row: every loop.reduce is one pass over
 the reduction dims with a vector accumulator (the masked last vector adds the identity in its
 unused lanes), combined horizontally at the end of the pass; later passes (softmax's sum after its
-max) see earlier results as uniform scalars; full outputs take a last pass. Extents below
+max) see earlier results as uniform scalars; full outputs that read a reduction's value take a last pass,
+the others are stored in the first reduction's pass (in both modes). Extents below
 MIN_LANES_EXTENT run as scalars.
 
 A body value is a scalar (uniform across the lanes) or a vector; an op with mixed operands broadcasts
@@ -63,6 +64,10 @@ class KernelEmitter(Access):
         self.opset = set(self.ops)
         self.yields = list(nest.yield_op.values)
         self.reduces = [op for op in self.ops if isinstance(op, loop.ReduceOp)]
+        self.after_reduce: set = set()  # the body's ops that read a reduction's value, directly or through others
+        for op in self.ops:
+            if isinstance(op, loop.ReduceOp) or any(o.owner in self.after_reduce for o in op.operands):
+                self.after_reduce.add(op)
         self.syms = [self.param(s) for s in nest.symbols]
         self.sym_lins = [params[self.args.index(s)] for s in nest.symbols]
         self.ext_lin = [to_lin(e, self.sym_lins) for e in nest.extents]
@@ -210,7 +215,9 @@ class KernelEmitter(Access):
             return self.lanes_loop(b, 0, self.extent(d), at)
         self.loop(b, 0, self.extent(d), 1, at)
 
-    def reduction(self, b, r: loop.ReduceOp, dims, width, env):
+    def reduction(self, b, r: loop.ReduceOp, dims, width, env, stores=()):
+        """r's value at the point `dims`: one pass over the reduction dims. `stores`: full outputs that read no
+        reduction's value, stored in the same pass at each point (no second pass computing them again)."""
         kind, t = r.kind.data.value, r.input.type
         arg = kind in ("argmax", "argmin")
         scal = compute_type(t)
@@ -228,7 +235,10 @@ class KernelEmitter(Access):
             accs[w] = (slot, pos)
 
         def inner(b, d, w):
-            x = self.evaluate(b, w, d, env, [r.input])[r.input]
+            vals = self.evaluate(b, w, d, env, [r.input, *(self.yields[i] for i in stores)])
+            for i in stores:
+                self.store(b, i, vals[self.yields[i]], d, w)
+            x = vals[r.input]
             if w:
                 x = splat(b, x, w)
                 lanes = d[self.v] if self.v is not None else None
@@ -255,11 +265,15 @@ class KernelEmitter(Access):
     def region(self, b, dims, width):
         """Every reduction, then the outputs, at one point of the non-reduction dims."""
         env = {}
-        for r in self.reduces:
-            env[r.result] = self.reduction(b, r, dims, width, env)
         kinds = [self.nest.output_kind(i) if self.nest.reduction_dims() else "full" for i in range(len(self.yields))]
         now = [i for i, k in enumerate(kinds) if k == "reduced" or not self.R]
         later = [i for i in range(len(self.yields)) if i not in now]
+        # full outputs that read no reduction's value go out in the first reduction's pass: a bias gradient fused with
+        # gelu's backward computed gelu's backward twice, the second time in another pass over the same rows
+        early = [i for i in later if self.yields[i].owner not in self.after_reduce] if self.reduces else []
+        later = [i for i in later if i not in early]
+        for k, r in enumerate(self.reduces):
+            env[r.result] = self.reduction(b, r, dims, width, env, early if k == 0 else ())
         vals = self.evaluate(b, width, dims, env, [self.yields[i] for i in now])
         for i in now:
             self.store(b, i, vals[self.yields[i]], fill(dims, self.R), width)
