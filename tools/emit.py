@@ -19,7 +19,7 @@ Emitter = Callable[[ModuleOp], str]
 def _llvm(module: ModuleOp) -> str:
     from irc.targets.cpu.listing import llvm_ir  # llvmlite loads only when asked for
 
-    return llvm_ir(module)
+    return _no_code(module, "llvm") or llvm_ir(module)
 
 
 EMITTERS: dict[str, Emitter | None] = {
@@ -31,7 +31,7 @@ EMITTERS: dict[str, Emitter | None] = {
 def _triton(module: ModuleOp, archs: tuple[str, ...] = ()) -> str:
     from irc.targets.triton.emit import triton_source
 
-    return triton_source(module, archs)
+    return _no_code(module, "triton") or triton_source(module, archs)
 
 
 EMITTERS["triton"] = _triton
@@ -60,10 +60,10 @@ def emitter(name: str, arch: str | None = None) -> Emitter:
     if fn is None:
         raise TargetUnavailable(f"target '{name}' is not available yet (irc-opt can print: mlir)")
     if arch is None:
-        return lambda module: _no_code(module, name) or fn(module)
+        return fn
     from irc.targets.triton.aot import ARCHS
 
     archs = tuple(arch.split(","))
     if unknown := [a for a in archs if a not in ARCHS]:
         raise TargetUnavailable(f"unknown --arch {', '.join(unknown)}; valid: {', '.join(ARCHS)}")
-    return lambda module: _no_code(module, name) or _triton(module, archs)
+    return lambda module: _triton(module, archs)

@@ -65,8 +65,8 @@ class Campaign:
     def guard(self):
         self.stats["examples"] += 1
         self.progress()
-        if time.monotonic() > self.deadline and not self.failing:
-            reject()  # the budget is spent: let the round finish quickly
+        if time.monotonic() > self.deadline and not self.failing and self.stats["examples"] > 1:
+            reject()  # the budget is spent: let the round finish quickly (a run judges one example at least)
 
     def failed(self, f):
         from .known import known
