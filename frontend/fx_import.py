@@ -154,6 +154,21 @@ class ImportBuilder:
             return v
         return self.add(tn.ReshapeOp(v, t, self.dynamic_sizes(shape)))
 
+    def fit(self, v, val):
+        """v under FX's type for it (meta `val`): where the importer left `?` in a dim that FX knows (the ShapeEnv
+        specialised a symbolic size: a broadcast pinned it, layer_norm over it needs 1), or a static size where FX
+        keeps the symbol (a `?` operand broadcast against a static one the ShapeEnv equated it with), a reshape
+        makes the type say so. Anything else is left for the importer's type check to report."""
+        if not isinstance(v, SSAValue) or not isinstance(val, torch.Tensor) or not isinstance(v.type, TensorType):
+            return v
+        want = self.type_of(val)
+        got, shape = v.type.get_shape(), want.get_shape()
+        if v.type == want or v.type.get_element_type() != want.get_element_type() or len(got) != len(shape):
+            return v
+        if any(g != w and g >= 0 and w >= 0 for g, w in zip(got, shape)):  # two different sizes
+            return v
+        return self.reshape(v, val.shape)
+
     def expand(self, v: SSAValue, shape, dtype: torch.dtype | None = None) -> SSAValue:
         """Broadcast v (0-d or lower rank) to a meta shape."""
         el = v.type.get_element_type() if dtype is None else element_type(dtype)
@@ -282,6 +297,11 @@ class GraphImporter:
             self.b.rollback(mark)
             self._fallback(node, str(e))
             return
+        vals = node.meta.get("val")
+        if isinstance(vals, (list, tuple)) and isinstance(out, (list, tuple)) and len(vals) == len(out):
+            out = type(out)(self.b.fit(v, val) for v, val in zip(out, vals))
+        elif not isinstance(out, (list, tuple)):
+            out = self.b.fit(out, vals)
         self._check(node, out)
         self.env[node] = out
         self.imported[overload_name(target)] += 1

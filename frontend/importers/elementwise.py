@@ -32,16 +32,8 @@ def common_dtype(b, x, y) -> torch.dtype:
 
 
 def fit(b, node, v):
-    """v under FX's type for the node: where a broadcast of symbolic sizes left `?` in a dim that FX knows
-    (the ShapeEnv specialised it to a constant), or a static size where FX keeps the symbol (a `?` operand
-    broadcast against a static one the ShapeEnv equated it with), a reshape makes the type say so."""
-    want = b.result_type(node)
-    got, shape = v.type.get_shape(), want.get_shape()
-    if v.type == want or v.type.get_element_type() != want.get_element_type() or len(got) != len(shape):
-        return v
-    if any(g != w and g >= 0 and w >= 0 for g, w in zip(got, shape)):  # two different sizes
-        return v  # a real disagreement: the importer's type check reports it
-    return b.reshape(v, node.meta["val"].shape)
+    """v under FX's type for the node (ImportBuilder.fit)."""
+    return b.fit(v, node.meta["val"])
 
 
 def unary(overload, op_cls):

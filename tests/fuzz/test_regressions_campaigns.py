@@ -366,3 +366,22 @@ def test_ill_conditioned_elements_are_no_verdict():
     assert compare(fn, exp_one_ulp_up, make_inputs) is not None and ill_conditioned(fn, exp_one_ulp_up, make_inputs)
     assert not ill_conditioned(fn, lambda a0: (torch.sin(torch.exp(a0)) + 0.01,), make_inputs)
     assert not ill_conditioned(fn, fn, make_inputs)  # no difference: nothing to excuse
+
+
+@pytest.mark.parametrize("target", targets())
+def test_layer_norm_over_a_symbolic_size_the_shape_env_pinned_to_1(target):
+    """layer_norm(x[3::2], (1,)) of a dynamic input: normalising over (1,) pins the slice's symbolic size to 1, so FX
+    types mean and rstd (1,) where the importer built `?` (seed 801, 1149 s: `importer of aten.native_layer_norm
+    built tensor<?xf32>, FX says tensor<1xf32>`). Every importer's results now take FX's type where it knows a `?`."""
+
+    def fn(a0):
+        return (F.layer_norm(-a0[3::2], (1,), eps=1e-3),)
+
+    def make_inputs():
+        a0 = torch.randint(-24, 25, (5,), generator=torch.Generator().manual_seed(0)).div(8).requires_grad_()
+        torch._dynamo.maybe_mark_dynamic(a0, 0)
+        return [a0]
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
+    assert compare_training(fn, compiled, make_inputs) is None
