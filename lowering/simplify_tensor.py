@@ -1,6 +1,7 @@
 """simplify-tensor: algebraic clean-ups of tn ops (value semantics, so each rule holds whatever the layout)."""
 
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -28,7 +29,7 @@ def reshape_before_permute(op):
     """reshape(permute(x)) -> permute(reshape(x)) where the reshape only merges dims that lie next to each other, in
     order, in x (static shapes; size-1 dims go anywhere). The merge is then free on x's buffer and the permute stays
     a view: a batched matmul reads the heads of a transposed (B, H, S, S) as strides, where the reshape of the
-    permuted view was a copy (three per attention backward: nn.MultiheadAttention, every HF transformer)."""
+    permuted view was a copy (three in nn.MultiheadAttention's backward; HF BERT's graphs had none)."""
     perm_op = op.input.owner
     if not isinstance(perm_op, tn.PermuteOp):
         return None
@@ -51,7 +52,7 @@ def reshape_before_permute(op):
     if any(order.index(b) != order.index(a) + 1 for run in groups for a, b in zip(run, run[1:])):
         return None  # a merge of dims that are not neighbours in x: the reshape must move data
     ranked = sorted(range(len(groups)), key=lambda g: groups[g][0])  # the merged dims in x's order
-    merged = [_prod(src[d] for d in groups[g]) for g in ranked] + [1] * out.count(1)
+    merged = [prod(src[d] for d in groups[g]) for g in ranked] + [1] * out.count(1)
     rank_of = {g: i for i, g in enumerate(ranked)}
     units, it = iter(range(len(ranked), len(merged))), iter(range(len(groups)))
     new_perm = [next(units) if n == 1 else rank_of[next(it)] for n in out]
@@ -59,13 +60,6 @@ def reshape_before_permute(op):
     if new_perm == list(range(len(new_perm))):
         return reshaped
     return [reshaped, tn.PermuteOp(reshaped.result, new_perm)]
-
-
-def _prod(xs) -> int:
-    n = 1
-    for x in xs:
-        n *= x
-    return n
 
 
 RULES = (fold_reshape_reshape, fold_reshape_identity, reshape_before_permute)

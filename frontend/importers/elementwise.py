@@ -31,17 +31,12 @@ def common_dtype(b, x, y) -> torch.dtype:
     return torch.result_type(_stand_in(b, x), _stand_in(b, y))
 
 
-def fit(b, node, v):
-    """v under FX's type for the node (ImportBuilder.fit)."""
-    return b.fit(v, node.meta["val"])
-
-
 def unary(overload, op_cls):
     """Result dtype from FX (e.g. exp of an int tensor is float): cast the operand to it first."""
 
     @imports(overload)
     def imp(b, node, x):
-        return fit(b, node, b.add(op_cls(b.tensor(x, out_dtype(node)))))
+        return b.add(op_cls(b.tensor(x, out_dtype(node))))
 
     return imp
 
@@ -55,7 +50,7 @@ def binary(overload, op_cls):
         lhs, rhs = b.tensor(x, dt), b.tensor(y, dt)
         if alpha is not None and alpha != 1:
             rhs = b.add(tn.MulOp(rhs, b.tensor(alpha, dt)))
-        return fit(b, node, b.add(op_cls(lhs, rhs)))
+        return b.add(op_cls(lhs, rhs))
 
     return imp
 
@@ -66,7 +61,7 @@ def compare(overload, op_cls):
     @imports(overload)
     def imp(b, node, x, y):
         dt = common_dtype(b, x, y)
-        return fit(b, node, b.add(op_cls(b.tensor(x, dt), b.tensor(y, dt))))
+        return b.add(op_cls(b.tensor(x, dt), b.tensor(y, dt)))
 
     return imp
 
@@ -142,7 +137,7 @@ def import_logical(b, node, x, y):
 @imports(aten.where.self)
 def import_where(b, node, cond, x, y):
     dt = out_dtype(node)
-    return fit(b, node, b.add(tn.WhereOp(b.tensor(cond, torch.bool), b.tensor(x, dt), b.tensor(y, dt))))
+    return b.add(tn.WhereOp(b.tensor(cond, torch.bool), b.tensor(x, dt), b.tensor(y, dt)))
 
 
 @imports(aten.clamp.default, aten.clamp.Tensor, aten.clamp_min.default, aten.clamp_max.default, aten.clamp_min.Tensor, aten.clamp_max.Tensor)
