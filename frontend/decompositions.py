@@ -5,6 +5,7 @@ from torch._decomp import core_aten_decompositions, get_decompositions
 
 from .aten_table import load_all
 from .attention_ops import DECOMPOSITIONS as ATTENTION_OPS
+from .searching import DECOMPOSITIONS as SEARCHING
 
 aten = torch.ops.aten
 
@@ -218,6 +219,7 @@ def decomposition_table() -> dict:
     table.update(get_decompositions(EXTRA))
     table.update(COMPOSITES)
     table.update(ATTENTION_OPS)  # torch's fused attention ops (attention_ops.py)
+    table.update(SEARCHING)  # searchsorted, bucketize, isin (searching.py)
     # Dynamo writes an optimizer's addcmul_/addcdiv_/lerp_ as inductor's prims.fma (registered when it does)
     if hasattr(torch.ops.prims, "fma"):
         table[torch.ops.prims.fma.default] = _fma

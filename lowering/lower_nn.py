@@ -16,6 +16,7 @@ from irc.dialects import loop
 from irc.dialects import tensor as tn
 from irc.ir.types import DYN, is_float
 
+from .index_range import within
 from .loop_builder import NestBuilder, Unsupported, shape
 from .tensor_to_loop import count, lowers
 
@@ -126,7 +127,8 @@ def out_of_bounds(dim: int) -> str:
 
 
 def checked(b: NestBuilder, index, source, d: int, error: str, message: str, wrap: bool = False):
-    """`index` behind a check against dim d of `source` (dim 0 of a 0-d source has size 1)."""
+    """`index` behind a check against dim d of `source` (dim 0 of a 0-d source has size 1), or `index` itself where
+    its producers prove it in range."""
     if not shape(source):
         bound = 1
     elif shape(source)[d] != DYN:
@@ -134,6 +136,8 @@ def checked(b: NestBuilder, index, source, d: int, error: str, message: str, wra
     else:
         b.size(source, d)  # the tn.dim of that size, in `pre`
         bound = next(o.result for o in b.pre if isinstance(o, tn.DimOp) and o.input == source and o.dim.value.data == d)
+    if isinstance(bound, int) and within(index, bound, wrap):
+        return index
     check = tn.CheckIndexOp(index, bound, wrap, error, message)
     check.result.name_hint = "checked"
     b.pre.append(check)

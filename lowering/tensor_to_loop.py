@@ -387,7 +387,8 @@ class TensorToLoopPass(ModulePass):
     name = "tensor-to-loop"
 
     def apply(self, ctx: Context, module: ModuleOp) -> None:
-        apply_rules(module, (LowerTensorOp(),))
+        # consumers first: a gather's lowering then still sees its index's producers as tn ops (index_range.py)
+        apply_rules(module, (LowerTensorOp(),), reverse=True)
 
 
 __all__ = ["TensorToLoopPass", "LOWER", "BODY", "lower_op", "extern_reason"]

@@ -146,6 +146,40 @@ func.func @index_dynamic(%x: tensor<?x6xf32>, %i: tensor<3xi64>) -> tensor<3x6xf
 // CHECK:         loop.load %x[affine_map<(d0, d1, d2)[s0] -> (d2, d1)>]
 
 // -----
+func.func @index_clamped(%w: tensor<10x4xf32>, %i: tensor<3xi64>) -> tensor<3x4xf32> {
+  %lo = tn.constant dense<0> : tensor<i64> -> tensor<i64>
+  %hi = tn.constant dense<9> : tensor<i64> -> tensor<i64>
+  %a = tn.maximum %i, %lo : tensor<3xi64>, tensor<i64> -> tensor<3xi64>
+  %c = tn.minimum %a, %hi : tensor<3xi64>, tensor<i64> -> tensor<3xi64>
+  %r = tn.index %w[%c] dims = [0] : tensor<10x4xf32>[tensor<3xi64>] -> tensor<3x4xf32>
+  func.return %r : tensor<3x4xf32>
+}
+// An index its producers keep inside [0, 10) (a clamp) needs no check (lowering/index_range.py): the nest reads it.
+// CHECK-LABEL: func.func @index_clamped
+// CHECK-NOT:   tn.check_index
+// CHECK:       %r = loop.nest
+
+// -----
+func.func @index_clamped_past_the_end(%w: tensor<10x4xf32>, %i: tensor<3xi64>, %k: tensor<3xi1>) -> tensor<3x4xf32> {
+  %lo = tn.constant dense<0> : tensor<i64> -> tensor<i64>
+  %hi = tn.constant dense<10> : tensor<i64> -> tensor<i64>
+  %a = tn.maximum %i, %lo : tensor<3xi64>, tensor<i64> -> tensor<3xi64>
+  %c = tn.minimum %a, %hi : tensor<3xi64>, tensor<i64> -> tensor<3xi64>
+  %r = tn.index %w[%c] dims = [0] : tensor<10x4xf32>[tensor<3xi64>] -> tensor<3x4xf32>
+  %b = tn.minimum %i, %hi : tensor<3xi64>, tensor<i64> -> tensor<3xi64>
+  %s = tn.index %w[%b] dims = [0] : tensor<10x4xf32>[tensor<3xi64>] -> tensor<3x4xf32>
+  %t = tn.where %k, %c, %i : tensor<3xi1>, tensor<3xi64>, tensor<3xi64> -> tensor<3xi64>
+  %u = tn.index %w[%t] dims = [0] : tensor<10x4xf32>[tensor<3xi64>] -> tensor<3x4xf32>
+  %v = tn.add %r, %s : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  %o = tn.add %v, %u : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  func.return %o : tensor<3x4xf32>
+}
+// Checks stay where a bound is not proven: a clamp to 10 (one past the end), a minimum with no floor (wrap still
+// needs [-10, 10)), a where that may pick the unclamped index.
+// CHECK-LABEL: func.func @index_clamped_past_the_end
+// CHECK-COUNT-3: tn.check_index
+
+// -----
 func.func @dynamic(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %r = tn.exp %x : tensor<?x8xf32>
   func.return %r : tensor<?x8xf32>
