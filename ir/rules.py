@@ -66,9 +66,9 @@ class _ByType(RewritePattern):
                 return
 
 
-def apply_rules(module: ModuleOp, rules: Iterable[RewritePattern], reverse: bool = False) -> bool:
-    """Apply rules greedily to a fixpoint (each sweep from the block's end with `reverse`); True when anything changed."""
-    walker = PatternRewriteWalker(GreedyRewritePatternApplier([_ByType(list(rules))]), walk_reverse=reverse)
+def apply_rules(module: ModuleOp, rules: Iterable[RewritePattern]) -> bool:
+    """Apply rules greedily to a fixpoint; True when anything changed."""
+    walker = PatternRewriteWalker(GreedyRewritePatternApplier([_ByType(list(rules))]))
     return walker.rewrite_module(module)
 
 

@@ -23,6 +23,7 @@ from irc.dialects import tensor as tn
 from irc.ir import apply_rules
 from irc.ir.types import DYN, is_float
 
+from . import index_range
 from .loop_builder import NestBuilder, Unsupported, broadcast_exprs, compute_type, shape
 
 LOWER: dict[type[Operation], Callable[[Operation], list[Operation]]] = {}
@@ -361,6 +362,7 @@ class LowerTensorOp(RewritePattern):
             for new in out[0]:
                 if isinstance(new, tn.DimOp) and not new.result.name_hint:
                     new.result.name_hint = "dim"  # else xDSL names it after the replaced op's result
+            index_range.remember(op.results, out[1])  # for the gathers that read these values (lower_nn.checked)
             rewriter.replace(op, out[0], out[1])
 
 
@@ -387,8 +389,8 @@ class TensorToLoopPass(ModulePass):
     name = "tensor-to-loop"
 
     def apply(self, ctx: Context, module: ModuleOp) -> None:
-        # consumers first: a gather's lowering then still sees its index's producers as tn ops (index_range.py)
-        apply_rules(module, (LowerTensorOp(),), reverse=True)
+        apply_rules(module, (LowerTensorOp(),))
+        index_range.forget(module)
 
 
 __all__ = ["TensorToLoopPass", "LOWER", "BODY", "lower_op", "extern_reason"]
