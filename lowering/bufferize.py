@@ -194,10 +194,11 @@ class Bufferizer:
             block.add_ops([op.clone(value_mapper=dict(zip(op.operands, block.args))), memory.YieldOp()])
             self.emit(memory.ExternOp(ins, [], [], Region(block)))
             return
-        # An eager fallback returns what aten returns (its meta shapes can be approximate): fresh buffers. So does
-        # a channels-last convolution: the library allocates its NHWC result anyway, and copying it into a planned
-        # buffer would cost one more pass over it.
-        fresh = isinstance(op, tn.AtenCallOp) or (isinstance(op, tn.ConvolutionOp) and op.channels_last is not None)
+        # An eager fallback returns what aten returns (its meta shapes can be approximate): fresh buffers. So do
+        # a channels-last convolution and an embedding's gradient: torch's kernel allocates the NHWC result or the
+        # zeroed table (the vocabulary's size) anyway, and copying it into a planned buffer costs one more pass.
+        fresh = isinstance(op, (tn.AtenCallOp, tn.EmbeddingBackwardOp)) or \
+            (isinstance(op, tn.ConvolutionOp) and op.channels_last is not None)
         static = [r for r in op.results if DYN not in r.type.get_shape() and not fresh]
         dynamic = [r for r in op.results if DYN in r.type.get_shape() or fresh]
         outs = [self.alloc(r.type, r in self.outputs, []) for r in static]

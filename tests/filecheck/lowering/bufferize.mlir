@@ -72,6 +72,18 @@ func.func @conv_nhwc(%x: tensor<1x6x6x3xf32>, %w: tensor<4x3x3x3xf32>) -> tensor
 // CHECK:       mem.launch @{{.*}} ins(%[[C]] : memref<1x6x6x4xf32>)
 
 // -----
+func.func @embedding_grad(%g: tensor<3x4xf32>, %i: tensor<3xi64>) -> tensor<10x4xf32> {
+  %t = tn.embedding_backward %g, %i padding_idx = -1 : tensor<3x4xf32>, tensor<3xi64> -> tensor<10x4xf32>
+  %r = tn.neg %t : tensor<10x4xf32>
+  func.return %r : tensor<10x4xf32>
+}
+// So does an embedding's gradient: torch's kernel allocates the zeroed table anyway.
+// CHECK-LABEL: func.func @embedding_grad
+// CHECK:       %[[T:.*]] = mem.extern ins(%g, %i : {{.*}}) -> memref<10x4xf32> {
+// CHECK:         tn.embedding_backward
+// CHECK:       mem.launch @{{.*}} ins(%[[T]] : memref<10x4xf32>)
+
+// -----
 func.func @embedding(%w: tensor<10x4xf32>, %i: tensor<3xi64>) -> tensor<3x4xf32> {
   %r = tn.embedding %w[%i] : tensor<10x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
   func.return %r : tensor<3x4xf32>
