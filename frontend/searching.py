@@ -6,9 +6,10 @@ A search emulates eager's binary search step by step (ATen's Bucketization.cpp: 
 Each of its log2(m) + 1 steps is elementwise in the values and reads the sequence at a clamped position, which
 needs no bounds check (lowering/index_range.py): the whole search is one loop nest.
 
-Sorts stay aten ops (tn.aten_call). Written in these ops (a bitonic network over (value, index) keys, or each
-element's place as a count of the keys before it) they matched eager's stable sort but ran 2-25x slower than eager's
-sort at every size measured, from (5, 10) to (16, 1024): a network step is a pass over memory, a count is n^2 work.
+Sorts are tn ops that run torch's kernels (dialects/tensor/sorting.py), not decompositions: written in these ops (a
+bitonic network over (value, index) keys, or each element's place as a count of the keys before it) they matched
+eager's stable sort but ran 2-25x slower than torch's sort at every size measured, from (5, 10) to (16, 1024): a
+network step is a pass over memory, a count is n^2 work.
 """
 
 import torch

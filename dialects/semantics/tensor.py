@@ -116,6 +116,12 @@ TENSOR_SEMANTICS = {
     tn.LogcumsumexpOp: lambda op, x: torch.logcumsumexp(x, _int(op.dim)),
     tn.CummaxOp: lambda op, x: tuple(torch.cummax(x, _int(op.dim))),
     tn.CumminOp: lambda op, x: tuple(torch.cummin(x, _int(op.dim))), tn.CumprodOp: lambda op, x: torch.cumprod(x, _int(op.dim)),
+    # sorting: torch's kernels (their order among equal values is the op's)
+    tn.SortOp: lambda op, x: tuple(torch.sort(x, stable=op.stable is not None, dim=_int(op.dim), descending=op.descending is not None)),
+    tn.TopkOp: lambda op, x: tuple(torch.topk(x, _int(op.k), _int(op.dim), op.largest is not None, op.sorted is not None)),
+    tn.KthvalueOp: lambda op, x: tuple(torch.kthvalue(x, _int(op.k), _int(op.dim), keepdim=True)),
+    tn.MedianOp: lambda op, x: tuple((torch.nanmedian if op.ignore_nan is not None else torch.median)(x, _int(op.dim), keepdim=True)),
+    tn.ModeOp: lambda op, x: tuple(torch.mode(x, _int(op.dim), keepdim=True)),
     # shapes
     tn.ReshapeOp: lambda op, x, *s: x.reshape(_result_shape(op, s)),
     tn.ExpandOp: lambda op, x, *s: x.expand(_result_shape(op, s)),

@@ -119,6 +119,38 @@ func.func @cumsum_dim(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
+func.func @topk_k(%x: tensor<4x8xf32>) -> tensor<4x9xf32> {
+  %v, %i = tn.topk %x k = 9 dim = 1 largest sorted : tensor<4x8xf32> -> tensor<4x9xf32>, tensor<4x9xi64>
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.topk: k must lie in [0, 8]
+  func.return %v : tensor<4x9xf32>
+}
+
+// -----
+
+func.func @kthvalue_k(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  %v, %i = tn.kthvalue %x k = 0 dim = 1 : tensor<4x8xf32> -> tensor<4x1xf32>, tensor<4x1xi64>
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.kthvalue: k must lie in [1, 8]
+  func.return %v : tensor<4x1xf32>
+}
+
+// -----
+
+func.func @sort_indices(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %v, %i = tn.sort %x dim = 1 : tensor<4x8xf32> -> tensor<4x8xf32>, tensor<4x8xi32>
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.sort: indices must have i64 elements
+  func.return %v : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @median_shape(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %v, %i = tn.median %x dim = 1 : tensor<4x8xf32> -> tensor<4x8xf32>, tensor<4x8xi64>
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.median: values
+  func.return %v : tensor<4x8xf32>
+}
+
+// -----
+
 func.func @reshape_numel(%x: tensor<4x8xf32>) -> tensor<30xf32> {
   %r = tn.reshape %x : tensor<4x8xf32> -> tensor<30xf32>
   // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.reshape: 32 elements cannot take shape [30]
