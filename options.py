@@ -31,7 +31,7 @@ class Options:
     strict: bool = False  # raise irc's own compile errors instead of running that graph eagerly
     verify: bool = False  # run each graph before and after every pass on random inputs; a pass that changes the result is reported
     freeze: bool | None = None  # inference graphs: parameters become constants, BatchNorm and constants folded, checked per call (frontend/freeze.py); None or "auto" (the default) and True: on; False: off
-    attention: bool = True  # substitute matmul-softmax-matmul attention with one scaled_dot_product_attention (lowering/fuse_attention.py)
+    attention: bool = True  # attention as one tn.sdpa: torch's calls (frontend/importers/nn.py), written-out patterns (lowering/fuse_attention.py)
     layout: str = "auto"  # per convolution region: "auto" (cost model: conversions, measured conv speed), "nchw" or "nhwc"
     matmul: str = "auto"  # matrix products: "auto", "extern", "loops" (generated nests) or, on triton, "dot" (see MATMULS)
     cache: bool = True  # reuse compiled code and extern choices from the on-disk cache (IRC_CACHE_DIR, see cache.py)

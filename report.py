@@ -19,7 +19,7 @@ class GraphReport:
     dump_dir: str | None = None
     verify_failure: str | None = None  # with options={"verify": True}: the first pass that changed the result
     freeze: str | None = None  # inference graphs: what freezing folded (frontend/freeze.py)
-    attention: int = 0  # matmul-softmax-matmul patterns substituted by one tn.sdpa
+    attention: int = 0  # tn.sdpa ops: torch's attention calls, and matmul-softmax-matmul patterns fuse-attention found
     target: str = ""  # where the graph runs: "cpu" or "reference"
     kernels: int = 0  # cpu: JITed kernel functions; triton: generated Triton kernels
     fused_kernels: int = 0  # loop.nest ops after fusion
@@ -56,7 +56,7 @@ class GraphReport:
         if self.freeze:
             lines.append(f"  freeze: {self.freeze}")
         if self.attention:
-            lines.append(f"  attention: {self.attention} matmul-softmax-matmul -> tn.sdpa (scaled_dot_product_attention)")
+            lines.append(f"  attention: {self.attention} tn.sdpa (scaled_dot_product_attention)")
         ops = sum(self.imported.values())
         lines.append(f"  imported {ops} aten calls ({len(self.imported)} distinct ops), {len(self.fallbacks)} eager fallbacks")
         for target, reason in sorted(set(self.fallbacks)):

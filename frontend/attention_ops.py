@@ -1,23 +1,24 @@
 """torch's fused attention ops that irc's decomposition table takes apart into ops irc imports.
 
-The backward of CPU flash attention. torch's core decomposition of `_scaled_dot_product_flash_attention_for_cpu` (the forward) runs the math
-attention and returns its attention *probabilities* where the real op returns the logsumexp. Inference
-never reads that output, but a training graph hands it to the backward op, whose CPU kernel then reads a
-tensor of the wrong meaning and shape: gradients off by orders of magnitude (nn.MultiheadAttention's
-in_proj grads, found by tests/numeric/test_torch_models.py). This decomposition of the backward never
-reads the logsumexp: it recomputes the probabilities P from q, k (and the mask) as the decomposed forward
-did, then
-
-    dV = P^T dO      dP = dO V^T      dS = P * (dP - rowsum(P * dP))      dQ = s dS K      dK = s dS^T Q
-
-so the whole training graph is irc's own (grouped-query attention too: key and value heads repeated,
-their gradients summed back). Dropout keeps the aten op (torch's forward decomposition refuses it).
-
 The encoder-layer fast path. nn.TransformerEncoderLayer in inference (eval, no grad) calls one fused op,
 `_transformer_encoder_layer_fwd`, that no table decomposes: irc would run whole layers eagerly. Its
 decomposition is the layer written out (qkv projection, scaled-dot-product attention with the merged
 mask, output projection, residuals, LayerNorms before or after, ReLU or GELU feed-forward).
+
+CPU flash attention and its backward import whole, as tn.sdpa (with the logsumexp the backward reads) and
+tn.sdpa_backward: torch's own kernels, as in eager. Only with options attention=False (no tn.sdpa: attention as
+generated loops) are both decomposed, and then together: torch's core decomposition of the forward runs the math
+attention and returns its attention *probabilities* where the real op returns the logsumexp, so a decomposed forward
+before the real backward gives gradients off by orders of magnitude (nn.MultiheadAttention's in_proj grads, found by
+tests/numeric/test_torch_models.py). The backward's decomposition (UNFUSED) never reads the logsumexp: it recomputes
+the probabilities P from q, k (and the mask) as the decomposed forward did, then
+
+    dV = P^T dO      dP = dO V^T      dS = P * (dP - rowsum(P * dP))      dQ = s dS K      dK = s dS^T Q
+
+(grouped-query attention too: key and value heads repeated, their gradients summed back). Dropout keeps the aten
+ops (torch's forward decomposition refuses it).
 """
+
 
 import math
 
@@ -89,7 +90,11 @@ def transformer_encoder_layer(src, embed_dim, num_heads, qkv_weight, qkv_bias, p
     return norm2(x + feed_forward(x))
 
 
-DECOMPOSITIONS = {
+# With options attention=False: both flash-attention ops decomposed (the forward by torch's core table).
+UNFUSED = {
     aten._scaled_dot_product_flash_attention_for_cpu_backward.default: flash_attention_backward,
+}
+
+DECOMPOSITIONS = {
     aten._transformer_encoder_layer_fwd.default: transformer_encoder_layer,
 }

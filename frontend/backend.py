@@ -52,7 +52,7 @@ def backend(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None
         fw_compiler=compiler("forward"),
         bw_compiler=compiler("backward"),
         inference_compiler=compiler("inference"),
-        decompositions=decomposition_table(),
+        decompositions=decomposition_table(opts.attention),
         # an inference graph's writes to its inputs (an optimizer step, a cache update) stay in it as copy_: the
         # program computes the new values (in the inputs' own memory where it can) instead of AOT's runtime
         # copying each one after the call
@@ -310,7 +310,7 @@ def compile_function(fn, *inputs, dynamic: bool = False, **options):
 
     opts = Options.resolve(options=options)
     gm = make_fx(lambda *a: fn(*a), tracing_mode="symbolic" if dynamic else "fake",
-                 decomposition_table=decomposition_table())(*inputs)  # fmt: skip
+                 decomposition_table=decomposition_table(opts.attention))(*inputs)  # fmt: skip
     result = import_graph(gm, opts.eager_ops)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     rep = report.GraphReport(index=-1, dynamo_graph=-1, kind="function")

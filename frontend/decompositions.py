@@ -5,6 +5,7 @@ from torch._decomp import core_aten_decompositions, get_decompositions
 
 from .aten_table import load_all
 from .attention_ops import DECOMPOSITIONS as ATTENTION_OPS
+from .attention_ops import UNFUSED as UNFUSED_ATTENTION
 from .searching import DECOMPOSITIONS as SEARCHING
 
 aten = torch.ops.aten
@@ -214,7 +215,8 @@ PARTIAL = {
 }
 
 
-def decomposition_table() -> dict:
+def decomposition_table(attention: bool = True) -> dict:
+    """`attention`: options' attention (False: torch's flash attention and its backward decomposed, no tn.sdpa)."""
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(EXTRA))
     table.update(COMPOSITES)
@@ -227,4 +229,8 @@ def decomposition_table() -> dict:
     # An op irc imports natively stays whole: its own lowering beats the generic decomposition.
     table = {op: fn for op, fn in table.items() if op not in importers}
     table.update(PARTIAL)
+    if not attention:
+        flash = aten._scaled_dot_product_flash_attention_for_cpu.default
+        table[flash] = core_aten_decompositions()[flash]
+        table.update(UNFUSED_ATTENTION)
     return table

@@ -120,14 +120,26 @@ def _scatter_reduce(op, x, index, src):
     return torch.scatter_reduce(x, _int(op.dim), index, src, op.reduce.data, include_self=_flag(op.include_self))
 
 
-def sdpa(q, k, v, mask, scale: float):
-    """tn.sdpa: torch's scaled_dot_product_attention (the CPU target's extern calls this too)."""
-    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
+def sdpa(q, k, v, mask, scale: float, causal: bool = False, logsumexp: bool = False):
+    """tn.sdpa (the CPU target's extern calls this too): torch's scaled_dot_product_attention; causal or with its
+    logsumexp (a training graph's forward, whose backward reads it), the CPU flash-attention kernel itself."""
+    if not causal and not logsumexp:
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
+    out, lse = aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, attn_mask=mask, scale=scale)
+    return (out, lse) if logsumexp else out
 
 
 def _sdpa(op, *values):
     v = _bind(op, values)
-    return sdpa(v(op.query), v(op.key), v(op.value), v(op.mask), _float(op.scale))
+    return sdpa(v(op.query), v(op.key), v(op.value), v(op.mask), _float(op.scale), _flag(op.causal), op.logsumexp is not None)
+
+
+def _sdpa_backward(op, *values):
+    v = _bind(op, values)
+    grads = aten._scaled_dot_product_flash_attention_for_cpu_backward(
+        v(op.grad), v(op.query), v(op.key), v(op.value), v(op.out), v(op.logsumexp), 0.0, _flag(op.causal),
+        attn_mask=v(op.mask), scale=_float(op.scale))
+    return tuple(grads)
 
 
 NN_SEMANTICS = {
@@ -135,6 +147,7 @@ NN_SEMANTICS = {
     tn.MmOp: lambda op, a, b: torch.mm(a, b),
     tn.BmmOp: lambda op, a, b: torch.bmm(a, b),
     tn.ScaledDotProductAttentionOp: _sdpa,
+    tn.ScaledDotProductAttentionBackwardOp: _sdpa_backward,
     # convolution and pooling
     tn.ConvolutionOp: _convolution,
     tn.ConvolutionBackwardOp: _convolution_backward,

@@ -1,19 +1,56 @@
-"""tn attention: one op for softmax(q k^T * scale + mask) v, which torch runs as scaled_dot_product_attention."""
+"""tn attention: one op for softmax(q k^T * scale + mask) v, which torch runs as scaled_dot_product_attention, and
+its gradient. In a training graph the forward also gives each query row's logsumexp, which the backward reads: the
+pair runs as torch's CPU flash-attention kernels, as in eager."""
 
-from xdsl.dialects.builtin import Float64Type, FloatAttr, TensorType, f64, i1
+from typing import ClassVar
+
+from xdsl.dialects.builtin import Float64Type, FloatAttr, TensorType, UnitAttr, f64, i1
 from xdsl.ir import SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def, traits_def
+from xdsl.irdl import (
+    IRDLOperation,
+    VarConstraint,
+    base,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    opt_result_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .base import broadcast_shapes, check_shape, element, require_float, shape, shapes_agree
 
 
+def _verify_attention(op, q, k, v, mask) -> None:
+    if not len(q) == len(k) == len(v) >= 3:
+        raise VerifyException(f"{op.name}: query, key and value need one rank >= 3, got {len(q)}, {len(k)}, {len(v)}")
+    if not element(op.query) == element(op.key) == element(op.value):
+        raise VerifyException(f"{op.name}: query, key and value must share one element type")
+    require_float(op.name, element(op.query))
+    check_shape(op.name, "key", k, [*q[:-2], k[-2], q[-1]])
+    check_shape(op.name, "value", v, [*q[:-2], k[-2], v[-1]])
+    if mask is not None:
+        m, scores = shape(mask), (*q[:-1], k[-2])
+        if element(mask) not in (i1, element(op.query)):
+            raise VerifyException(f"{op.name}: mask must have i1 or the query's element type, got {element(mask)}")
+        if len(m) > len(scores) or not shapes_agree(broadcast_shapes(op.name, m, scores), scores):
+            raise VerifyException(f"{op.name}: mask shape {list(m)} does not broadcast to the scores {list(scores)}")
+
+
+def _flags(scale: float, causal: bool) -> dict:
+    return {"scale": FloatAttr(float(scale), f64), **({"causal": UnitAttr()} if causal else {})}
+
+
 @irdl_op_definition
 class ScaledDotProductAttentionOp(IRDLOperation):
     """softmax(query key^T * scale + mask) value over the last two dims, batch dims equal; an i1 mask keeps the keys
-    where it is true, a float mask is added to the scores (torch's scaled_dot_product_attention: a row whose every
-    key is masked gives 0).
+    where it is true, a float mask is added to the scores, `causal` also hides the keys after each query (torch's
+    scaled_dot_product_attention: a row whose every key is masked gives 0). With a second result, each query row's
+    logsumexp of the scores (the forward of training: tn.sdpa_backward reads it).
     %r = tn.sdpa %q, %k, %v mask %m scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32> mask tensor<2x1x1x6xi1> -> tensor<2x4x8x16xf32>"""
 
     name = "tn.sdpa"
@@ -22,35 +59,71 @@ class ScaledDotProductAttentionOp(IRDLOperation):
     value = operand_def(TensorType)
     mask = opt_operand_def(TensorType)
     scale = prop_def(FloatAttr[Float64Type])
+    causal = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
+    logsumexp = opt_result_def(TensorType)
     traits = traits_def(Pure())
     assembly_format = (
-        "$query `,` $key `,` $value (`mask` $mask^)? `scale` `=` $scale attr-dict "
-        "`:` type($query) `,` type($key) `,` type($value) (`mask` type($mask)^)? `->` type($result)"
+        "$query `,` $key `,` $value (`mask` $mask^)? `scale` `=` $scale (`causal` $causal^)? attr-dict "
+        "`:` type($query) `,` type($key) `,` type($value) (`mask` type($mask)^)? `->` type($result) (`,` type($logsumexp)^)?"
     )
 
-    def __init__(self, query: SSAValue, key: SSAValue, value: SSAValue, mask: SSAValue | None, scale: float):
+    def __init__(self, query: SSAValue, key: SSAValue, value: SSAValue, mask: SSAValue | None, scale: float,
+                 causal: bool = False, logsumexp: bool = False):  # fmt: skip
         q, v = shape(query), shape(value)
-        result_type = TensorType(element(query), [*q[:-1], v[-1]])
+        types = [TensorType(element(query), [*q[:-1], v[-1]]), [TensorType(element(query), q[:-1])] if logsumexp else []]
         operands = [query, key, value, [mask] if mask is not None else []]
-        super().__init__(operands=operands, result_types=[result_type], properties={"scale": FloatAttr(float(scale), f64)})
+        super().__init__(operands=operands, result_types=types, properties=_flags(scale, causal))
 
     def verify_(self):
         q, k, v = shape(self.query), shape(self.key), shape(self.value)
-        if not len(q) == len(k) == len(v) >= 3:
-            raise VerifyException(f"{self.name}: query, key and value need one rank >= 3, got {len(q)}, {len(k)}, {len(v)}")
-        if not element(self.query) == element(self.key) == element(self.value) == element(self.result):
+        _verify_attention(self, q, k, v, self.mask)
+        if element(self.result) != element(self.query):
             raise VerifyException(f"{self.name}: query, key, value and result must share one element type")
-        require_float(self.name, element(self.query))
-        check_shape(self.name, "key", k, [*q[:-2], k[-2], q[-1]])
-        check_shape(self.name, "value", v, [*q[:-2], k[-2], v[-1]])
         check_shape(self.name, "result", shape(self.result), [*q[:-1], v[-1]])
-        if self.mask is not None:
-            m, scores = shape(self.mask), (*q[:-1], k[-2])
-            if element(self.mask) not in (i1, element(self.query)):
-                raise VerifyException(f"{self.name}: mask must have i1 or the query's element type, got {element(self.mask)}")
-            if len(m) > len(scores) or not shapes_agree(broadcast_shapes(self.name, m, scores), scores):
-                raise VerifyException(f"{self.name}: mask shape {list(m)} does not broadcast to the scores {list(scores)}")
+        if self.logsumexp is not None:
+            check_shape(self.name, "logsumexp", shape(self.logsumexp), q[:-1])
 
 
-__all__ = ["ScaledDotProductAttentionOp"]
+@irdl_op_definition
+class ScaledDotProductAttentionBackwardOp(IRDLOperation):
+    """The gradients of tn.sdpa's query, key and value from its result's gradient, its result and logsumexp.
+    %dq, %dk, %dv = tn.sdpa_backward %g, %q, %k, %v, %o, %l scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8xf32>"""
+
+    name = "tn.sdpa_backward"
+    Q: ClassVar = VarConstraint("Q", base(TensorType))
+    K: ClassVar = VarConstraint("K", base(TensorType))
+    V: ClassVar = VarConstraint("V", base(TensorType))
+    grad = operand_def(TensorType)
+    query = operand_def(Q)
+    key = operand_def(K)
+    value = operand_def(V)
+    out = operand_def(TensorType)
+    logsumexp = operand_def(TensorType)
+    mask = opt_operand_def(TensorType)
+    scale = prop_def(FloatAttr[Float64Type])
+    causal = opt_prop_def(UnitAttr)
+    grad_query = result_def(Q)
+    grad_key = result_def(K)
+    grad_value = result_def(V)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$grad `,` $query `,` $key `,` $value `,` $out `,` $logsumexp (`mask` $mask^)? `scale` `=` $scale "
+        "(`causal` $causal^)? attr-dict `:` type($grad) `,` type($query) `,` type($key) `,` type($value) `,` "
+        "type($out) `,` type($logsumexp) (`mask` type($mask)^)?"
+    )
+
+    def __init__(self, grad: SSAValue, query: SSAValue, key: SSAValue, value: SSAValue, out: SSAValue,
+                 logsumexp: SSAValue, mask: SSAValue | None, scale: float, causal: bool = False):  # fmt: skip
+        operands = [grad, query, key, value, out, logsumexp, [mask] if mask is not None else []]
+        super().__init__(operands=operands, result_types=[query.type, key.type, value.type], properties=_flags(scale, causal))
+
+    def verify_(self):
+        q, k, v = shape(self.query), shape(self.key), shape(self.value)
+        _verify_attention(self, q, k, v, self.mask)
+        check_shape(self.name, "grad", shape(self.grad), [*q[:-1], v[-1]])
+        check_shape(self.name, "out", shape(self.out), [*q[:-1], v[-1]])
+        check_shape(self.name, "logsumexp", shape(self.logsumexp), q[:-1])
+
+
+__all__ = ["ScaledDotProductAttentionOp", "ScaledDotProductAttentionBackwardOp"]

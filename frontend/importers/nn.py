@@ -1,6 +1,9 @@
 """Convolution, pooling, normalisation, softmax and dropout. Window arguments arrive in aten's short forms (an int,
 a one-element list, an empty stride meaning "the kernel") and are spelled out per spatial dim here."""
 
+import math
+import operator
+
 import torch
 
 from irc.dialects import tensor as tn
@@ -159,3 +162,36 @@ def import_native_dropout(b, node, x, p, train):
     scale = 0.0 if p >= 1 else 1.0 / (1.0 - p)
     kept = b.add(tn.MulOp(x, b.convert(keep, out.dtype)))
     return b.add(tn.MulOp(kept, b.tensor(scale, out.dtype))), keep
+
+
+# ---- attention -------------------------------------------------------------------------------------
+
+
+def _attention(q, k, v, dropout_p, scale) -> float:
+    """The scale of a flash-attention call tn.sdpa can hold (no dropout, heads and sizes that agree), else
+    Unsupported: the aten op then runs as it is, forward and backward alike."""
+    (qs, ks, vs) = (x.type.get_shape() for x in (q, k, v))
+    if dropout_p:
+        raise Unsupported("attention dropout")
+    if not (len(qs) == len(ks) == len(vs) >= 3 and qs[:-2] == ks[:-2] == vs[:-2] and ks[-2] == vs[-2] and qs[-1] == ks[-1]):
+        raise Unsupported("attention with key or value heads or sizes unlike the query's (grouped-query)")
+    if scale is None and qs[-1] < 0:
+        raise Unsupported("attention's default scale of a dynamic head size")
+    return scale if scale is not None else 1.0 / math.sqrt(qs[-1])
+
+
+@imports(aten._scaled_dot_product_flash_attention_for_cpu.default)
+def import_flash_attention(b, node, q, k, v, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
+    """torch's CPU flash attention as tn.sdpa, with its logsumexp only where a backward reads it."""
+    s = _attention(q, k, v, dropout_p, scale)
+    read = any(u.target is operator.getitem and u.args[1] == 1 and u.users for u in node.users)
+    op = b.insert(tn.ScaledDotProductAttentionOp(q, k, v, attn_mask, s, bool(is_causal), logsumexp=read))
+    return op.result, op.logsumexp
+
+
+@imports(aten._scaled_dot_product_flash_attention_for_cpu_backward.default)
+def import_flash_attention_backward(b, node, grad, q, k, v, out, logsumexp, dropout_p, is_causal, *, attn_mask=None,
+                                    scale=None):  # fmt: skip
+    s = _attention(q, k, v, dropout_p, scale)
+    op = b.insert(tn.ScaledDotProductAttentionBackwardOp(grad, q, k, v, out, logsumexp, attn_mask, s, bool(is_causal)))
+    return op.grad_query, op.grad_key, op.grad_value

@@ -168,8 +168,8 @@ def _sdpa(op, note) -> Extern:
     """tn.sdpa: torch's scaled_dot_product_attention on the (strided) operand views."""
     from irc.dialects.semantics.nn import sdpa
 
-    scale, masked = op.scale.value.data, op.mask is not None
-    run = _into(lambda ins, out: sdpa(ins[0], ins[1], ins[2], ins[3] if masked else None, scale))
+    scale, masked, causal = op.scale.value.data, op.mask is not None, op.causal is not None
+    run = _into(lambda ins, out: sdpa(ins[0], ins[1], ins[2], ins[3] if masked else None, scale, causal))
     return _fixed(op.name, run, "aten", f"{op.name} {_types(op)}", note)
 
 

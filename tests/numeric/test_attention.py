@@ -61,6 +61,7 @@ CASES = {
     "torch-sdpa-bool-mask": (torch_sdpa_mask, lambda: (*_qkv(2, 2, 4, 6, 8, 8), torch.rand(2, 1, 4, 6) > 0.4)),
     "torch-sdpa-float-mask": (torch_sdpa_mask, lambda: (*_qkv(2, 2, 4, 6, 8, 8), torch.randn(4, 6))),
     "torch-sdpa-causal": (torch_sdpa_causal, lambda: _qkv(1, 2, 6, 6, 8, 4)),
+    "torch-sdpa-causal-heads-alike": (torch_sdpa_causal, lambda: _qkv(2, 2, 7, 7, 8, 8)),  # flash attention's case
 }
 
 
@@ -105,6 +106,34 @@ def test_training_graph_keeps_its_products():
         torch.testing.assert_close(g, want, **TOL)
     forward = [g for g in irc.explain(scaled, q, k, v, options={"strict": True}).graphs if g.kind == "forward"]
     assert forward and "tn.sdpa" not in forward[0].externs
+
+
+@pytest.mark.parametrize("attention", [True, False], ids=["sdpa", "unfused"])
+@pytest.mark.parametrize("case", ["torch-sdpa-bool-mask", "torch-sdpa-float-mask", "torch-sdpa-causal-heads-alike"])
+def test_training_with_torch_sdpa(case, attention):
+    """A training step through torch's SDPA: by default its forward is tn.sdpa with the logsumexp and its backward
+    tn.sdpa_backward (torch's flash kernels, as eager); with attention=False both are batched matmuls and kernels.
+    Gradients equal eager's either way."""
+    from irc import report
+
+    fn, make = CASES[case]
+    args = make()
+    leaves = [t.clone().requires_grad_() for t in args[:3]]
+    torch._dynamo.reset()
+    start = report.mark()
+    (compile_irc(fn, attention=attention)(*leaves, *args[3:]) * torch.arange(args[2].shape[-1])).sum().backward()
+    graphs = report.reports_since(start).graphs
+    mine = [t.grad for t in leaves]
+    eager = [t.clone().requires_grad_() for t in args[:3]]
+    (fn(*eager, *args[3:]) * torch.arange(args[2].shape[-1])).sum().backward()
+    for got, want in zip(mine, (t.grad for t in eager)):
+        torch.testing.assert_close(got, want, **TOL)
+    externs = {g.kind: g.externs for g in graphs}
+    assert set(externs) == {"forward", "backward"}
+    if attention:
+        assert externs["forward"].count("tn.sdpa") == 1 and externs["backward"].count("tn.sdpa_backward") == 1, externs
+    else:
+        assert not any(e.startswith("tn.sdpa") for es in externs.values() for e in es), externs
 
 
 @pytest.mark.parametrize("attention", [True, False], ids=["sdpa", "unfused"])

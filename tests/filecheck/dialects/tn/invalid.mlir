@@ -151,6 +151,14 @@ func.func @median_shape(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
+func.func @sdpa_backward_logsumexp(%g: tensor<2x4x8x16xf32>, %q: tensor<2x4x8x16xf32>, %k: tensor<2x4x6x16xf32>, %v: tensor<2x4x6x16xf32>, %o: tensor<2x4x8x16xf32>, %l: tensor<2x4x8x6xf32>) -> tensor<2x4x8x16xf32> {
+  %dq, %dk, %dv = tn.sdpa_backward %g, %q, %k, %v, %o, %l scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x6xf32>
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.sdpa_backward: logsumexp
+  func.return %dq : tensor<2x4x8x16xf32>
+}
+
+// -----
+
 func.func @reshape_numel(%x: tensor<4x8xf32>) -> tensor<30xf32> {
   %r = tn.reshape %x : tensor<4x8xf32> -> tensor<30xf32>
   // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.reshape: 32 elements cannot take shape [30]
