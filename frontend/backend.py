@@ -145,7 +145,14 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> 
     if graph_key is not None and built:
         warm.remember(graph_key, warm.Record(built["mem_key"], built["matmul"], result.outputs, writes, dict(rep.imported),
                                              [(str(t), r) for t, r in rep.fallbacks], rep.attention, rep.layouts))  # fmt: skip
-    return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views, writes)
+    return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views, writes, _effect_tokens(gm))
+
+
+def _effect_tokens(gm) -> list[int]:
+    """The inputs that are AOT autograd's effect tokens (with_effects' first argument): the runtime passes None."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    return [i for i, n in enumerate(placeholders)
+            if n.users and all(u.target is torch.ops.higher_order.with_effects and u.args[0] is n for u in n.users)]
 
 
 def _outputs(gm):
@@ -179,7 +186,7 @@ def _warm_start(gm, graph_key: str, opts: Options, rep: report.GraphReport) -> C
     _report_lowered(rep, done.lowered)
     metas, _, views = _outputs(gm)
     specs = [output_spec(src, meta) for src, meta in zip(rec.outputs, metas)]
-    return CompiledGraph(run, specs, constants, getattr(run, "fresh", ()), views, rec.writes)
+    return CompiledGraph(run, specs, constants, getattr(run, "fresh", ()), views, rec.writes, _effect_tokens(gm))
 
 
 def _report_lowered(rep: report.GraphReport, low) -> None:

@@ -277,6 +277,9 @@ class GraphImporter:
             c = concrete(val)
             self.env[node] = c if c is not None else self._sym(node, val)
             return
+        if target is torch.ops.higher_order.with_effects:
+            self._with_effects(node)
+            return
         if not isinstance(target, OpOverload):
             raise GraphUnsupported(f"call of {target}")
         if target is torch.ops.aten.copy_.default and node.args[0].op == "placeholder":
@@ -336,9 +339,26 @@ class GraphImporter:
                 got = v.type if isinstance(v, SSAValue) else v
                 raise AssertionError(f"importer of {node.target} built {got}, FX says {want} (node {node.name})")
 
+    def _with_effects(self, node: torch.fx.Node) -> None:
+        """with_effects(token, op, *args): AOT autograd's ordering of an op with side effects (linalg's checks that
+        raise eager's error on a singular matrix). The op runs eagerly in its place (a tn.aten_call is never dead
+        code, and the graph keeps its order); the token passes through."""
+        token, op, *args = node.args
+        if not isinstance(op, OpOverload):
+            raise GraphUnsupported(f"with_effects of {op}")
+        token_val, *vals = node.meta["val"]
+        out = self._call_eagerly(op, tuple(args), node.kwargs, tuple(vals) if len(vals) != 1 else vals[0],
+                                 "an op with side effects (with_effects)")
+        self.env[node] = (self.env[token], *(out if len(vals) != 1 else (out,)))
+
     def _fallback(self, node: torch.fx.Node, reason: str) -> None:
-        if node.target in DATA_DEPENDENT_SHAPES:
-            raise GraphUnsupported(f"{node.target} returns tensors whose sizes depend on the data")
+        out = self._call_eagerly(node.target, node.args, node.kwargs, node.meta.get("val"), reason)
+        self.env[node] = out
+
+    def _call_eagerly(self, target: OpOverload, args, kwargs, val, reason: str):
+        """A tn.aten_call of `target` (FX's args, kwargs and meta `val`); its results shaped as `val`."""
+        if target in DATA_DEPENDENT_SHAPES:
+            raise GraphUnsupported(f"{target} returns tensors whose sizes depend on the data")
         operands: list[SSAValue] = []
 
         def operand_of(n: torch.fx.Node):
@@ -346,28 +366,28 @@ class GraphImporter:
             if isinstance(v, (int, float, bool)) or v is None:
                 return v
             if isinstance(v, (list, tuple)):
-                raise GraphUnsupported(f"{node.target} takes a multi-result value as one argument")
+                raise GraphUnsupported(f"{target} takes a multi-result value as one argument")
             operands.append(v)
             return {"t": len(operands) - 1}
 
         try:
-            template = encode_args(node.args, node.kwargs, operand_of)
+            template = encode_args(args, kwargs, operand_of)
         except CannotEncode as e:
             raise GraphUnsupported(str(e)) from None
-        leaves, spec = tree_flatten(node.meta.get("val"))
+        leaves, spec = tree_flatten(val)
         if any(not isinstance(x, torch.Tensor) and x is not None for x in leaves):
-            raise GraphUnsupported(f"{node.target} returns non-tensor values")
+            raise GraphUnsupported(f"{target} returns non-tensor values")
         try:
             types = [self.b.type_of(x) for x in leaves if x is not None]
         except UnsupportedDtype as e:
             raise GraphUnsupported(str(e)) from None
-        name = overload_name(node.target)
+        name = overload_name(target)
         op = self.b.insert(tn.AtenCallOp(name, template, reason, operands, types))
         results = iter(op.results)
         flat = [next(results) if x is not None else None for x in leaves]
         out = spec.unflatten(flat)
-        self.env[node] = tuple(out) if isinstance(out, list) else out
         self.fallbacks.append(Fallback(name, reason))
+        return tuple(out) if isinstance(out, list) else out
 
 
 def _name(s: str) -> str:

@@ -72,6 +72,9 @@ def write_input(dst: torch.Tensor, src: torch.Tensor) -> None:
         dst.copy_(src)
 
 
+_TOKEN = torch.empty(0)  # what an effect token holds (torch._higher_order_ops.effects: an empty float tensor)
+
+
 class CompiledGraph:
     """A boxed callable (AOT autograd's convention: one list argument) over an executor of the program."""
 
@@ -79,8 +82,9 @@ class CompiledGraph:
 
     def __init__(self, run: Callable[[Sequence[Any]], Sequence[Any]], outputs: list[OutputSpec], constants: list[torch.Tensor],
                  fresh: Sequence[bool] = (), views: Callable[[list], Sequence[Any]] | None = None,
-                 writes: Sequence[tuple[int, int]] = ()):  # fmt: skip
+                 writes: Sequence[tuple[int, int]] = (), tokens: Sequence[int] = ()):  # fmt: skip
         self.run = run
+        self.tokens = list(tokens)  # inputs that are effect tokens: AOT autograd passes None, the program an empty tensor
         self.writes = list(writes)  # (input, result): after a call the result is written into the input
         self.views = views  # outputs that are views of inputs, made from the inputs themselves (frontend/aliases.py)
         self.outputs = outputs
@@ -95,6 +99,9 @@ class CompiledGraph:
     def __call__(self, args: list) -> list:
         inputs = list(args)
         args.clear()
+        for i in self.tokens:
+            if inputs[i] is None:
+                inputs[i] = _TOKEN
         results = self.run([*inputs, *self.constants] if self.constants else inputs)
         for i, k in self.writes:
             write_input(inputs[i], results[k])
