@@ -4,7 +4,7 @@ pair runs as torch's CPU flash-attention kernels, as in eager."""
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import Float64Type, FloatAttr, TensorType, UnitAttr, f64, i1
+from xdsl.dialects.builtin import Float64Type, FloatAttr, TensorType, UnitAttr, bf16, f16, f32, f64, i1
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -41,6 +41,11 @@ def _verify_attention(op, q, k, v, mask) -> None:
             raise VerifyException(f"{op.name}: mask shape {list(m)} does not broadcast to the scores {list(scores)}")
 
 
+def logsumexp_element(query_element):
+    """The logsumexp's element type: float32 for half-precision queries (torch's flash kernel accumulates in it)."""
+    return f32 if query_element in (f16, bf16) else query_element
+
+
 def _flags(scale: float, causal: bool) -> dict:
     return {"scale": FloatAttr(float(scale), f64), **({"causal": UnitAttr()} if causal else {})}
 
@@ -71,7 +76,8 @@ class ScaledDotProductAttentionOp(IRDLOperation):
     def __init__(self, query: SSAValue, key: SSAValue, value: SSAValue, mask: SSAValue | None, scale: float,
                  causal: bool = False, logsumexp: bool = False):  # fmt: skip
         q, v = shape(query), shape(value)
-        types = [TensorType(element(query), [*q[:-1], v[-1]]), [TensorType(element(query), q[:-1])] if logsumexp else []]
+        lse = [TensorType(logsumexp_element(element(query)), q[:-1])] if logsumexp else []
+        types = [TensorType(element(query), [*q[:-1], v[-1]]), lse]
         operands = [query, key, value, [mask] if mask is not None else []]
         super().__init__(operands=operands, result_types=types, properties=_flags(scale, causal))
 
@@ -83,6 +89,8 @@ class ScaledDotProductAttentionOp(IRDLOperation):
         check_shape(self.name, "result", shape(self.result), [*q[:-1], v[-1]])
         if self.logsumexp is not None:
             check_shape(self.name, "logsumexp", shape(self.logsumexp), q[:-1])
+            if element(self.logsumexp) != logsumexp_element(element(self.query)):
+                raise VerifyException(f"{self.name}: logsumexp must have {logsumexp_element(element(self.query))} elements")
 
 
 @irdl_op_definition

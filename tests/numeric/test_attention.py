@@ -136,6 +136,24 @@ def test_training_with_torch_sdpa(case, attention):
         assert not any(e.startswith("tn.sdpa") for es in externs.values() for e in es), externs
 
 
+def test_training_attention_in_bfloat16():
+    """Half-precision queries: the logsumexp is float32 (torch's flash kernel's), gradients equal eager's."""
+    from irc import report
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 2, 8, 16, generator=g).to(torch.bfloat16) for _ in range(3))
+    mask = torch.randn(8, 8, generator=g).to(torch.bfloat16)
+    fn = lambda q, k, v: torch_sdpa_mask(q, k, v, mask).float().pow(2).sum()  # noqa: E731
+    mine, eager = ([t.clone().requires_grad_() for t in (q, k, v)] for _ in range(2))
+    torch._dynamo.reset()
+    start = report.mark()
+    compile_irc(fn)(*mine).backward()
+    fn(*eager).backward()
+    for a, b in zip(mine, eager):
+        torch.testing.assert_close(a.grad, b.grad, atol=2e-2, rtol=2e-2)
+    assert "tn.sdpa_backward" in [e for g in report.reports_since(start).graphs for e in g.externs]
+
+
 @pytest.mark.parametrize("attention", [True, False], ids=["sdpa", "unfused"])
 def test_small_transformer_with_causal_mask(attention):
     """tests/numeric/test_nn_models.py's MiniTransformer (masked_fill of a causal mask, a scale on the right), both ways."""
