@@ -91,6 +91,19 @@ def _micro(fn, *shapes):
     return make
 
 
+def bucketize(x, boundaries):
+    return torch.bucketize(x, boundaries)
+
+
+def _search(n: int, m: int):
+    """n values against m sorted boundaries."""
+    def make():
+        g = torch.Generator().manual_seed(0)
+        return bucketize, (torch.randn(n, generator=g), torch.randn(m, generator=g).sort().values)
+
+    return make
+
+
 def _model(demo):
     def make():
         model, inputs = demo.make()
@@ -107,6 +120,8 @@ MICRO = (
     Case("softmax-layernorm", _micro(softmax_layer_norm, (2048, 1024)), "micro", "layer_norm(softmax(x, -1)), 2048x1024",
          bandwidth=True),  # fmt: skip
     Case("row-sum", _micro(row_sum, (4096, 4096)), "micro", "x.sum(-1), 4096x4096", bandwidth=True),
+    # generated binary search (frontend/searching.py) against eager's kernel
+    Case("bucketize", _search(1 << 20, 1000), "micro", "torch.bucketize(x, boundaries), 2^20 values, 1,000 boundaries"),
 )
 # the compile modes (issue 8): their effect on an overhead-bound model, against eager, inductor and irc's default
 MODES = (("reduce-overhead", {"mode": "reduce-overhead"}), ("max-autotune", {"mode": "max-autotune"}))
