@@ -41,3 +41,25 @@ def test_training_graphs_match_eager_gradients(p):
 @given(mutated(), st.sampled_from(FLAGS))
 def test_irc_opt_answers_broken_text_with_a_located_diagnostic(text, flags):
     check_front_door(text, flags)
+
+
+def test_a_hang_inside_native_code_ends_the_process_with_its_stack():
+    """SIGALRM's Hang cannot interrupt native code; the hard limit (HARD_LIMIT times the limit) ends the process
+    with faulthandler's stacks instead of letting a campaign sit on one example (seed 1001 sat 15 minutes)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import ctypes
+        from irc.targets.cpu.jit import compile_module
+        from irc.tools.fuzz.properties import time_limit
+        spin = compile_module("define void @spin() {\\nentry:\\n  br label %loop\\nloop:\\n  br label %loop\\n}\\n",
+                              use_cache=False)
+        with time_limit(0.5):
+            ctypes.CFUNCTYPE(None)(spin.address("spin"))()
+        print("returned")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "returned" not in done.stdout
+    assert "Timeout" in done.stderr and "time_limit" not in done.stdout, done.stderr[-2000:]

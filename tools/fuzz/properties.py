@@ -11,6 +11,8 @@
 A program torch itself cannot compile (the aot_eager backend fails too) raises Inconclusive.
 """
 
+import faulthandler
+import io
 import signal
 import tempfile
 from contextlib import contextmanager
@@ -73,9 +75,15 @@ class Hang(BaseException):
     """No result in time. A BaseException, so that no `except Exception` in irc (irc-opt's main) swallows it."""
 
 
+HARD_LIMIT = 3  # times the limit after which a hang inside native code ends the process
+
+
 @contextmanager
 def time_limit(seconds: float | None):
-    """Raise Hang after `seconds` (main thread only; elsewhere no limit)."""
+    """Raise Hang after `seconds` (main thread only; elsewhere no limit). Python's signal handler runs only between
+    bytecodes, so a hang inside native code (LLVM's optimiser, a JITed loop) never sees it: after HARD_LIMIT times
+    `seconds` faulthandler prints every thread's stack and ends the process, and the example is CORPUS/running.*
+    (a campaign sat 15 minutes on one such example instead)."""
     import threading
 
     if not seconds or threading.current_thread() is not threading.main_thread():
@@ -88,8 +96,13 @@ def time_limit(seconds: float | None):
     old = signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
+        faulthandler.dump_traceback_later(seconds * HARD_LIMIT, exit=True)
+    except (OSError, ValueError, io.UnsupportedOperation):  # stderr is not a file: the soft limit only
+        pass
+    try:
         yield
     finally:
+        faulthandler.cancel_dump_traceback_later()
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
 
