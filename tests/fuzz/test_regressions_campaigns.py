@@ -150,6 +150,8 @@ def test_the_nansum_failure_is_counted_as_known():
     assert known(FuzzFailure("crash", message, program("torch.sum({0}, dim=())"))) is None
     dynamic = "irc on target 'cpu' raised RuntimeError: shape '[s62]' is invalid for input of size 1"  # seed 601, 280 s
     assert known(FuzzFailure("crash", dynamic, program("torch.nansum({0}, dim=(), keepdim=False)"))) is not None
+    repeated = "irc on target 'cpu' raised RuntimeError: shape '[2, 2]' is invalid for input of size 2"  # seed 1101, 757 s
+    assert known(FuzzFailure("crash", repeated, program("torch.nansum({0}, dim=(), keepdim=True).repeat(2, 1)"))) is not None
 
 
 def test_a_difference_aot_eager_makes_too_is_not_irc_s(tmp_path):
