@@ -346,10 +346,9 @@ class GraphImporter:
         token, op, *args = node.args
         if not isinstance(op, OpOverload):
             raise GraphUnsupported(f"with_effects of {op}")
-        token_val, *vals = node.meta["val"]
-        out = self._call_eagerly(op, tuple(args), node.kwargs, tuple(vals) if len(vals) != 1 else vals[0],
-                                 "an op with side effects (with_effects)")
-        self.env[node] = (self.env[token], *(out if len(vals) != 1 else (out,)))
+        _, *vals = node.meta["val"]
+        out = self._call_eagerly(op, tuple(args), node.kwargs, tuple(vals), "an op with side effects (with_effects)")
+        self.env[node] = (self.env[token], *out)
 
     def _fallback(self, node: torch.fx.Node, reason: str) -> None:
         out = self._call_eagerly(node.target, node.args, node.kwargs, node.meta.get("val"), reason)

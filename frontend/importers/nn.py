@@ -168,14 +168,12 @@ def import_native_dropout(b, node, x, p, train):
 # ---- attention -------------------------------------------------------------------------------------
 
 
-def _attention(q, k, v, dropout_p, scale) -> float:
-    """The scale of a flash-attention call tn.sdpa can hold (no dropout, heads and sizes that agree), else
-    Unsupported: the aten op then runs as it is, forward and backward alike."""
-    (qs, ks, vs) = (x.type.get_shape() for x in (q, k, v))
+def _attention(q, dropout_p, scale) -> float:
+    """The scale of a flash-attention call without dropout, else Unsupported: the aten op then runs as it is, forward
+    and backward alike (as where tn's verifier refuses the call: grouped-query heads, a mask of another type)."""
+    qs = q.type.get_shape()
     if dropout_p:
         raise Unsupported("attention dropout")
-    if not (len(qs) == len(ks) == len(vs) >= 3 and qs[:-2] == ks[:-2] == vs[:-2] and ks[-2] == vs[-2] and qs[-1] == ks[-1]):
-        raise Unsupported("attention with key or value heads or sizes unlike the query's (grouped-query)")
     if scale is None and qs[-1] < 0:
         raise Unsupported("attention's default scale of a dynamic head size")
     return scale if scale is not None else 1.0 / math.sqrt(qs[-1])
@@ -186,6 +184,7 @@ def _verified(op):
     try:
         op.verify()
     except VerifyException as e:
+        op.drop_all_references()  # else the refused op stays a use of its operands (later walks of their uses meet it)
         raise Unsupported(str(e)) from None
     return op
 
@@ -193,7 +192,7 @@ def _verified(op):
 @imports(aten._scaled_dot_product_flash_attention_for_cpu.default)
 def import_flash_attention(b, node, q, k, v, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
     """torch's CPU flash attention as tn.sdpa, with its logsumexp only where a backward reads it."""
-    s = _attention(q, k, v, dropout_p, scale)
+    s = _attention(q, dropout_p, scale)
     read = any(u.target is operator.getitem and u.args[1] == 1 and u.users for u in node.users)
     op = b.insert(_verified(tn.ScaledDotProductAttentionOp(q, k, v, attn_mask, s, bool(is_causal), logsumexp=read)))
     return op.result, op.logsumexp
@@ -202,6 +201,6 @@ def import_flash_attention(b, node, q, k, v, dropout_p=0.0, is_causal=False, *, 
 @imports(aten._scaled_dot_product_flash_attention_for_cpu_backward.default)
 def import_flash_attention_backward(b, node, grad, q, k, v, out, logsumexp, dropout_p, is_causal, *, attn_mask=None,
                                     scale=None):  # fmt: skip
-    s = _attention(q, k, v, dropout_p, scale)
+    s = _attention(q, dropout_p, scale)
     op = b.insert(_verified(tn.ScaledDotProductAttentionBackwardOp(grad, q, k, v, out, logsumexp, attn_mask, s, bool(is_causal))))
     return op.grad_query, op.grad_key, op.grad_value

@@ -62,4 +62,4 @@ def test_a_hang_inside_native_code_ends_the_process_with_its_stack():
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "returned" not in done.stdout
-    assert "Timeout" in done.stderr and "time_limit" not in done.stdout, done.stderr[-2000:]
+    assert "Timeout" in done.stderr, done.stderr[-2000:]

@@ -180,3 +180,16 @@ def test_multihead_attention_module(padded):
         [g] = irc.explain(fn, x, pad, options={"strict": True}).graphs
         assert g.attention == 1, str(g)
         torch.testing.assert_close(compile_irc(fn)(x, pad), fn(x, pad), **TOL)
+
+
+def test_grouped_query_training_attention_stays_torchs_op():
+    """Key/value heads unlike the query's: tn.sdpa's verifier refuses the flash call, which then runs as the aten op
+    (forward and backward alike); the refused op must leave no use behind on its operands. Eager's gradients."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = torch.randn(2, 4, 8, 16, generator=g), torch.randn(2, 2, 8, 16, generator=g), torch.randn(2, 2, 8, 16, generator=g)
+    fn = lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True).pow(2).sum()  # noqa: E731
+    mine, eager = ([t.clone().requires_grad_() for t in (q, k, v)] for _ in range(2))
+    compile_irc(fn)(*mine).backward()
+    fn(*eager).backward()
+    for a, b in zip(mine, eager):
+        torch.testing.assert_close(a.grad, b.grad, **TOL)
