@@ -39,6 +39,8 @@ from .fx_import import GraphUnsupported, import_graph
 def backend(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None):
     """torch.compile backend: `torch.compile(model, backend=irc.backend)` or `backend="irc"`."""
     opts = Options.resolve(mode, options)
+    if "target" not in (options or {}) and "cuda" in devices(example_inputs):
+        opts = replace(opts, target="triton")  # GPU tensors: the cpu target's JITed code cannot read them
     configure()  # IRC_LOGS
     dynamo_graph = report.new_dynamo_graph()
     compile_log.dynamo_graph(gm, dynamo_graph)
@@ -77,6 +79,8 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, opts: Options, kind:
     dump("fx", lambda: gm.print_readable(print_output=False))
     with Progress(compile_log.graph_name(rep)), lifetime.compiling():  # a line on stderr when this takes over a second
         try:
+            if refusal := _device_refusal(opts.target, devices(example_inputs)):
+                raise GraphUnsupported(refusal)
             freezer = plan_freeze(gm, opts, kind, static, n_inputs)
             compiled = _compile(gm, opts, rep, dump, freezer)
             if freezer is not None:  # a frozen input that changes sends the calls to a compile without freezing
@@ -93,6 +97,25 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, opts: Options, kind:
                                           exc_info=True)  # fmt: skip
             rep.eager_graph = f"internal error: {type(e).__name__}: {e}"
     return make_boxed_func(gm.forward)
+
+
+def devices(values) -> set[str]:
+    """The device types of the tensors among `values` (Dynamo's and AOT autograd's example inputs)."""
+    return {v.device.type for v in values if isinstance(v, torch.Tensor)}
+
+
+def _device_refusal(target: str, on: set[str]) -> str | None:
+    """Why `target` cannot run tensors on these devices (each target reads one kind of memory), else None."""
+    if target == "cpu" and (elsewhere := on - {"cpu"}):
+        return (f"the cpu target runs CPU tensors, and this graph's are on {', '.join(sorted(elsewhere))} "
+                "(options={'target': 'triton'} runs them)")
+    if target == "triton" and on == {"cpu"}:
+        from irc.targets.triton import ensure_interpreter
+
+        if not ensure_interpreter():
+            return ("the triton target runs GPU tensors here, and this graph's are on cpu "
+                    "(TRITON_INTERPRET=1 runs them under Triton's interpreter)")
+    return None
 
 
 def _record_output_layouts(module, specs, metas) -> None:

@@ -166,12 +166,12 @@ def _adaptive_max_pool(x, output_size):
 
 def _adaptive_max_pool2d(x, output_size):
     """torch's decomposition (empty, global and evenly divided cases), else the general windows."""
-    out = _TORCH_ADAPTIVE_MAX[2](x, output_size)
+    out = _TORCH_ADAPTIVE_MAX[2](x, output_size) if _TORCH_ADAPTIVE_MAX[2] else NotImplemented
     return _adaptive_max_pool(x, output_size) if out is NotImplemented else out
 
 
 def _adaptive_max_pool3d(x, output_size):
-    out = _TORCH_ADAPTIVE_MAX[3](x, output_size)
+    out = _TORCH_ADAPTIVE_MAX[3](x, output_size) if _TORCH_ADAPTIVE_MAX[3] else NotImplemented
     return _adaptive_max_pool(x, output_size) if out is NotImplemented else out
 
 
@@ -193,8 +193,9 @@ def _gather_scalar(self, dim, index, *, sparse_grad=False):
 _TORCH_BN_FUNCTIONAL = get_decompositions([aten._native_batch_norm_legit_functional])[
     aten._native_batch_norm_legit_functional.default]
 
-_TORCH_ADAPTIVE_MAX = {2: get_decompositions([aten.adaptive_max_pool2d])[aten.adaptive_max_pool2d.default],
-                       3: get_decompositions([aten.adaptive_max_pool3d])[aten.adaptive_max_pool3d.default]}
+# torch's own where it has one (older releases have none for 3-d or 2-d): it returns NotImplemented for the rest
+_TORCH_ADAPTIVE_MAX = {2: get_decompositions([aten.adaptive_max_pool2d]).get(aten.adaptive_max_pool2d.default),
+                       3: get_decompositions([aten.adaptive_max_pool3d]).get(aten.adaptive_max_pool3d.default)}
 
 # Simple composites torch has no decomposition for, written here in ops irc imports.
 COMPOSITES = {

@@ -3,7 +3,8 @@ in it (`copy_(input, value)`), irc computes the new values and writes them into 
 CPU target computes a value in the input's own memory where nothing reads the old one after (an optimizer
 step: no allocation and no copy per parameter), and copies it where that is not safe.
 
-Each case checks the graph's results and the inputs after several calls against eager, on every target.
+Each case checks the graph's results and the inputs after several calls against eager, on every target (the
+triton target's tensors on the GPU where there is one, tests/triton/programs.py: on_device).
 """
 
 import pytest
@@ -11,6 +12,7 @@ import torch
 
 import irc
 from tests.conftest import compile_irc
+from tests.triton.programs import on_device
 
 TARGETS = ["cpu", "reference", "triton"]
 
@@ -21,11 +23,11 @@ def _writes(mark: int):
     return sum(g.input_writes for g in graphs), sum(g.in_place_writes for g in graphs)
 
 
-def _twins(make_opt, sizes):
+def _twins(make_opt, sizes, place=lambda t: t):
     models = []
     for _ in range(2):
         torch.manual_seed(0)
-        params = [torch.nn.Parameter(torch.randn(s)) for s in sizes]
+        params = [torch.nn.Parameter(place(torch.randn(s))) for s in sizes]
         for p in params:
             p.grad = torch.randn_like(p)
         models.append((params, make_opt(params)))
@@ -42,7 +44,8 @@ OPTIMIZERS = {
 def _three_steps(name: str, **options) -> int:
     """Three steps of optimizer `name`, eager and compiled with `options`, on twin parameters (odd sizes: 7x13, 13,
     a scalar); parameters and states must agree. Returns the report mark taken before compiling."""
-    (pe, oe), (pc, oc) = _twins(OPTIMIZERS[name], [(7, 13), (13,), ()])
+    place = on_device if options.get("target") == "triton" else lambda t: t
+    (pe, oe), (pc, oc) = _twins(OPTIMIZERS[name], [(7, 13), (13,), ()], place)
     mark = irc.report.mark()
     step = compile_irc(oc.step, **options)
     with torch.no_grad():
@@ -51,8 +54,8 @@ def _three_steps(name: str, **options) -> int:
             step()
     for a, b in zip(pe, pc):
         torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
-        for key, va in oe.state[a].items():
-            torch.testing.assert_close(oc.state[b][key], va, rtol=1e-5, atol=1e-6)
+        for key, va in oe.state[a].items():  # compiled, torch's Adam keeps `step` on the parameter's device
+            torch.testing.assert_close(oc.state[b][key], va, rtol=1e-5, atol=1e-6, check_device=False)
     return mark
 
 
@@ -69,6 +72,8 @@ def test_compiled_optimizer_step_equals_eager(name, target):
 
 def _check(fn, make_inputs, target, calls=3):
     """fn compiled under no_grad equals eager: results and the inputs it writes, over several calls."""
+    if target == "triton":
+        make_inputs = (lambda make: lambda: on_device(make()))(make_inputs)
     torch.manual_seed(0)
     want_in = make_inputs()
     torch.manual_seed(0)

@@ -15,13 +15,13 @@ from irc.bench.check import FORWARD_TOL, assert_close, compare_steps, loss_fn, t
 from irc.targets.triton import ops
 from tests.conftest import compile_irc
 from tests.cpu.programs import tolerance
-from tests.triton.programs import check
+from tests.triton.programs import check, on_device
 
 G = torch.Generator().manual_seed(0)
 
 
 def randn(*shape, dtype=torch.float32):
-    return torch.randn(*shape, generator=G).to(dtype)
+    return on_device(torch.randn(*shape, generator=G).to(dtype))
 
 
 def triton_graphs(mark):
@@ -45,7 +45,7 @@ FORWARD = {
 
 @pytest.mark.parametrize("name", FORWARD)
 def test_demo_model_forward(name):
-    model, inputs = FORWARD[name]()
+    model, inputs = on_device(FORWARD[name]())
     mark = report.mark()
     with torch.no_grad():
         got = compile_irc(twin(model), target="triton")(*inputs)
@@ -64,10 +64,10 @@ TRAIN = {
 @pytest.mark.parametrize("name", TRAIN)
 def test_demo_model_training_step(name):
     """Loss, every gradient, BatchNorm statistics and parameters after one SGD step, forward and backward on Triton."""
-    model, inputs = TRAIN[name]()
+    model, inputs = on_device(TRAIN[name]())
     mine = twin(model)
     with torch.no_grad():
-        target = targets_for(twin(model)(*inputs))
+        target = on_device(targets_for(twin(model)(*inputs)))
     mark = report.mark()
     got = train_step(mine, inputs, compile_irc(loss_fn(mine), target="triton"), target, optimizer="sgd")
     want = train_step(model, inputs, loss_fn(model), target, optimizer="sgd")
@@ -80,7 +80,7 @@ def test_dynamic_sizes_compile_once():
     compiled = compile_irc(fn, dynamic=True, target="triton")
     mark = report.mark()
     for i, n in enumerate((48, 17, 5)):
-        _, (x, w) = M.dynamic_seq(n, seed=i)
+        _, (x, w) = on_device(M.dynamic_seq(n, seed=i))
         torch.testing.assert_close(compiled(x, w), fn(x, w), **FORWARD_TOL)
     assert len({g.dynamo_graph for g in report.reports_since(mark).graphs}) == 1
 
