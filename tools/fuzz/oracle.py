@@ -169,20 +169,28 @@ class _Nudge(TorchDispatchMode):
                         if isinstance(t, torch.Tensor) and t.is_floating_point() else t, out)  # fmt: skip
 
 
-def ill_conditioned(fn: Callable, compiled: Callable, make_inputs: Callable) -> bool:
+def ill_conditioned(fn: Callable, compiled: Callable, make_inputs: Callable, training: bool = False) -> bool:
     """Is every element where irc and eager differ one that eager itself moves past the tolerance when each of its
     intermediate results moves by one ulp (sin of exp(20) = 4.85e8: one ulp of the exp is 32 radians)? Such an
     element is not determined to the dtype's precision: an exp that is 1 ulp off (numpy's, Triton's interpreter)
-    lands elsewhere, and neither answer is wrong."""
-    with torch.no_grad():
-        want, got = _leaves(fn(*make_inputs())), _leaves(compiled(*make_inputs()))
-        try:
-            moved = []
-            for to in (float("inf"), float("-inf")):
-                with _Nudge(to):
-                    moved.append(_leaves(fn(*make_inputs())))
-        except Exception:  # an op the nudge cannot follow: no verdict
-            return False
+    lands elsewhere, and neither answer is wrong. With `training`, the outputs and the gradients (the backward's
+    intermediate results move too)."""
+
+    def results(f):
+        if training:
+            outs, grads = gradients(f, make_inputs())
+            return outs + grads
+        with torch.no_grad():
+            return _leaves(f(*make_inputs()))
+
+    want, got = results(fn), results(compiled)
+    try:
+        moved = []
+        for to in (float("inf"), float("-inf")):
+            with _Nudge(to):
+                moved.append(results(fn))
+    except Exception:  # an op the nudge cannot follow: no verdict
+        return False
     found = False
     for i, (g, w) in enumerate(zip(got, want)):
         if not (isinstance(g, torch.Tensor) and isinstance(w, torch.Tensor)) or g.shape != w.shape or not w.is_floating_point():

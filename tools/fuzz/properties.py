@@ -137,9 +137,9 @@ def compile_on(p: Program, target: str, dump: Path) -> str | None:
     if diff is not None and not p.training and (dtypes := meta_dtypes(loaded.fn, loaded.make_inputs)) is not None:
         if compare(loaded.fn, compiled, loaded.make_inputs, dtypes) is None:
             raise Inconclusive(f"torch's meta functions type the outputs {dtypes}, eager's kernels otherwise; irc follows the meta")
-    if diff is not None and not p.training:
+    if diff is not None:
         inputs = (lambda: loaded.make_inputs(grow=1)) if diff.startswith("called again") else loaded.make_inputs
-        if ill_conditioned(loaded.fn, compiled, inputs):
+        if ill_conditioned(loaded.fn, compiled, inputs, p.training):
             raise Inconclusive("eager's own result moves past the tolerance where irc differs when its intermediate results "
                                "move by one ulp: not determined to the dtype's precision (sin of a huge exp)")  # fmt: skip
     if diff is not None and _as_aot_eager(p, compiled):
