@@ -4,11 +4,14 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType, f16
 from xdsl.passes import ModulePass
 
 from irc.dialects import tensor as tn
 from irc.ir.rules import apply_rules, rule
+from irc.ir.types import is_float
+
+from .fuse_attention import splat
 
 
 @rule(tn.ReshapeOp)
@@ -62,12 +65,32 @@ def reshape_before_permute(op):
     return [reshaped, tn.PermuteOp(reshaped.result, new_perm)]
 
 
-RULES = (fold_reshape_reshape, fold_reshape_identity, reshape_before_permute)
+@rule(tn.PowOp)
+def pow_of_small_exponent(op):
+    """x ** c for the constant exponents ATen's CPU pow kernel writes out (PowKernel.cpp), as it writes them: 2 ->
+    x*x, 3 -> x*x*x, -2 -> 1/(x*x), 0.5 -> sqrt, -0.5 -> rsqrt, -1 -> 1/x. Eager's numbers, and no exp and log per
+    element: GPT-2's gelu cubes its input, and its kernel ran 4x slower through pow. Half stays a pow, as in ATen
+    (its special values differ: pow(-0, -0.5) is +inf where rsqrt(-0) is -inf)."""
+    x, e = op.lhs, splat(op.rhs)
+    element = x.type.get_element_type()
+    if e is None or not is_float(element) or element == f16 or op.result.type != x.type:
+        return None
+    if e in (2.0, 3.0, -2.0):
+        square = tn.MulOp(x, x)
+        if e == 2.0:
+            return square
+        return [square, tn.MulOp(square.result, x) if e == 3.0 else tn.ReciprocalOp(square.result)]
+    unary = {0.5: tn.SqrtOp, -0.5: tn.RsqrtOp, -1.0: tn.ReciprocalOp}.get(e)
+    return unary(x) if unary else None
+
+
+RULES = (fold_reshape_reshape, fold_reshape_identity, reshape_before_permute, pow_of_small_exponent)
 
 
 @dataclass(frozen=True)
 class SimplifyTensorPass(ModulePass):
-    """Fold reshapes of reshapes and reshapes that change nothing; move merging reshapes before permutes."""
+    """Fold reshapes of reshapes and reshapes that change nothing; move merging reshapes before permutes; powers of
+    small constant exponents as products and roots."""
 
     name = "simplify-tensor"
 

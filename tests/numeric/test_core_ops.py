@@ -212,8 +212,10 @@ def test_activation_decompositions(fn):
 
 @pytest.mark.parametrize("ord", [2, 1, 3.5, float("inf"), -float("inf"), 0])
 def test_vector_norm(ord):
-    x = torch.randn(64, 129)  # large enough that accumulation order matters
-    check(lambda t: torch.linalg.vector_norm(t, ord), x)
+    x = torch.randn(64, 129, generator=torch.Generator().manual_seed(0))
+    # 8,256 terms summed in another order than eager's: float32 rounding of such a sum is about sqrt(n) ulps (the
+    # default rtol, 1.3e-6, failed 4 runs in 10 at ord=1 on unseeded inputs)
+    check(lambda t: torch.linalg.vector_norm(t, ord), x, rtol=4 * 2**-23 * (x.numel() ** 0.5), atol=1e-5)
     check(lambda t: torch.linalg.vector_norm(t, ord, dim=1, keepdim=True), x.t())
 
 

@@ -64,3 +64,33 @@ func.func @reshape_of_reshape(%x: tensor<2x3x4xf32>) -> tensor<24xf32> {
 }
 // CHECK-LABEL: func.func @reshape_of_reshape
 // CHECK-NEXT:  %b = tn.reshape %x : tensor<2x3x4xf32> -> tensor<24xf32>
+
+// -----
+// Powers of the constant exponents ATen's pow kernel writes out become those expressions (eager's numbers, no
+// exp/log per element); other exponents, and half precision (a pow in ATen too), stay powers.
+func.func @small_exponents(%x: tensor<4x8xf32>, %h: tensor<4x8xf16>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf16>) {
+  %c3 = tn.constant dense<3.000000e+00> : tensor<f32> -> tensor<f32>
+  %cube = tn.pow %x, %c3 : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %cm2 = tn.constant dense<-2.000000e+00> : tensor<4x8xf32> -> tensor<4x8xf32>
+  %inv2 = tn.pow %x, %cm2 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %ch = tn.constant dense<-5.000000e-01> : tensor<f32> -> tensor<f32>
+  %rs = tn.pow %x, %ch : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %c25 = tn.constant dense<2.500000e+00> : tensor<f32> -> tensor<f32>
+  %other = tn.pow %x, %c25 : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %self = tn.pow %x, %x : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %c3h = tn.constant dense<3.000000e+00> : tensor<f16> -> tensor<f16>
+  %half = tn.pow %h, %c3h : tensor<4x8xf16>, tensor<f16> -> tensor<4x8xf16>
+  func.return %cube, %inv2, %rs, %other, %self, %half : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf16>
+}
+// CHECK-LABEL: func.func @small_exponents
+// CHECK-NEXT:  %[[SQ:[^ ]+]] = tn.mul %x, %x : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:  %[[CUBE:[^ ]+]] = tn.mul %[[SQ]], %x
+// CHECK-NEXT:  %[[SQ2:[^ ]+]] = tn.mul %x, %x
+// CHECK-NEXT:  %[[INV2:[^ ]+]] = tn.reciprocal %[[SQ2]]
+// CHECK-NEXT:  %rs = tn.rsqrt %x
+// CHECK-NEXT:  %c25 = tn.constant
+// CHECK-NEXT:  %other = tn.pow %x, %c25
+// CHECK-NEXT:  %self = tn.pow %x, %x
+// CHECK-NEXT:  %c3h = tn.constant
+// CHECK-NEXT:  %half = tn.pow %h, %c3h
+// CHECK-NEXT:  func.return %[[CUBE]], %[[INV2]], %rs, %other, %self, %half
