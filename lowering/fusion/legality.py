@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr
+from xdsl.traits import is_side_effect_free
 
 from xdsl.dialects import arith
 
@@ -163,11 +164,39 @@ def why_not_vertical(producer: Operation, consumer: loop.NestOp, order: BlockOrd
         ident = _identity(producer, consumer, remap, reduction)
         order = order or BlockOrder(consumer.parent_block())
         cycle = depends_on(consumer, [u for u in others if u.parent_block() is consumer.parent_block()], order=order)
-        if ident is not None and not cycle:
+        if ident is not None and not cycle and not _keep_reorders_effects(producer, consumer, order):
             plan.keep, plan.identity = True, ident
         else:
             plan.stays = True
     return plan
+
+
+def _keep_reorders_effects(producer: Operation, consumer: loop.NestOp, order: BlockOrder) -> bool:
+    """Would keeping the producer's results in the fused nest move, after it, an op the consumer reads? The ops
+    between the two that read those results move after the fused nest (transform.reschedule), and when one of them
+    has effects, so does every later op with effects, to keep their order: the consumer may read one of those (an
+    eager fallback on another input, seed 1201). Without effects among the readers the caller's path check holds."""
+    readers, work = set(), [producer]
+    while work:
+        for r in work.pop().results:
+            for u in r.uses:
+                t = order.top(u.operation)
+                if t is not None and t not in readers and order.before(t, consumer):
+                    readers.add(t)
+                    work.append(t)
+    if all(is_side_effect_free(op) for op in readers):
+        return False
+    late, moved, effects_late = {producer}, [], False
+    op = producer.next_op
+    while op is not None and op is not consumer:  # the scan reschedule makes of this span
+        effectful = not is_side_effect_free(op)
+        if any(v.owner in late for v in captured(op)) or (effectful and effects_late):
+            late.add(op)
+            moved.append(op)
+        if effectful:
+            effects_late = op in late
+        op = op.next_op
+    return bool(moved) and depends_on(consumer, moved, order=order)
 
 
 def _reduction_site(producer, consumer, ld: loop.LoadOp, remap, red_c: set[int]):
