@@ -164,18 +164,19 @@ def why_not_vertical(producer: Operation, consumer: loop.NestOp, order: BlockOrd
         ident = _identity(producer, consumer, remap, reduction)
         order = order or BlockOrder(consumer.parent_block())
         cycle = depends_on(consumer, [u for u in others if u.parent_block() is consumer.parent_block()], order=order)
-        if ident is not None and not cycle and not _keep_reorders_effects(producer, consumer, order):
+        if ident is not None and not cycle and not _reorders_effects(producer, consumer, order):
             plan.keep, plan.identity = True, ident
         else:
             plan.stays = True
     return plan
 
 
-def _keep_reorders_effects(producer: Operation, consumer: loop.NestOp, order: BlockOrder) -> bool:
-    """Would keeping the producer's results in the fused nest move, after it, an op the consumer reads? The ops
-    between the two that read those results move after the fused nest (transform.reschedule), and when one of them
-    has effects, so does every later op with effects, to keep their order: the consumer may read one of those (an
-    eager fallback on another input, seed 1201). Without effects among the readers the caller's path check holds."""
+def _reorders_effects(producer: Operation, consumer: loop.NestOp, order: BlockOrder) -> bool:
+    """Would defining the producer's results where the consumer stands (a kept vertical fusion, a sibling fusion)
+    move, after the fused nest, an op the consumer reads? The ops between the two that read those results move after
+    it (transform.reschedule), and when one of them has effects, so does every later op with effects, to keep their
+    order: the consumer may read one of those (an eager fallback on another input, seed 1201). Without effects among
+    the readers the callers' path checks hold."""
     readers, work = set(), [producer]
     while work:
         for r in work.pop().results:
@@ -356,6 +357,8 @@ def why_not_sibling(a: loop.NestOp, b: loop.NestOp, order: BlockOrder | None = N
     first, second = (a, b) if order.before(a, b) else (b, a)
     if depends_on(second, first, order=order):
         return "one nest depends on the other"
+    if _reorders_effects(first, second, order):
+        return "an eager call between them would move after the second, which reads it"
     if first is b:
         syms, remap = merge_symbols(b, a)
     return SiblingPlan(first, second, syms, remap, tuple(sorted(ra | rb)), shared)

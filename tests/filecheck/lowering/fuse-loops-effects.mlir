@@ -1,4 +1,4 @@
-// RUN: irc-opt %s -p fuse-loops | filecheck %s
+// RUN: irc-opt --split-input-file %s -p fuse-loops | filecheck %s
 // A producer fused with its results kept moves the ops that read them after the fused nest, and past an eager call
 // (an op with effects) that moves, every later one too, to keep their order. Here the zero %0 feeds, through a view,
 // an eager select %3; moving %3 would move the other eager select %4 as well, which the consumer %5 reads: keeping
@@ -37,3 +37,29 @@ func.func @main(%primals: index, %select_scatter: tensor<?xf32>, %tangents: tens
 // CHECK-NEXT:    loop.load %4
 // CHECK:         loop.load %3
 // CHECK:       tn.aten_call "aten::select_scatter.default"{{.*}}(%2, %[[F]])
+
+// -----
+// Siblings alike: fused at %b, the results of %a move there, so the eager call %e1 that reads them moves after it,
+// and the eager call %e2 after %e1 (their order kept); %b reads %e2. The pair is refused with that reason.
+
+func.func @siblings_around_eager_calls(%x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %a = loop.nest space = affine_map<() -> (8)> iterators = ["parallel"] : tensor<8xf32> {
+    %0 = loop.load %x[affine_map<(d0) -> (d0)>] : tensor<8xf32> -> f32
+    %1 = math.exp %0 : f32
+    loop.yield %1 : f32
+  }
+  %e1 = tn.aten_call "aten::sin.default" args = "([{'t': 0}], {})" reason = "test"(%a) : (tensor<8xf32>) -> (tensor<8xf32>)
+  %e2 = tn.aten_call "aten::cos.default" args = "([{'t': 0}], {})" reason = "test"(%y) : (tensor<8xf32>) -> (tensor<8xf32>)
+  %b = loop.nest space = affine_map<() -> (8)> iterators = ["parallel"] : tensor<8xf32> {
+    %2 = loop.load %x[affine_map<(d0) -> (d0)>] : tensor<8xf32> -> f32
+    %3 = loop.load %e2[affine_map<(d0) -> (d0)>] : tensor<8xf32> -> f32
+    %4 = arith.addf %2, %3 : f32
+    loop.yield %4 : f32
+  }
+  func.return %b, %e1 : tensor<8xf32>, tensor<8xf32>
+}
+// CHECK-LABEL: func.func @siblings_around_eager_calls
+// CHECK:       %a = loop.nest
+// CHECK:       %e1 = tn.aten_call "aten::sin.default"
+// CHECK-NEXT:  %e2 = tn.aten_call "aten::cos.default"
+// CHECK-NEXT:  %b = loop.nest {{.*}}"sibling loop.nest@0: an eager call between them would move after the second, which reads it"
