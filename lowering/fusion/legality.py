@@ -10,7 +10,7 @@ Sibling: two nests with no path between them that read a common input over the s
 
 from dataclasses import dataclass, field
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr
 from xdsl.traits import is_side_effect_free
 
@@ -187,17 +187,42 @@ def _reorders_effects(producer: Operation, consumer: loop.NestOp, order: BlockOr
                     work.append(t)
     if all(is_side_effect_free(op) for op in readers):
         return False
-    late, moved, effects_late = {producer}, [], False
-    op = producer.next_op
-    while op is not None and op is not consumer:  # the scan reschedule makes of this span
+    moved = scan_late(producer, producer.next_op, consumer)
+    return bool(moved) and depends_on(consumer, moved, order=order)
+
+
+def scan_late(late_op: Operation, first: Operation | None, stop: Operation) -> list[Operation]:
+    """The ops from `first` up to (not including) `stop` that must follow `late_op` once its results are defined
+    at `stop`: the users of what moves, and every op with effects after one with effects that moves (they keep their
+    order). A scan of the span, for transform.reschedule and the legality checks that foresee it."""
+    moved: list[Operation] = []
+    late = {late_op}
+    effects_late = False  # the last op with effects seen so far is late
+    op = first
+    while op is not None and op is not stop:
         effectful = not is_side_effect_free(op)
-        if any(v.owner in late for v in captured(op)) or (effectful and effects_late):
+        if any(v.owner in late for v in used_values(op)) or (effectful and effects_late):
             late.add(op)
             moved.append(op)
         if effectful:
             effects_late = op in late
         op = op.next_op
-    return bool(moved) and depends_on(consumer, moved, order=order)
+    return moved
+
+
+def used_values(op: Operation) -> list[SSAValue]:
+    """Values defined outside `op` that it or its regions use."""
+    out = list(op.operands)
+    for inner in op.walk():
+        if inner is op:
+            continue
+        for v in inner.operands:
+            owner = v.owner
+            if isinstance(owner, Operation) and not op.is_ancestor(owner):
+                out.append(v)
+            elif isinstance(owner, Block) and not op.is_ancestor(owner):
+                out.append(v)
+    return out
 
 
 def _reduction_site(producer, consumer, ld: loop.LoadOp, remap, red_c: set[int]):

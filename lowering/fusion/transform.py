@@ -11,14 +11,14 @@ other users.
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import AffineMapAttr
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineMap
 from xdsl.traits import is_side_effect_free
 
 from irc.dialects import loop
 
 from ..affine_simplify import simplify_map
-from .legality import EpiloguePlan, SiblingPlan, VerticalPlan
+from .legality import EpiloguePlan, SiblingPlan, VerticalPlan, scan_late
 from .order import BlockOrder
 
 
@@ -192,21 +192,6 @@ def fuse_sibling(plan: SiblingPlan, order: BlockOrder) -> loop.NestOp:
     return fused
 
 
-def used_values(op: Operation) -> list[SSAValue]:
-    """Values defined outside `op` that it or its regions use."""
-    out = list(op.operands)
-    for inner in op.walk():
-        if inner is op:
-            continue
-        for v in inner.operands:
-            owner = v.owner
-            if isinstance(owner, Operation) and not op.is_ancestor(owner):
-                out.append(v)
-            elif isinstance(owner, Block) and not op.is_ancestor(owner):
-                out.append(v)
-    return out
-
-
 def reschedule(fused: loop.NestOp, start: Operation | None, order: BlockOrder) -> None:
     """Each op after what it uses again, once `fused` has taken over the results of an op that stood after
     `start`: the ops in between that read them, and the ops that depend on those (through values, or as the
@@ -214,7 +199,7 @@ def reschedule(fused: loop.NestOp, start: Operation | None, order: BlockOrder) -
     topological sort of the block gives, at the cost of the ops it moves: they are found through use lists
     (a scan of the span is left for spans where an op with effects must move)."""
     if start is not None and start not in order.pos:  # an op the order does not know: scan the span
-        return _move_after(fused, _scan_late(fused, start), order)
+        return _move_after(fused, _scan_span(fused, start), order)
     lo = order.pos[start] if start is not None else None
 
     def in_span(op) -> bool:
@@ -234,7 +219,7 @@ def reschedule(fused: loop.NestOp, start: Operation | None, order: BlockOrder) -
     if all(is_side_effect_free(op) for op in late):
         moved = sorted(late, key=order.pos.__getitem__)
     else:
-        moved = _scan_late(fused, start)
+        moved = _scan_span(fused, start)
     _move_after(fused, moved, order)
 
 
@@ -252,20 +237,6 @@ def _move_after(fused: loop.NestOp, moved: list[Operation], order: BlockOrder) -
     order.moved_after(fused, moved)
 
 
-def _scan_late(fused: loop.NestOp, start: Operation | None) -> list[Operation]:
-    """The ops between `start` and `fused` that must follow it, by a scan of that span: users of what moves,
-    and every op with effects after one with effects that moves."""
-    block = fused.parent_block()
-    moved: list[Operation] = []
-    late = {fused}
-    effects_late = False  # the last op with effects seen so far is late
-    op = start.next_op if start is not None else block.first_op
-    while op is not fused:
-        effectful = not is_side_effect_free(op)
-        if any(v.owner in late for v in used_values(op)) or (effectful and effects_late):
-            late.add(op)
-            moved.append(op)
-        if effectful:
-            effects_late = op in late
-        op = op.next_op
-    return moved
+def _scan_span(fused: loop.NestOp, start: Operation | None) -> list[Operation]:
+    """The ops after `start` (the block's first without one) and before `fused` that must follow it."""
+    return scan_late(fused, start.next_op if start is not None else fused.parent_block().first_op, fused)
