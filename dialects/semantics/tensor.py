@@ -5,6 +5,7 @@ import torch
 
 from irc.dialects import tensor as tn
 from irc.dialects.tensor.fallback import decode_args, resolve_overload
+from irc.dialects.tensor.lapack import option_values
 from irc.ir.types import torch_dtype
 
 
@@ -43,6 +44,17 @@ def _fallback(op, *operands):
     # A ZeroTensor (aten._efficientzerotensor and ops on it) has no storage: give real zeros.
     leaves = [torch.zeros(x.shape, dtype=x.dtype) if isinstance(x, torch.Tensor) and x._is_zerotensor() else x for x in leaves]
     return tuple(x for x in leaves if x is not None)
+
+
+def _linalg(op, *operands):
+    """tn.linalg: its overload on the operands by schema name, each in the layout eager passed it (det and
+    solve_triangular choose their algorithm by it), the options as aten's keyword arguments."""
+    fn = op.function
+    column_major = op.column_major_operands()
+    tensors = [x.mT.contiguous().mT if i in column_major else x.contiguous() for i, x in enumerate(operands)]
+    options = {k: v for k, v in option_values(fn, op.options).items() if v is not None}
+    out = fn.overload(**dict(zip(op.operand_names(), tensors)), **options)
+    return tuple(out) if isinstance(out, (tuple, list)) else out
 
 
 def _as_strided(op, x):
@@ -122,6 +134,7 @@ TENSOR_SEMANTICS = {
     tn.KthvalueOp: lambda op, x: tuple(torch.kthvalue(x, _int(op.k), _int(op.dim), keepdim=True)),
     tn.MedianOp: lambda op, x: tuple((torch.nanmedian if op.ignore_nan is not None else torch.median)(x, _int(op.dim), keepdim=True)),
     tn.ModeOp: lambda op, x: tuple(torch.mode(x, _int(op.dim), keepdim=True)),
+    tn.LinalgOp: _linalg,
     # shapes
     tn.ReshapeOp: lambda op, x, *s: x.reshape(_result_shape(op, s)),
     tn.ExpandOp: lambda op, x, *s: x.expand(_result_shape(op, s)),

@@ -151,6 +151,94 @@ func.func @median_shape(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
+func.func @linalg_unknown_function(%a: tensor<3x3xf32>) -> tensor<3x3xf32> {
+  %r = tn.linalg "lu_solve_twice"(%a) {} : (tensor<3x3xf32>) -> (tensor<3x3xf32>)
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.linalg: unknown function 'lu_solve_twice'
+  func.return %r : tensor<3x3xf32>
+}
+
+// -----
+
+func.func @linalg_not_square(%a: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %r = tn.linalg "matrix_exp"(%a) {} : (tensor<3x4xf32>) -> (tensor<3x4xf32>)
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.linalg: square matrix sizes 3 and 4 differ
+  func.return %r : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @linalg_result_shape(%a: tensor<2x3x3xf32>, %b: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %x, %lu, %p, %i = tn.linalg "solve_ex"(%a, %b) {} : (tensor<2x3x3xf32>, tensor<3x2xf32>) -> (tensor<3x2xf32>, tensor<2x3x3xf32>, tensor<2x3xi32>, tensor<2xi32>)
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.linalg: result 0 shape [3, 2] does not match expected [2, 3, 2]
+  func.return %x : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @linalg_pivots_i64(%lu: tensor<3x3xf32>, %p: tensor<3xi64>, %b: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %x = tn.linalg "lu_solve"(%lu, %p, %b) {} : (tensor<3x3xf32>, tensor<3xi64>, tensor<3x2xf32>) -> (tensor<3x2xf32>)
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.linalg: operand pivots must have i32 elements, got i64
+  func.return %x : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @linalg_half(%a: tensor<3x3xf16>) -> tensor<3x3xf16> {
+  %r = tn.linalg "matrix_exp"(%a) {} : (tensor<3x3xf16>) -> (tensor<3x3xf16>)
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.linalg: needs f32 or f64 matrices, got f16
+  func.return %r : tensor<3x3xf16>
+}
+
+// -----
+
+func.func @linalg_mode(%a: tensor<5x3xf32>) -> tensor<3x3xf32> {
+  %q, %r = tn.linalg "qr"(%a) {mode = "thin"} : (tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<3x3xf32>)
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.linalg: option mode must be one of ['reduced', 'complete', 'r'], got 'thin'
+  func.return %r : tensor<3x3xf32>
+}
+
+// -----
+
+func.func @linalg_unknown_option(%a: tensor<3x3xf32>) -> tensor<3x3xf32> {
+  %r = tn.linalg "cholesky"(%a) {lower = true} : (tensor<3x3xf32>) -> (tensor<3x3xf32>)
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.linalg cholesky: no option 'lower'
+  func.return %r : tensor<3x3xf32>
+}
+
+// -----
+
+func.func @linalg_required_option(%a: tensor<3x3xf32>, %b: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %x = tn.linalg "solve_triangular"(%a, %b) {left = false} : (tensor<3x3xf32>, tensor<3x2xf32>) -> (tensor<3x2xf32>)
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.linalg: option upper has no default and must be given
+  func.return %x : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @linalg_check_errors(%a: tensor<3x3xf32>) -> tensor<3x3xf32> {
+  %l, %info = tn.linalg "cholesky_ex"(%a) {check_errors = true} : (tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<i32>)
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.linalg: check_errors raises from inside a pure op; the check is its own call
+  func.return %l : tensor<3x3xf32>
+}
+
+// -----
+
+func.func @linalg_missing_tolerance(%a: tensor<5x3xf32>) -> tensor<3x5xf32> {
+  %r = tn.linalg "pinv"(%a) {rtol} : (tensor<5x3xf32>) -> (tensor<3x5xf32>)
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.linalg pinv: takes 2 operands, got 1
+  func.return %r : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @linalg_column_major_vector(%a: tensor<3x3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
+  %x, %lu, %p, %i = tn.linalg "solve_ex"(%a, %b) {} column_major [1] : (tensor<3x3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3x3xf32>, tensor<3xi32>, tensor<i32>)
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.linalg: column_major names operands [1] that are no matrices
+  func.return %x : tensor<3xf32>
+}
+
+// -----
+
 func.func @sdpa_backward_logsumexp(%g: tensor<2x4x8x16xf32>, %q: tensor<2x4x8x16xf32>, %k: tensor<2x4x6x16xf32>, %v: tensor<2x4x6x16xf32>, %o: tensor<2x4x8x16xf32>, %l: tensor<2x4x8x6xf32>) -> tensor<2x4x8x16xf32> {
   %dq, %dk, %dv = tn.sdpa_backward %g, %q, %k, %v, %o, %l scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x6xf32>
   // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.sdpa_backward: logsumexp

@@ -997,3 +997,17 @@ func.func @aten_call(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xi64>) {
 // CHECK-NEXT:    %r, %r_1 = tn.aten_call "aten::sort.default" args = "[{'t': 0}, -1, False]" reason = "no importer"(%x) : (tensor<8xf32>) -> (tensor<8xf32>, tensor<8xi64>)
 // CHECK-NEXT:    func.return %r, %r_1 : tensor<8xf32>, tensor<8xi64>
 // CHECK-NEXT:  }
+
+func.func @linalg(%a: tensor<?x3x3xf32>, %b: tensor<?x3xf32>, %rtol: tensor<f64>) -> (tensor<?x3xf32>, tensor<?x3x3xf32>, tensor<?x3x3xf32>) {
+  %l, %info = tn.linalg "cholesky_ex"(%a) {upper = true} : (tensor<?x3x3xf32>) -> (tensor<?x3x3xf32>, tensor<?xi32>)
+  %x, %lu, %p, %i = tn.linalg "solve_ex"(%a, %b) {} column_major [0] : (tensor<?x3x3xf32>, tensor<?x3xf32>) -> (tensor<?x3xf32>, tensor<?x3x3xf32>, tensor<?x3xi32>, tensor<?xi32>)
+  %pinv = tn.linalg "pinv"(%a, %rtol) {rtol, hermitian = true} : (tensor<?x3x3xf32>, tensor<f64>) -> (tensor<?x3x3xf32>)
+  func.return %x, %l, %pinv : tensor<?x3xf32>, tensor<?x3x3xf32>, tensor<?x3x3xf32>
+}
+// CHECK-LABEL: func.func @linalg(
+// CHECK-SAME:    %a: tensor<?x3x3xf32>, %b: tensor<?x3xf32>, %rtol: tensor<f64>) -> (tensor<?x3xf32>, tensor<?x3x3xf32>, tensor<?x3x3xf32>) {
+// CHECK-NEXT:    %l, %info = tn.linalg "cholesky_ex"(%a) {upper = true} : (tensor<?x3x3xf32>) -> (tensor<?x3x3xf32>, tensor<?xi32>)
+// CHECK-NEXT:    %x, %lu, %p, %i = tn.linalg "solve_ex"(%a, %b) {} column_major [0] : (tensor<?x3x3xf32>, tensor<?x3xf32>) -> (tensor<?x3xf32>, tensor<?x3x3xf32>, tensor<?x3xi32>, tensor<?xi32>)
+// CHECK-NEXT:    %pinv = tn.linalg "pinv"(%a, %rtol) {rtol, hermitian = true} : (tensor<?x3x3xf32>, tensor<f64>) -> (tensor<?x3x3xf32>)
+// CHECK-NEXT:    func.return %x, %l, %pinv : tensor<?x3xf32>, tensor<?x3x3xf32>, tensor<?x3x3xf32>
+// CHECK-NEXT:  }
