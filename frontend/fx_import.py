@@ -25,6 +25,7 @@ from irc.dialects.tensor.fallback import CannotEncode, encode_args, overload_nam
 from irc.ir.types import UnsupportedDtype, element_type, tensor_type, torch_dtype
 
 from .aten_table import IMPORTERS, Unsupported, load_all
+from .effects import import_effect
 from .symbols import SymbolTable, concrete
 
 # Nodes that only constrain the ShapeEnv; they compute nothing the program needs.
@@ -340,14 +341,14 @@ class GraphImporter:
                 raise AssertionError(f"importer of {node.target} built {got}, FX says {want} (node {node.name})")
 
     def _with_effects(self, node: torch.fx.Node) -> None:
-        """with_effects(token, op, *args): AOT autograd's ordering of an op with side effects (linalg's checks that
-        raise eager's error on a singular matrix). The op runs eagerly in its place (a tn.aten_call is never dead
-        code, and the graph keeps its order); the token passes through."""
+        """with_effects(token, op, *args): AOT autograd's ordering of an op with side effects (frontend/effects.py).
+        The op imports as its typed op with effects, or runs eagerly in its place; the token passes through."""
         token, op, *args = node.args
         if not isinstance(op, OpOverload):
             raise GraphUnsupported(f"with_effects of {op}")
-        _, *vals = node.meta["val"]
-        out = self._call_eagerly(op, tuple(args), node.kwargs, tuple(vals), "an op with side effects (with_effects)")
+        if (out := import_effect(self, node)) is None:
+            _, *vals = node.meta["val"]
+            out = self._call_eagerly(op, tuple(args), node.kwargs, tuple(vals), "an op with side effects (with_effects)")
         self.env[node] = (self.env[token], *out)
 
     def _fallback(self, node: torch.fx.Node, reason: str) -> None:

@@ -206,7 +206,7 @@ EXTERN_REASON = {
     tn.DigammaOp: "no arith/math scalar form", tn.NextafterOp: "no arith/math scalar form",
     tn.CumsumOp: "scan: runs as an extern", tn.CumprodOp: "scan: runs as an extern",
     tn.RandOp: "random: torch's generator", tn.RandnOp: "random: torch's generator",
-    tn.AtenCallOp: "eager fallback",
+    tn.AtenCallOp: "eager fallback", tn.CheckLinalgOp: "linalg's error check: runs as an extern",
 }
 
 

@@ -57,6 +57,12 @@ def _linalg(op, *operands):
     return tuple(out) if isinstance(out, (tuple, list)) else out
 
 
+def check_linalg(op, info):
+    """tn.check_linalg: aten's own check, so the error and its message are eager's (it asserts a row-major info)."""
+    torch.ops.aten._linalg_check_errors(info.contiguous(), op.api.data, is_matrix=op.matrix is not None)
+    return ()
+
+
 def _as_strided(op, x):
     x = x.contiguous()  # strides and offset count in the row-major elements of x; a slice starts past its storage's
     return torch.as_strided(x, tuple(op.result.type.get_shape()), _ints(op.strides), x.storage_offset() + _int(op.offset)).clone()
@@ -135,6 +141,7 @@ TENSOR_SEMANTICS = {
     tn.MedianOp: lambda op, x: tuple((torch.nanmedian if op.ignore_nan is not None else torch.median)(x, _int(op.dim), keepdim=True)),
     tn.ModeOp: lambda op, x: tuple(torch.mode(x, _int(op.dim), keepdim=True)),
     tn.LinalgOp: _linalg,
+    tn.CheckLinalgOp: check_linalg,
     # shapes
     tn.ReshapeOp: lambda op, x, *s: x.reshape(_result_shape(op, s)),
     tn.ExpandOp: lambda op, x, *s: x.expand(_result_shape(op, s)),

@@ -1,6 +1,6 @@
 """Dense linear algebra (dialects/tensor/lapack.py): every overload of tn.linalg's table imports as one tn.linalg
-with FX's result types. Checks that raise (`check_errors=True`) stay eager calls: a pure op must not raise, and
-AOT autograd orders linalg's own checks as separate calls with effects (fx_import keeps those)."""
+with FX's result types. Checks that raise (`check_errors=True`) stay eager calls: a pure op must not raise. linalg's
+own check, which AOT autograd orders with an effect token (frontend/effects.py), imports as tn.check_linalg."""
 
 import torch
 from xdsl.dialects.builtin import UnitAttr
@@ -61,3 +61,17 @@ def import_linalg(b, node, *args, **kwargs):
         raise Unsupported(str(e)) from None
     b.insert(op)
     return tuple(op.outputs) if isinstance(val, (tuple, list)) else op.outputs[0]
+
+
+@imports(torch.ops.aten._linalg_check_errors.default)
+def import_check_errors(b, node, info, api_name, *, is_matrix):
+    if not isinstance(info, SSAValue):
+        raise Unsupported("linalg's check of an info that is not a tensor")
+    op = tn.CheckLinalgOp(info, api_name, is_matrix)
+    try:
+        op.verify()
+    except VerifyException as e:
+        op.drop_all_references()
+        raise Unsupported(str(e)) from None
+    b.insert(op)
+    return ()

@@ -19,6 +19,7 @@ from irc.dialects import memory
 from irc.dialects import tensor as tn
 
 from irc.dialects.semantics.bounds import index_checker
+from irc.dialects.semantics.tensor import check_linalg
 from irc.ir.types import torch_dtype
 from . import externs
 
@@ -198,6 +199,19 @@ def _check_index(op: tn.CheckIndexOp) -> Extern:
     return Extern(op.name, run, lambda ins: "check")
 
 
+def _check_linalg(op: tn.CheckLinalgOp) -> Extern:
+    """linalg's error check after a factorization: it writes nothing, it only raises eager's LinAlgError."""
+
+    def run(ins, outs):
+        check_linalg(op, *ins)
+        return []
+
+    return Extern(op.name, run, lambda ins: "check")
+
+
+CHECKS: dict[type, Callable] = {tn.CheckIndexOp: _check_index, tn.CheckLinalgOp: _check_linalg}
+"""The checks: an extern whose region starts with one (and writes nothing) only raises."""
+
 EXTERNS: dict[type, Callable] = {
     tn.ReshapeOp: _reshape,
     tn.MmOp: _mm,
@@ -247,8 +261,8 @@ def prepare(ext: memory.ExternOp, interpreter: Callable, note=lambda problem, pa
     """(the Extern, "library" | "reference") for one extern; `interpreter()` gives the mem-stage reference
     interpreter (targets/reference/memory.py) of the module; `note(problem, path)` hears each path decided;
     `stable`: the positions of @main's stable arguments (weights a library path may keep prepacked)."""
-    if isinstance(check := ext.body.block.first_op, tn.CheckIndexOp):
-        return _check_index(check), "library"
+    if type(check := ext.body.block.first_op) in CHECKS:
+        return CHECKS[type(check)](check), "library"
     inner = _single_op(ext)
     if isinstance(inner, tn.MmOp):
         return _mm(inner, _of_argument(ext.ins[1], stable), note), "library"

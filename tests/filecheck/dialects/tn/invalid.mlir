@@ -239,6 +239,30 @@ func.func @linalg_column_major_vector(%a: tensor<3x3xf32>, %b: tensor<3xf32>) ->
 
 // -----
 
+func.func @check_linalg_info_type(%info: tensor<3xi64>) {
+  tn.check_linalg %info api = "linalg.inv" : tensor<3xi64>
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.check_linalg: info must be a tensor of i32, not tensor<3xi64>
+  func.return
+}
+
+// -----
+
+func.func @check_linalg_matrix_batch(%info: tensor<3xi32>) {
+  tn.check_linalg %info api = "linalg.inv" matrix : tensor<3xi32>
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.check_linalg: `matrix` needs a one-element info, not tensor<3xi32>
+  func.return
+}
+
+// -----
+
+func.func @check_linalg_matrix_dynamic(%info: tensor<?xi32>) {
+  tn.check_linalg %info api = "linalg.inv" matrix : tensor<?xi32>
+  // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.check_linalg: `matrix` needs a one-element info, not tensor<?xi32>
+  func.return
+}
+
+// -----
+
 func.func @sdpa_backward_logsumexp(%g: tensor<2x4x8x16xf32>, %q: tensor<2x4x8x16xf32>, %k: tensor<2x4x6x16xf32>, %v: tensor<2x4x6x16xf32>, %o: tensor<2x4x8x16xf32>, %l: tensor<2x4x8x6xf32>) -> tensor<2x4x8x16xf32> {
   %dq, %dk, %dv = tn.sdpa_backward %g, %q, %k, %v, %o, %l scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x6xf32>
   // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.sdpa_backward: logsumexp

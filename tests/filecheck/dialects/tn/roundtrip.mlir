@@ -1011,3 +1011,15 @@ func.func @linalg(%a: tensor<?x3x3xf32>, %b: tensor<?x3xf32>, %rtol: tensor<f64>
 // CHECK-NEXT:    %pinv = tn.linalg "pinv"(%a, %rtol) {rtol, hermitian = true} : (tensor<?x3x3xf32>, tensor<f64>) -> (tensor<?x3x3xf32>)
 // CHECK-NEXT:    func.return %x, %l, %pinv : tensor<?x3xf32>, tensor<?x3x3xf32>, tensor<?x3x3xf32>
 // CHECK-NEXT:  }
+
+func.func @check_linalg(%info: tensor<i32>, %infos: tensor<?x2xi32>) {
+  tn.check_linalg %info api = "linalg.inv" matrix : tensor<i32>
+  tn.check_linalg %infos api = "linalg.cholesky" : tensor<?x2xi32>
+  func.return
+}
+// CHECK-LABEL: func.func @check_linalg(
+// CHECK-SAME:    %info: tensor<i32>, %infos: tensor<?x2xi32>) {
+// CHECK-NEXT:    tn.check_linalg %info api = "linalg.inv" matrix : tensor<i32>
+// CHECK-NEXT:    tn.check_linalg %infos api = "linalg.cholesky" : tensor<?x2xi32>
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
