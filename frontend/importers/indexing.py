@@ -5,6 +5,7 @@ import torch
 
 from irc.dialects import tensor as tn
 
+from .. import composites_indexing  # noqa: F401  (defines irc::check_index)
 from ..aten_table import Unsupported, imports
 from ..symbols import concrete
 from .shape import static_slice
@@ -162,3 +163,9 @@ def import_slice_scatter(b, node, x, src, dim=0, start=None, end=None, step=1):
         raise Unsupported("slice_scatter with symbolic bounds")
     start, end, step = static_slice(size, start, end, step)
     return b.add(tn.SliceScatterOp(x, src, dim, start, end, step))
+
+
+@imports(torch.ops.irc.check_index.default)
+def import_check_index(b, node, index, size, wrap, error, message):
+    """A decomposition's bounds check (composites_indexing.check_index): the index behind tn.check_index."""
+    return b.add(tn.CheckIndexOp(index, size, wrap, error, message))
