@@ -6,6 +6,7 @@ from torch._decomp import core_aten_decompositions, get_decompositions
 from .aten_table import load_all
 from .attention_ops import DECOMPOSITIONS as ATTENTION_OPS
 from .attention_ops import UNFUSED as UNFUSED_ATTENTION
+from .composites_distance import COMPOSITES as DISTANCES
 from .composites_indexing import COMPOSITES as INDEXING
 from .searching import DECOMPOSITIONS as SEARCHING
 
@@ -223,6 +224,7 @@ def decomposition_table(attention: bool = True) -> dict:
     table.update(get_decompositions(EXTRA))
     table.update(COMPOSITES)
     table.update(INDEXING)  # index_reduce, masked_scatter, put, histc, as_strided_scatter (composites_indexing.py)
+    table.update(DISTANCES)  # cdist, pdist and their backwards (composites_distance.py)
     table.update(ATTENTION_OPS)  # torch's fused attention ops (attention_ops.py)
     table.update(SEARCHING)  # searchsorted, bucketize, isin (searching.py)
     # Dynamo writes an optimizer's addcmul_/addcdiv_/lerp_ as inductor's prims.fma (registered when it does)

@@ -198,3 +198,52 @@ def test_no_eager_fallback():
     native(lambda x, i: (x.index_reduce(0, i, x[:3] * 2, "prod", include_self=False), x.put(i, x[0, :3]),
                          x.take(i), x.masked_scatter(x > 0, x * 3), torch.histc(x, 5, -1, 1),
                          torch.as_strided_scatter(x, x[:2, :2], (2, 2), (1, 4), 0)), x, i)
+
+
+# -- cdist and pdist (frontend/composites_distance.py) ---------------------------------------------------------------
+
+PS = [0, 0.5, 1, 1.5, 2, 3, float("inf")]
+
+
+@pytest.mark.parametrize("p", PS)
+@pytest.mark.parametrize("rows", [(1, 1), (5, 7), (26, 3)])  # 26 rows: eager's matmul path for p = 2
+def test_cdist_norms_and_paths(p, rows):
+    torch.manual_seed(5)
+    a, b = torch.randn(2, rows[0], 5), torch.randn(rows[1], 5)  # broadcast batch
+    b[0, :] = a[1, 0, :] if rows[0] > 1 else b[0, :]  # a zero distance
+    same(lambda a, b: torch.cdist(a, b, p), a, b, exact=p in (0, float("inf")))
+    grads_equal(lambda a, b: torch.cdist(a, b, p) * torch.arange(float(rows[1])), a, b)
+
+
+@pytest.mark.parametrize("mode", ["use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"])
+def test_cdist_compute_modes_non_contiguous_and_dynamic(mode):
+    fn = lambda a, b: torch.cdist(a, b, compute_mode=mode)  # noqa: E731
+    same(fn, torch.randn(4, 7).t(), torch.randn(3, 4)[:, :4], exact=False)
+    compiled = compile_irc(fn, dynamic=True)
+    for n in (5, 31):
+        a, b = torch.randn(n, 3), torch.randn(7, 3)
+        torch.testing.assert_close(compiled(a, b), fn(a, b))
+
+
+@pytest.mark.parametrize("p", PS)
+@pytest.mark.parametrize("n", [1, 2, 7])
+def test_pdist(p, n):
+    torch.manual_seed(6)
+    x = torch.randn(n, 4)
+    if n > 2:
+        x[2] = x[0]  # a zero distance: a zero gradient, as eager's
+    same(lambda x: torch.nn.functional.pdist(x, p), x, exact=p in (0, float("inf")))
+    grads_equal(lambda x: torch.nn.functional.pdist(x, p) * 3, x)
+
+
+def test_pdist_dynamic_sizes():
+    fn = lambda x: torch.nn.functional.pdist(x, 1.5)  # noqa: E731
+    compiled = compile_irc(fn, dynamic=True)
+    for n in (5, 11):
+        x = torch.randn(n, 3)
+        torch.testing.assert_close(compiled(x), fn(x))
+
+
+def test_distances_have_no_eager_fallback():
+    a, b = torch.randn(5, 3, requires_grad=True), torch.randn(30, 3)
+    native(lambda a, b: torch.cdist(a, b) + torch.cdist(a, b[:4], 1).sum() + torch.nn.functional.pdist(a, 3).sum(), a, b)
