@@ -1,6 +1,6 @@
 """Indexed reductions and scatters torch has no decomposition for (or only inductor's), written in ops irc imports:
-index_reduce, masked_scatter (and its backward), put, histc and as_strided_scatter compile natively instead of
-running as eager calls.
+index_reduce, masked_scatter (and its backward), put, take, histc, as_strided_scatter and nonzero_static compile
+natively instead of running as eager calls.
 
 Each gives eager's numbers: the reductions are scatter_reduce's (the same kernels' include_self, mean's count and
 floor division for integers), the scatters place the same elements. An index is checked where eager checks it, with
@@ -142,6 +142,25 @@ def _as_strided_scatter(self, src, size, stride, storage_offset=None):
     return flat.reshape(self.shape)
 
 
+def _nonzero_static(self, *, size, fill_value=-1):
+    """The first `size` nonzero positions in row-major order, padded with fill_value: each nonzero element's flat
+    position scattered to its count of nonzeros before it (the rest to a spare last slot, dropped), then unravelled."""
+    dims = list(self.shape)
+    if not dims or self.numel() == 0:  # no coordinates, or no nonzero: all padding
+        return torch.full((size, len(dims)), fill_value, dtype=torch.int64, device=self.device)
+    m = (self != 0).reshape(-1)
+    pos = m.cumsum(0) - 1
+    at = torch.where(m & (pos < size), pos, size)
+    flat = torch.full((size + 1,), -1, dtype=torch.int64, device=self.device)
+    flat = flat.scatter(0, at, torch.arange(m.shape[0], device=self.device))[:size]
+    coords, rest = [], flat
+    for n in reversed(dims):
+        coords.append(rest % n)
+        rest = rest // n
+    out = torch.stack(coords[::-1], 1)
+    return torch.where((flat >= 0).unsqueeze(1), out, fill_value)
+
+
 COMPOSITES = {
     aten.index_reduce.default: _index_reduce,
     aten.put.default: _put,
@@ -150,4 +169,5 @@ COMPOSITES = {
     aten.masked_scatter_backward.default: _masked_scatter_backward,
     aten.histc.default: _histc,
     aten.as_strided_scatter.default: _as_strided_scatter,
+    aten.nonzero_static.default: _nonzero_static,
 }

@@ -1,7 +1,8 @@
-"""index_reduce, put, take, masked_scatter, histc and as_strided_scatter compile natively (frontend/composites_indexing.py)
-and give eager's answers: exactly where eager is exact (placement, max/min, counts), the same reduction semantics
-(include_self, mean's count, integer floor division), duplicate and negative indices, odd sizes, non-contiguous and
-dynamic inputs, eager's error for an index out of range, and eager's gradients."""
+"""index_reduce, put, take, masked_scatter, histc, as_strided_scatter and nonzero_static compile natively
+(frontend/composites_indexing.py), as do cdist and pdist (frontend/composites_distance.py), and give eager's answers:
+exactly where eager is exact (placement, max/min, counts), the same reduction semantics (include_self, mean's count,
+integer floor division), duplicate and negative indices, odd sizes, non-contiguous and dynamic inputs, eager's error
+for an index out of range, and eager's gradients."""
 
 import pytest
 import torch
@@ -193,11 +194,32 @@ def test_as_strided_scatter_gradients():
                 torch.randn(3, 4), torch.randn(2, 3))
 
 
+# -- nonzero_static --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("size", [0, 1, 3, 40])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.bool])
+def test_nonzero_static_order_and_padding(size, dtype):
+    torch.manual_seed(7)
+    x = (torch.randn(5, 1, 7) * (torch.rand(5, 1, 7) > 0.5)).to(dtype)
+    if dtype == torch.float32:
+        x[0, 0, :3] = torch.tensor([-0.0, float("nan"), float("-inf")])  # -0.0 is a zero, NaN is not
+    for t in (x, x.transpose(0, 2), x[0, 0], x[0, 0, 0], torch.zeros(3, 0)):
+        same(lambda t: torch.nonzero_static(t, size=size, fill_value=-7), t)
+
+
+def test_nonzero_static_dynamic_sizes():
+    fn = lambda x: torch.nonzero_static(x, size=6)  # noqa: E731
+    compiled = compile_irc(fn, dynamic=True)
+    for n in (7, 13):
+        x = torch.randint(0, 2, (n, 3))
+        assert torch.equal(compiled(x), fn(x))
+
+
 def test_no_eager_fallback():
     x, i = torch.randn(6, 4), torch.tensor([1, 3, 1])
     native(lambda x, i: (x.index_reduce(0, i, x[:3] * 2, "prod", include_self=False), x.put(i, x[0, :3]),
                          x.take(i), x.masked_scatter(x > 0, x * 3), torch.histc(x, 5, -1, 1),
-                         torch.as_strided_scatter(x, x[:2, :2], (2, 2), (1, 4), 0)), x, i)
+                         torch.as_strided_scatter(x, x[:2, :2], (2, 2), (1, 4), 0), torch.nonzero_static(x, size=5)), x, i)
 
 
 # -- cdist and pdist (frontend/composites_distance.py) ---------------------------------------------------------------
