@@ -8,6 +8,7 @@ from .attention_ops import DECOMPOSITIONS as ATTENTION_OPS
 from .attention_ops import UNFUSED as UNFUSED_ATTENTION
 from .composites_distance import COMPOSITES as DISTANCES
 from .composites_indexing import COMPOSITES as INDEXING
+from .composites_segment import COMPOSITES as SEGMENTS
 from .searching import DECOMPOSITIONS as SEARCHING
 
 aten = torch.ops.aten
@@ -225,6 +226,7 @@ def decomposition_table(attention: bool = True) -> dict:
     table.update(COMPOSITES)
     table.update(INDEXING)  # index_reduce, masked_scatter, put, histc, as_strided_scatter (composites_indexing.py)
     table.update(DISTANCES)  # cdist, pdist and their backwards (composites_distance.py)
+    table.update(SEGMENTS)  # segment_reduce (composites_segment.py)
     table.update(ATTENTION_OPS)  # torch's fused attention ops (attention_ops.py)
     table.update(SEARCHING)  # searchsorted, bucketize, isin (searching.py)
     # Dynamo writes an optimizer's addcmul_/addcdiv_/lerp_ as inductor's prims.fma (registered when it does)

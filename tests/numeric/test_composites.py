@@ -1,5 +1,6 @@
 """index_reduce, put, take, masked_scatter, histc, as_strided_scatter and nonzero_static compile natively
-(frontend/composites_indexing.py), as do cdist and pdist (frontend/composites_distance.py), and give eager's answers:
+(frontend/composites_indexing.py), as do cdist and pdist (composites_distance.py) and segment_reduce
+(composites_segment.py), and give eager's answers:
 exactly where eager is exact (placement, max/min, counts), the same reduction semantics (include_self, mean's count,
 integer floor division), duplicate and negative indices, odd sizes, non-contiguous and dynamic inputs, eager's error
 for an index out of range, and eager's gradients."""
@@ -14,9 +15,10 @@ from tests.conftest import compile_irc
 def same(fn, *args, dynamic=None, exact=True):
     got, want = compile_irc(fn, dynamic=dynamic)(*args), fn(*args)
     if exact:
-        assert got.dtype == want.dtype and torch.equal(got, want), f"{got} != eager {want}"
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
     else:
-        torch.testing.assert_close(got, want)
+        torch.testing.assert_close(got, want, equal_nan=True)
 
 
 def raises_like_eager(fn, *args):
@@ -215,11 +217,41 @@ def test_nonzero_static_dynamic_sizes():
         assert torch.equal(compiled(x), fn(x))
 
 
+# -- segment_reduce (frontend/composites_segment.py) -----------------------------------------------------------------
+
+SEGMENT_REDUCES = ["max", "mean", "min", "sum", "prod"]
+
+
+@pytest.mark.parametrize("reduce", SEGMENT_REDUCES)
+@pytest.mark.parametrize("initial", [None, 2])
+@pytest.mark.parametrize("mode", ["lengths", "offsets"])
+def test_segment_reduce(reduce, initial, mode):
+    torch.manual_seed(8)
+    cases = [(torch.randn(7), 0, torch.tensor([0, 2, 3, 0, 2])),  # empty segments
+             (torch.randn(5, 3).t(), 1, torch.tensor([[2, 0, 3], [1, 1, 3], [0, 0, 5]])),  # rows of lengths
+             (torch.randn(6, 2, 3), 0, torch.tensor([1, 5]))]
+    cases[0][0][3] = float("nan")
+    for data, axis, lengths in cases:
+        seg = {"lengths": lengths} if mode == "lengths" else {
+            "offsets": torch.cat([lengths.new_zeros(*lengths.shape[:-1], 1), lengths], -1).cumsum(-1)}
+        fn = lambda x, s: torch.segment_reduce(x, reduce, **{mode: s}, axis=axis, initial=initial)  # noqa: E731
+        same(fn, data, seg[mode], exact=reduce in ("max", "min", "sum"))
+
+
+def test_segment_reduce_bad_lengths_raise_eagers_errors():
+    fn = lambda x, n: torch.segment_reduce(x, "sum", lengths=n)  # noqa: E731
+    raises_like_eager(fn, torch.randn(5), torch.tensor([3, -1, 3]))
+    raises_like_eager(fn, torch.randn(5), torch.tensor([3, 1]))
+    unsafe = lambda x, n: torch.segment_reduce(x, "sum", lengths=n, unsafe=True)  # noqa: E731
+    raises_like_eager(unsafe, torch.randn(5), torch.tensor([3, -1, 3]))
+
+
 def test_no_eager_fallback():
     x, i = torch.randn(6, 4), torch.tensor([1, 3, 1])
     native(lambda x, i: (x.index_reduce(0, i, x[:3] * 2, "prod", include_self=False), x.put(i, x[0, :3]),
                          x.take(i), x.masked_scatter(x > 0, x * 3), torch.histc(x, 5, -1, 1),
-                         torch.as_strided_scatter(x, x[:2, :2], (2, 2), (1, 4), 0), torch.nonzero_static(x, size=5)), x, i)
+                         torch.as_strided_scatter(x, x[:2, :2], (2, 2), (1, 4), 0), torch.nonzero_static(x, size=5),
+                         torch.segment_reduce(x, "max", lengths=i, axis=0, unsafe=True)), x, i)
 
 
 # -- cdist and pdist (frontend/composites_distance.py) ---------------------------------------------------------------
