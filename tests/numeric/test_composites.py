@@ -238,6 +238,17 @@ def test_segment_reduce(reduce, initial, mode):
         same(fn, data, seg[mode], exact=reduce in ("max", "min", "sum"))
 
 
+@pytest.mark.parametrize("reduce", SEGMENT_REDUCES)
+@pytest.mark.parametrize("initial", [None, 2])
+def test_segment_reduce_gradients_ties_and_zeros(reduce, initial):
+    data = torch.tensor([[3.0, -1, 3, 0, 2, 0, 0.5, 4, 0, 1.5], [1, 1, -2, 5, 0, 7, 7, 2, 2, 2]]).t()  # ties, one and two zeros
+    lengths = torch.tensor([3, 2, 0, 3, 2])
+    weights = torch.arange(10.0).reshape(5, 2) - 4  # negative and positive segment gradients
+    grads_equal(lambda x: torch.segment_reduce(x, reduce, lengths=lengths, initial=initial) * weights, data)
+    offsets = torch.tensor([[0, 4, 4, 10], [0, 1, 7, 10]])  # rows of offsets along axis 1
+    grads_equal(lambda x: torch.segment_reduce(x, reduce, offsets=offsets, axis=1, initial=initial), data.t())
+
+
 def test_segment_reduce_bad_lengths_raise_eagers_errors():
     fn = lambda x, n: torch.segment_reduce(x, "sum", lengths=n)  # noqa: E731
     raises_like_eager(fn, torch.randn(5), torch.tensor([3, -1, 3]))
