@@ -121,7 +121,8 @@ class ImportBuilder:
         el = element_type(dtype)
         t = TensorType(el, [])
         try:
-            stored = torch.tensor(value).to(dtype).item()
+            wide = torch.float64 if isinstance(value, float) else None  # a Python float is a double: never via f32
+            stored = torch.tensor(value, dtype=wide).to(dtype).item()
             value = float(stored) if dtype.is_floating_point else int(stored)
             attr = DenseIntOrFPElementsAttr.from_list(t, [value])
         except (OverflowError, RuntimeError, TypeError, ValueError) as e:

@@ -279,3 +279,11 @@ def test_frexp(dtype):
     x = torch.tensor([0.0, -0.0, 1.0, -3.5, 1e-30, float("inf"), float("nan"), 6.0e4]).to(dtype)
     check(lambda t: torch.frexp(t), x)
     check(lambda t: torch.frexp(t * 3), strided(3, 4).to(dtype))
+
+
+def test_python_floats_keep_double_precision_in_float64_graphs():
+    """A Python float is a double: x + 1.3 on float64 adds 1.3 as a double (it was rounded to float32 first, 4.8e-8
+    off, within the fuzzer's float64 tolerance), and a constant below float32's range stays nonzero."""
+    x = torch.randn(33, dtype=torch.float64)
+    for fn in (lambda t: t + 1.3, lambda t: t * 0.1 - 1e-10, lambda t: torch.where(t > 0.3, t, 1e-300)):
+        assert torch.equal(compile_irc(fn)(x), fn(x))
