@@ -10,12 +10,25 @@ an eager `tn.aten_call`.
 from collections.abc import Callable
 
 from torch._ops import OpOverload
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import VerifyException
 
 IMPORTERS: dict[OpOverload, Callable] = {}
 
 
 class Unsupported(Exception):
     """This node (with these arguments) has no translation; the reason goes to the compile report."""
+
+
+def verified(op: Operation) -> Operation:
+    """`op`, or Unsupported with its verifier's reason (a call tn's op cannot hold) and its operand uses dropped: a
+    refused op left as a use of its operands is met again by later walks of their uses."""
+    try:
+        op.verify()
+    except VerifyException as e:
+        op.drop_all_references()
+        raise Unsupported(str(e)) from None
+    return op
 
 
 def imports(*overloads: OpOverload):

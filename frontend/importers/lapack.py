@@ -5,12 +5,11 @@ own check, which AOT autograd orders with an effect token (frontend/effects.py),
 import torch
 from xdsl.dialects.builtin import UnitAttr
 from xdsl.ir import SSAValue
-from xdsl.utils.exceptions import VerifyException
 
 from irc.dialects import tensor as tn
 from irc.dialects.tensor.lapack import BY_OVERLOAD, FUNCTIONS, option_attr
 
-from ..aten_table import Unsupported, imports
+from ..aten_table import Unsupported, imports, verified
 
 
 def _bind(schema, args, kwargs) -> dict:
@@ -53,13 +52,7 @@ def import_linalg(b, node, *args, **kwargs):
             options[arg.name] = option_attr(v)
     val = node.meta["val"]
     types = [b.type_of(t) for t in val] if isinstance(val, (tuple, list)) else [b.type_of(val)]
-    op = tn.LinalgOp(name, options, operands, types, column_major)
-    try:
-        op.verify()
-    except VerifyException as e:
-        op.drop_all_references()
-        raise Unsupported(str(e)) from None
-    b.insert(op)
+    op = b.insert(verified(tn.LinalgOp(name, options, operands, types, column_major)))
     return tuple(op.outputs) if isinstance(val, (tuple, list)) else op.outputs[0]
 
 
@@ -67,11 +60,5 @@ def import_linalg(b, node, *args, **kwargs):
 def import_check_errors(b, node, info, api_name, *, is_matrix):
     if not isinstance(info, SSAValue):
         raise Unsupported("linalg's check of an info that is not a tensor")
-    op = tn.CheckLinalgOp(info, api_name, is_matrix)
-    try:
-        op.verify()
-    except VerifyException as e:
-        op.drop_all_references()
-        raise Unsupported(str(e)) from None
-    b.insert(op)
+    b.insert(verified(tn.CheckLinalgOp(info, api_name, is_matrix)))
     return ()

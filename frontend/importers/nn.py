@@ -5,11 +5,10 @@ import math
 import operator
 
 import torch
-from xdsl.utils.exceptions import VerifyException
 
 from irc.dialects import tensor as tn
 
-from ..aten_table import Unsupported, imports
+from ..aten_table import Unsupported, imports, verified
 
 aten = torch.ops.aten
 
@@ -179,22 +178,12 @@ def _attention(q, dropout_p, scale) -> float:
     return scale if scale is not None else 1.0 / math.sqrt(qs[-1])
 
 
-def _verified(op):
-    """op, or Unsupported where tn's attention ops cannot hold the call (a mask of another element type or shape)."""
-    try:
-        op.verify()
-    except VerifyException as e:
-        op.drop_all_references()  # else the refused op stays a use of its operands (later walks of their uses meet it)
-        raise Unsupported(str(e)) from None
-    return op
-
-
 @imports(aten._scaled_dot_product_flash_attention_for_cpu.default)
 def import_flash_attention(b, node, q, k, v, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
     """torch's CPU flash attention as tn.sdpa, with its logsumexp only where a backward reads it."""
     s = _attention(q, dropout_p, scale)
     read = any(u.target is operator.getitem and u.args[1] == 1 and u.users for u in node.users)
-    op = b.insert(_verified(tn.ScaledDotProductAttentionOp(q, k, v, attn_mask, s, bool(is_causal), logsumexp=read)))
+    op = b.insert(verified(tn.ScaledDotProductAttentionOp(q, k, v, attn_mask, s, bool(is_causal), logsumexp=read)))
     return op.result, op.logsumexp
 
 
@@ -202,5 +191,5 @@ def import_flash_attention(b, node, q, k, v, dropout_p=0.0, is_causal=False, *, 
 def import_flash_attention_backward(b, node, grad, q, k, v, out, logsumexp, dropout_p, is_causal, *, attn_mask=None,
                                     scale=None):  # fmt: skip
     s = _attention(q, dropout_p, scale)
-    op = b.insert(_verified(tn.ScaledDotProductAttentionBackwardOp(grad, q, k, v, out, logsumexp, attn_mask, s, bool(is_causal))))
+    op = b.insert(verified(tn.ScaledDotProductAttentionBackwardOp(grad, q, k, v, out, logsumexp, attn_mask, s, bool(is_causal))))
     return op.grad_query, op.grad_key, op.grad_value
