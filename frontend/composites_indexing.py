@@ -4,8 +4,9 @@ natively instead of running as eager calls.
 
 Each gives eager's numbers: the reductions are scatter_reduce's (the same kernels' include_self, mean's count and
 floor division for integers), the scatters place the same elements. An index is checked where eager checks it, with
-eager's error: the check is an index_select of an arange (lower_nn's check before its load), whose values are the
-indices themselves.
+eager's error: where eager's message is index_select's, the check is an index_select of an arange (lower_nn's check
+before its load), whose values are the indices themselves; elsewhere (put, take) the `irc::check_index` op below,
+imported as tn.check_index with that message.
 """
 
 import math
