@@ -27,6 +27,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from irc.dialects import tensor as tn
+from irc.dialects.tensor.creation import splat
 from irc.ir.rules import apply_rules, rule
 
 
@@ -37,15 +38,6 @@ def _shape(v: SSAValue) -> tuple[int, ...]:
 def _single_use(v: SSAValue, readers: frozenset = frozenset()) -> bool:
     """v has one reader, or is read only by `readers` (the softmax and the fully-masked-row test of a safe softmax)."""
     return v.has_one_use() or bool(readers) and all(u.operation in readers for u in v.uses)
-
-
-def splat(v: SSAValue) -> float | None:
-    """The value of a float constant that holds one value (0-d, or a splat of any shape), else None."""
-    op = v.owner
-    if not isinstance(op, tn.ConstantOp) or math.prod(_shape(v)) == 0 or not (math.prod(_shape(v)) == 1 or op.value.is_splat()):
-        return None
-    x = next(iter(op.value.iter_values()))
-    return float(x) if isinstance(x, float) else None
 
 
 class _Build:

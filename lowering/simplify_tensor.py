@@ -8,10 +8,9 @@ from xdsl.dialects.builtin import ModuleOp, TensorType, f16
 from xdsl.passes import ModulePass
 
 from irc.dialects import tensor as tn
+from irc.dialects.tensor.creation import splat
 from irc.ir.rules import apply_rules, rule
 from irc.ir.types import is_float
-
-from .fuse_attention import splat
 
 
 @rule(tn.ReshapeOp)

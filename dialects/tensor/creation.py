@@ -1,5 +1,7 @@
 """tn ops that make tensors from nothing: constants, scalars from index values, iota, random fills."""
 
+from math import prod
+
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, TensorType, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def, var_operand_def
@@ -25,6 +27,15 @@ class ConstantOp(IRDLOperation):
     def verify_(self):
         if self.value.type != self.result.type:
             raise VerifyException(f"{self.name}: result type must be the value's type")
+
+
+def splat(v: SSAValue) -> float | None:
+    """The value of a float tn.constant that holds one value (0-d, or a splat of any shape), else None."""
+    op, n = v.owner, prod(shape(v))
+    if not isinstance(op, ConstantOp) or n == 0 or not (n == 1 or op.value.is_splat()):
+        return None
+    x = next(iter(op.value.iter_values()))
+    return float(x) if isinstance(x, float) else None
 
 
 @irdl_op_definition
