@@ -4,6 +4,7 @@
     compiled.py     Compiled: what is built once (launches specialised in their variants, the JITed module, launch plan)
     executor.py     Executor: runs calls of a Compiled (pooled contexts, argument binding and checks, results)
     steps.py        what one call runs: the frame of cells, roots, alloc/derive/extern/launch steps
+    call_source.py  a call written out as one generated Python function (what the executor runs by default)
     launcher.py     mode="reduce-overhead": runs of steps as JITed launchers (kernels, sgemm_, torch's threads)
     autotune.py     mode="max-autotune": per launch, vector width, tile and serial/parallel measured (Choices), kept on disk
     graph.py        the planner: @main as roots, cells (runtime integers) and steps; ArgSpec (what code assumes)

@@ -26,7 +26,7 @@ import torch
 import torch.autograd.profiler as torch_profiler  # _is_profiler_enabled: True while a torch.profiler records
 from torch._C._profiler import _RecordFunctionFast
 
-from . import alloc, extern_ops, launcher, parallel, steps
+from . import alloc, call_source, extern_ops, launcher, parallel, steps
 from .affine import Lin
 from .graph import Buf
 from .steps import Ctx
@@ -55,6 +55,8 @@ class Executor:
 
     def reset(self) -> None:
         """Drop the pooled contexts, so that calls run what the compiled graph holds now (after a build)."""
+        self.call_source: str | None = None  # a call as one Python function (call_source.py), where one is written
+        self._code = None
         cx = self.context()
         self._free = [cx]
         self.python_steps = len(cx.calls)  # the Python-level callables a call runs (a launcher counts as one)
@@ -90,6 +92,11 @@ class Executor:
                 self._note_launcher_mms()
             except Exception as e:  # noqa: BLE001 - this context runs its steps one by one
                 self.launcher_error = f"no launcher: {type(e).__name__}: {e}"
+        if cx.calls is cx.steps:
+            if self._code is None:
+                self.call_source, names = call_source.write(c, bound)
+                self._code = compile(self.call_source, f"<irc {self._events[5:-1] or 'graph'} call>", "exec"), names
+            cx.call = call_source.bind(*self._code, cx, bound, lambda args: self._run(cx, args))
         segments = enumerate(c.launch_plan.segments if cx.calls is not cx.steps else ())
         cx.recorded = Recorded([events[id(f)] if id(f) in events else self._segment_event(*next(segments), f) for f in cx.calls],
                                [events[id(f)] for f in cx.steps], cx.guard)  # fmt: skip
@@ -124,7 +131,7 @@ class Executor:
     def _bind_step(self, cx, st, ln, base):
         c = self.compiled
         if st.kind == "derive":
-            return partial(steps.derive, cx, st.cell, st.fn)
+            return partial(steps.derive, cx, st.cell, st.fn, *st.ins)
         if st.kind == "alloc":
             root = c.g.roots[st.root]
             buf = root.buf
@@ -157,6 +164,15 @@ class Executor:
         except IndexError:
             cx = self.context()
         try:
+            if cx.call is not None and not torch_profiler._is_profiler_enabled:
+                return cx.call(args)
+            return self._run(cx, args)
+        finally:
+            self._free.append(cx)
+
+    def _run(self, cx: Ctx, args) -> list:
+        """A call step by step: under the profiler, with launchers, or with arguments the generated call leaves."""
+        try:
             self.bind(cx, args)
             run = cx.recorded if torch_profiler._is_profiler_enabled else cx
             if run.guard is not None:  # launchers that may go parallel: torch's thread count for this call
@@ -167,7 +183,6 @@ class Executor:
         finally:
             for r in cx.per_call:
                 cx.roots[r] = None
-            self._free.append(cx)
 
     def profile(self, args, reps: int = 5) -> list[tuple[str, float]]:
         """(step, median seconds over `reps` calls) for every step: where a graph's time goes."""

@@ -12,6 +12,7 @@ derived cell computed in order. `ArgSpec` says what the compiled code assumes ab
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field, replace
 
 import torch
@@ -60,7 +61,7 @@ class Step:
     root: int | None = None  # alloc: the root it creates
     results: list = field(default_factory=list)  # extern: (root, rank, size cells) per fresh result
     cell: int | None = None  # derive: the cell computed
-    fn: object = None  # derive: vals -> int
+    fn: object = None  # derive: (int, int) -> int, applied to the values of ins (two Lins)
 
 
 @dataclass
@@ -104,15 +105,16 @@ class Planner:
         self.g.sources[c] = where
         return Lin.cell(c)
 
-    def derive(self, fn) -> Lin:
+    def derive(self, fn, a: Lin, b: Lin) -> Lin:
+        """A cell holding fn(a, b), computed once per call (what is not linear in the cells)."""
         c = self.g.new_cell()
-        self.g.steps.append(Step("derive", cell=c, fn=fn))
+        self.g.steps.append(Step("derive", ins=[a, b], cell=c, fn=fn))
         return Lin.cell(c)
 
     def product(self, a: Lin, b: Lin) -> Lin:
         if a.static or b.static:
             return a * b
-        return self.derive(lambda v, a=a, b=b: a.eval(v) * b.eval(v))
+        return self.derive(operator.mul, a, b)
 
     def strides_of(self, sizes) -> tuple[Lin, ...]:
         out, step = [], Lin(1)
@@ -234,7 +236,7 @@ def _nonlinear(fn):
     def make(p: Planner, a: Lin, b: Lin) -> Lin:
         if a.static and b.static:
             return Lin(fn(a.const, b.const))
-        return p.derive(lambda v, a=a, b=b: fn(a.eval(v), b.eval(v)))
+        return p.derive(fn, a, b)
 
     return make
 

@@ -25,6 +25,7 @@ class Ctx:
         self.calls: list = self.steps  # what a call runs: the steps, or their launchers (launcher.bind)
         self.guard = None  # launcher.Threads when the launchers may run kernels on several threads
         self.recorded = None  # the calls as torch.profiler events (executor.Recorded), run while a profiler records
+        self.call = None  # the generated call on this context (call_source.py), where there are no launchers
 
     def set(self, c: int, v: int) -> None:
         self.vals[c] = v
@@ -39,8 +40,9 @@ def tensor_of(cx: Ctx, buf: Buf) -> torch.Tensor:
     return r.as_strided([s.eval(v) for s in buf.sizes], [s.eval(v) for s in buf.strides], r.storage_offset() + buf.offset.eval(v))
 
 
-def derive(cx, c, fn):
-    cx.set(c, fn(cx.vals))
+def derive(cx, c, fn, a, b):
+    v = cx.vals
+    cx.set(c, fn(a.eval(v), b.eval(v)))
 
 
 def alloc_dynamic(cx, r, c, sizes, strides, dtype):

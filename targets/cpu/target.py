@@ -9,6 +9,7 @@ the target, not an error: options={"strict": True} leaves it so).
 import copy
 import math
 import time
+from pathlib import Path
 
 from irc import cache, report
 from irc.dialects import tensor as tn
@@ -75,6 +76,8 @@ class CpuTarget:
         rep.mode, rep.python_steps, rep.mode_notes = opts.mode, program.python_steps, list(program.mode_notes)
         rep.extern_paths = program.extern_paths  # the program's own dict: calls fill it as they decide
         rep.in_place_writes = len(program.g.in_place)
+        if rep.dump_dir and program.call_source:  # beside the stages: what one call runs, as Python
+            Path(rep.dump_dir, "call.py").write_text(program.call_source)
         return program
 
 

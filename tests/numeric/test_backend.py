@@ -44,11 +44,12 @@ def test_unsupported_op_becomes_an_eager_fallback_with_its_reason():
     torch.testing.assert_close(compile_irc(fn)(r, theta), fn(r, theta))
 
 
-def test_dump_dir_writes_each_stage(tmp_path):
+def test_dump_dir_writes_each_stage_and_the_call(tmp_path):
     fn = lambda x: x.exp() + 1  # noqa: E731
     compile_irc(fn, dump_dir=str(tmp_path))(torch.randn(3))
     (graph,) = list(tmp_path.iterdir())
-    names = sorted(os.listdir(graph))
+    assert "def call(args):" in (graph / "call.py").read_text()  # the cpu target's call, as Python
+    names = sorted(n for n in os.listdir(graph) if n != "call.py")
     from irc.lowering.pipeline import STAGE_ORDER
 
     stages = [n.split("-", 1)[1].rsplit(".", 1)[0] for n in names]

@@ -19,3 +19,32 @@ func.func @refuse_costly_recompute(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // DEFAULT-LABEL: func.func @refuse_costly_recompute
 // DEFAULT-COUNT-1: loop.nest
 // DEFAULT-NOT:   loop.nest
+
+func.func @scalar_math_stays_apart(%s: tensor<8x48xf32>, %x: tensor<8x48x32xf32>) -> tensor<8x1x32xf32> {
+  %e = tn.exp %s : tensor<8x48xf32>
+  %e3 = tn.reshape %e : tensor<8x48xf32> -> tensor<8x48x1xf32>
+  %m = tn.mul %e3, %x : tensor<8x48x1xf32>, tensor<8x48x32xf32> -> tensor<8x48x32xf32>
+  %r = tn.sum %m dims = [1] : tensor<8x48x32xf32> -> tensor<8x1x32xf32>
+  func.return %r : tensor<8x1x32xf32>
+}
+// The exp varies along dims 0 and 1 only: inside the weighted sum, whose vector dim is 2, it would run 384 times
+// as a scalar; in a nest of its own it runs along 48 vectorised rows.
+// DEFAULT-LABEL: func.func @scalar_math_stays_apart
+// DEFAULT:       %e3 = loop.nest space = affine_map<() -> (8, 48)>
+// DEFAULT:         math.exp
+// DEFAULT:       loop.nest {{.*}}irc.unfused = [{{.*}}would run the producer's math functions as scalars
+// DEFAULT-NOT:     math.exp
+// DEFAULT:       func.return
+
+func.func @cheap_broadcast_fuses(%s: tensor<8x48xf32>, %x: tensor<8x48x32xf32>) -> tensor<8x1x32xf32> {
+  %e = tn.neg %s : tensor<8x48xf32>
+  %e3 = tn.reshape %e : tensor<8x48xf32> -> tensor<8x48x1xf32>
+  %m = tn.mul %e3, %x : tensor<8x48x1xf32>, tensor<8x48x32xf32> -> tensor<8x48x32xf32>
+  %r = tn.sum %m dims = [1] : tensor<8x48x32xf32> -> tensor<8x1x32xf32>
+  func.return %r : tensor<8x1x32xf32>
+}
+// Without math functions a value uniform along the vector dim costs a scalar op per row: it fuses.
+// DEFAULT-LABEL: func.func @cheap_broadcast_fuses
+// DEFAULT-COUNT-1: loop.nest
+// DEFAULT-NOT:   loop.nest
+// DEFAULT:       func.return

@@ -1,0 +1,193 @@
+"""A graph's call written out as one Python function, the way inductor writes its wrapper.
+
+The executor (executor.py) runs a call as a loop over bound steps, each size an `affine.Lin` or an affine
+expression evaluated by walking objects. On a small graph that walk is most of the call: dynamic-seq spent
+about 60 of its 80 us there. Here the same call is Python source, generated once per graph and compiled:
+the argument checks are one condition, every symbolic size a local variable, every derived size and every
+launch's item count an expression over those, the allocations and library calls the step functions the
+executor binds (steps.py). The executor runs this function for every call whose arguments pass its
+condition; any other call (an argument that differs, the stride of a size-1 dim bound as a symbol) runs
+the executor's generic path, which accepts it or raises its error. The source is `Executor.call_source`.
+
+    code, names = write(compiled, bound)   # once per build: the source and what it refers to
+    call = bind(code, names, cx, slow)     # per context: a function of the call's arguments
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import torch
+from xdsl.ir.affine import AffineExpr
+
+from irc.ir.index_math import Arith, evaluate
+
+from . import alloc, parallel, steps
+from .affine import Lin
+
+class _Source(Arith[str]):
+    """Python source for sizes: Lins over cells (locals v<cell> once bound, else the frame's vals), affine
+    expressions of a launch's symbols."""
+
+    def __init__(self):
+        self.bound: set[int] = set()
+        self.syms: list[str] = []
+
+    def lin(self, x: Lin) -> str:
+        parts = [(f"v{c}" if c in self.bound else f"vals[{c}]") + ("" if k == 1 else f" * {k}") for c, k in x.terms]
+        if x.const or not parts:
+            parts.append(str(x.const))
+        return " + ".join(parts) if len(parts) == 1 else "(" + " + ".join(parts) + ")"
+
+    def affine(self, e: AffineExpr, syms: list[str]) -> str:
+        self.syms = syms
+        return evaluate(e, self)
+
+    def constant(self, value):
+        return str(value)
+
+    def symbol(self, position):
+        return self.syms[position]
+
+    def add(self, a, b):
+        return f"({a} + {b})"
+
+    def mul(self, a, b):
+        return f"({a} * {b})"
+
+    def floordiv(self, a, b):
+        return f"({a} // {b})"
+
+    def ceildiv(self, a, b):
+        return f"(-(-{a} // {b}))"
+
+    def mod(self, a, b):
+        return f"({a} % {b})"
+
+
+def write(compiled, bound: dict) -> tuple[str, dict]:
+    """The source of `call(args)` for `compiled` (built) and the names it uses that are the same for every
+    context; `bound`: step index -> the executor's callable for it in some context (None: nothing to run)."""
+    g = compiled.g
+    src, names = _Source(), {"Tensor": torch.Tensor, "empty": alloc.empty, "empty_strided": torch.empty_strided,
+                              "launch": parallel.launch, "tensor_of": steps.tensor_of}  # fmt: skip
+    tensors = [(r, root.arg, root.cell) for r, root in enumerate(g.roots) if root.kind == "input"]
+
+    def name(prefix: str, obj) -> str:
+        k = f"{prefix}{len(names)}"
+        names[k] = obj
+        return k
+
+    # -- the arguments: types first, then sizes, then the symbols they bind ---------------------------
+    lines = [f"if len(args) != {len(g.args)}:", "    return slow(args)"]
+    kinds, reads, sizes, nonunit = [], [], [], set()
+    for i, s in enumerate(g.args):
+        if s.kind != "tensor":
+            continue
+        lines.append(f"a{i} = args[{i}]")
+        kinds += [f"isinstance(a{i}, Tensor)", f"a{i}.dtype is {name('D', s.dtype)}", f"a{i}.is_cpu"]
+        if all(isinstance(q, int) for q in (*s.sizes, *s.strides)):
+            kinds += [f"a{i}.shape == {tuple(s.sizes)}", f"a{i}.stride() == {tuple(s.strides)}"]
+            continue
+        kinds.append(f"a{i}.dim() == {len(s.sizes)}")
+        reads += [f"sh{i} = a{i}.shape", f"st{i} = a{i}.stride()"]
+        sizes += [f"sh{i}[{d}] == {n}" for d, n in enumerate(s.sizes) if isinstance(n, int)]
+        sizes += [f"st{i}[{d}] == {n}" for d, n in enumerate(s.strides) if isinstance(n, int)]
+    if kinds:
+        lines += [f"if not ({' and '.join(kinds)}):", "    return slow(args)"]
+    lines += reads
+
+    def read(w) -> str:
+        return f"int(args[{w[1]}])" if w[0] == "index" else f"{'sh' if w[0] == 'size' else 'st'}{w[1]}[{w[2]}]"
+
+    for c, w in g.sources.items():
+        lines.append(f"v{c} = {read(w)}")
+        src.bound.add(c)
+        if w[0] == "stride":  # a stride that addresses nothing (size-1 dim, empty tensor) binds no symbol: generic path
+            nonunit.add((w[1], w[2]))
+    for c, w in g.checks:  # such a stride is never checked (executor._unit_stride)
+        unit = f" or sh{w[1]}[{w[2]}] == 1 or a{w[1]}.numel() == 0" if w[0] == "stride" else ""
+        sizes.append(f"(v{c} == {read(w)}{unit})" if unit else f"v{c} == {read(w)}")
+    sizes += [f"sh{i}[{d}] != 1" for i, d in sorted(nonunit)] + [f"a{i}.numel() != 0" for i in sorted({i for i, _ in nonunit})]
+    if sizes:
+        lines += [f"if not ({' and '.join(sizes)}):", "    return slow(args)"]
+    prologue = len(lines)
+    if tensors:
+        lines.append(f"pack(frame, 0, {', '.join(f'a{i}.data_ptr()' for _, i, _ in tensors)})")
+        names["pack"] = struct.Struct(f"<{len(tensors)}q").pack_into
+    lines += [f"roots[{r}] = a{i}" for r, i, _ in tensors]
+    lines += [f"vals[{c}] = frame[{c}] = v{c}" for c in g.sources]
+
+    # -- the steps ---------------------------------------------------------------------------------
+    launches = iter(compiled.launches)
+    for k, st in enumerate(g.steps):
+        ln = next(launches) if st.kind == "launch" else None
+        if st.kind == "derive":
+            a, b = (src.lin(x) for x in st.ins)
+            lines += [f"v{st.cell} = {name('F', st.fn)}({a}, {b})", f"vals[{st.cell}] = frame[{st.cell}] = v{st.cell}"]
+            src.bound.add(st.cell)
+        elif st.kind == "alloc":
+            root = g.roots[st.root]
+            buf = root.buf
+            shape = "(" + "".join(f"{src.lin(q)}, " for q in buf.sizes) + ")"
+            strides = "(" + "".join(f"{src.lin(q)}, " for q in buf.strides) + ")"
+            static = all(q.static for q in (*buf.sizes, *buf.strides))
+            small = static and buf.dtype.itemsize * math.prod(q.const for q in buf.sizes) < alloc.HUGE_MIN
+            dt = name("D", buf.dtype)
+            make = f"empty_strided({shape}, {strides}, dtype={dt})" if small else f"empty({shape}, {strides}, {dt})"
+            lines += [f"roots[{st.root}] = t = {make}", f"{'' if static else f'vals[{root.cell}] = '}frame[{root.cell}] = t.data_ptr()"]
+        elif st.kind == "extern" or ln.fn is None or isinstance(steps.counter(ln.plan, st.syms), tuple):
+            if bound.get(k) is not None:
+                lines.append(f"step{k}()")
+            for _, cells in st.results:  # the sizes of an extern's fresh results, which it wrote into vals
+                for c in cells:
+                    if c is not None:
+                        lines.append(f"v{c} = vals[{c}]")
+                        src.bound.add(c)
+        else:
+            lines += _count(src, ln.plan, [src.lin(q) for q in st.syms])
+            fn, par = name("K", ln.fn), name("P", ln.par)
+            lines += ["if items > 0:", f"    launch({fn}, {par}, items, argv{k}, work, {compiled.min_work})"]
+
+    # -- the results ---------------------------------------------------------------------------------
+    outs = []
+    for r in g.returns:
+        if isinstance(r, Lin):
+            outs.append(src.lin(r))
+        elif g.roots[r.root].buf is r:
+            outs.append(f"roots[{r.root}]")
+        else:
+            outs.append(f"tensor_of(cx, {name('B', r)})")
+    clear = [r for r, root in enumerate(g.roots) if root.kind != "arena"]
+    code = ["def call(args):", *(f"    {x}" for x in lines[:prologue]), "    try:", *(f"        {x}" for x in lines[prologue:])]
+    code += [f"        return [{', '.join(outs)}]", "    finally:", f"        {' = '.join(f'roots[{r}]' for r in clear)} = None" if clear else "        pass"]
+    return "\n".join(code) + "\n", names
+
+
+def _count(src: _Source, plan: dict, syms: list[str]) -> list[str]:
+    """Lines setting `items` and `work` as steps.counter computes them, for a launch with runtime sizes."""
+    outer = [src.affine(e, syms) for e in plan["outer"]]
+    lines = [f"o{j} = {x}" for j, x in enumerate(outer)]
+    lines.append(f"work = {' * '.join(src.affine(e, syms) for e in plan['inner']) or '1'}")
+    if plan["blocked"] is not None:
+        k, rows = plan["blocked"], plan["rows"]
+        lines += [f"work *= min(o{k}, {rows})", f"o{k} = -(-o{k} // {rows})"]
+    lines.append(f"items = {' * '.join(f'o{j}' for j in range(len(outer))) or '1'}")
+    if plan["chunk"] is not None:
+        cols = plan["cols"]
+        lines += [f"n = {src.affine(plan['chunk'], syms)}", f"items *= -(-n // {cols})", f"work *= min(n, {cols})"]
+    lines.append("work = max(work, 1)")
+    return lines
+
+
+def bind(code, names: dict, cx, bound: dict, slow):
+    """The call of `code` (compiled `write` source) on context `cx`; `slow(args)` runs a call the generic way."""
+    scope = dict(names, cx=cx, frame=cx.frame, vals=cx.vals, roots=cx.roots, slow=slow)
+    scope.update({f"step{k}": f for k, f in bound.items() if f is not None})
+    scope.update({f"argv{k}": a for k, a in cx.argv.items()})
+    exec(code, scope)  # noqa: S102 - our own generated source
+    return scope["call"]
+
+
+__all__ = ["write", "bind"]

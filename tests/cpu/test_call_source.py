@@ -1,0 +1,113 @@
+"""A graph's call as one generated Python function (targets/cpu/call_source.py): calls whose arguments pass
+its condition run it, with eager's numbers; any other call runs the executor's generic path, which accepts
+it or raises its error."""
+
+import math
+
+import pytest
+import torch
+
+from irc.targets.cpu.executor import Executor, InputMismatch
+
+from .programs import build, tolerance
+
+
+def randn(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed + sum(shape)))
+
+
+def attention_pool(x, w):
+    scores = (x * w).sum(-1) / math.sqrt(x.shape[-1])
+    return (torch.softmax(scores, dim=1).unsqueeze(-1) * x).sum(1) + x.mean(1) * 0.5
+
+
+class Paths:
+    """Counts the calls that took the generic path."""
+
+    def __init__(self, monkeypatch):
+        self.generic = 0
+        run = Executor._run
+
+        def counted(executor, cx, args):
+            self.generic += 1
+            return run(executor, cx, args)
+
+        monkeypatch.setattr(Executor, "_run", counted)
+
+
+def agree(program, consts, fn, *args):
+    got, want = program([*args, *consts]), fn(*args)
+    want = list(want) if isinstance(want, (tuple, list)) else [want]
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        torch.testing.assert_close(g, w, **tolerance(w.dtype))
+
+
+def test_dynamic_graph_calls_run_the_generated_function_at_every_size(monkeypatch):
+    program, consts = build(attention_pool, randn(8, 48, 32), randn(32), dynamic=True, cache=False)
+    assert "def call(args)" in program.call_source
+    paths = Paths(monkeypatch)
+    for seq in (48, 7, 17, 2, 131):  # primes, and a length past one vector of columns
+        agree(program, consts, attention_pool, randn(8, seq, 32, seed=seq), randn(32))
+    assert paths.generic == 0
+
+
+def test_derived_sizes_are_computed_in_the_generated_call(monkeypatch):
+    fn = lambda x: (x.reshape(x.shape[0] * x.shape[1], x.shape[2]) * 2).sum(0)  # noqa: E731
+    program, consts = build(fn, randn(6, 10, 5), dynamic=True, cache=False)
+    assert any(st.kind == "derive" for st in program.g.steps), "the reshape's product of two sizes is a derived cell"
+    paths = Paths(monkeypatch)
+    for shape in ((6, 10, 5), (3, 7, 11), (13, 2, 3)):
+        agree(program, consts, fn, randn(*shape))
+    assert paths.generic == 0
+
+
+def test_static_graph_runs_the_generated_function_and_non_contiguous_inputs_the_generic_path(monkeypatch):
+    fn = lambda x, y: torch.tanh(x @ y).sum(-1)  # noqa: E731
+    x, y = randn(64, 33), randn(33, 17)
+    program, consts = build(fn, x, y, cache=False)
+    paths = Paths(monkeypatch)
+    agree(program, consts, fn, x, y)
+    assert paths.generic == 0
+    with pytest.raises(InputMismatch, match="strides"):  # the generic path's own error, through the generated call
+        program([randn(33, 64).t(), y, *consts])
+    assert paths.generic == 1
+
+
+def test_size_one_dims_take_any_stride_in_the_generated_call(monkeypatch):
+    fn = lambda x: torch.relu(x) + 1  # noqa: E731
+    program, consts = build(fn, randn(5, 1, 7), dynamic=True, cache=False)
+    paths = Paths(monkeypatch)
+    odd = torch.empty_strided((5, 1, 7), (7, 99, 1)).copy_(randn(5, 1, 7))  # the size-1 dim's stride addresses nothing
+    agree(program, consts, fn, odd)
+    agree(program, consts, fn, randn(4, 1, 9))
+    assert paths.generic == 0
+
+
+def test_a_symbol_first_seen_as_the_stride_of_a_size_one_dim_takes_the_generic_path(monkeypatch):
+    fn = lambda x: x.sum(0) * 2  # noqa: E731
+    program, consts = build(fn, randn(9, 4)[:, :3], dynamic=True, cache=False)  # stride 4: a symbol of its own
+    paths = Paths(monkeypatch)
+    agree(program, consts, fn, randn(7, 6)[:, :5])
+    assert paths.generic == 0
+    agree(program, consts, fn, randn(1, 6)[:, :5])  # the row stride addresses nothing: no value for its symbol
+    assert paths.generic == 1
+
+
+def test_wrong_dtype_and_arity_raise_the_executors_errors():
+    program, consts = build(lambda x: x * 3, randn(4, 6), dynamic=True, cache=False)
+    with pytest.raises(InputMismatch, match="dtype torch.float64"):
+        program([randn(4, 6).double(), *consts])
+    with pytest.raises(InputMismatch, match="arguments"):
+        program([randn(4, 6), randn(4, 6), *consts])
+
+
+def test_calls_from_several_threads_each_get_their_own_context():
+    from concurrent.futures import ThreadPoolExecutor
+
+    program, consts = build(attention_pool, randn(8, 48, 32), randn(32), dynamic=True, cache=False)
+    inputs = [(randn(8, n, 32, seed=n), randn(32, seed=n)) for n in (3, 48, 29, 64) * 4]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda a: program([*a, *consts])[0], inputs))
+    for (x, w), got in zip(inputs, results):
+        torch.testing.assert_close(got, attention_pool(x, w), **tolerance(torch.float32))
