@@ -25,6 +25,7 @@ from irc.ir.index_math import Arith, evaluate
 
 from . import alloc, parallel, steps
 from .affine import Lin
+from .graph import Buf
 
 class _Source(Arith[str]):
     """Python source for sizes: Lins over cells (locals v<cell> once bound, else the frame's vals), affine
@@ -71,7 +72,8 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
     context; `bound`: step index -> the executor's callable for it in some context (None: nothing to run)."""
     g = compiled.g
     src, names = _Source(), {"Tensor": torch.Tensor, "empty": alloc.empty, "empty_strided": torch.empty_strided,
-                              "launch": parallel.launch, "tensor_of": steps.tensor_of}  # fmt: skip
+                              "launch": parallel.launch, "tensor_of": steps.tensor_of,
+                              "extern_results": steps.extern_results}  # fmt: skip
     tensors = [(r, root.arg, root.cell) for r, root in enumerate(g.roots) if root.kind == "input"]
 
     def name(prefix: str, obj) -> str:
@@ -119,6 +121,25 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
     lines += [f"roots[{r}] = a{i}" for r, i, _ in tensors]
     lines += [f"vals[{c}] = frame[{c}] = v{c}" for c in g.sources]
 
+    views: dict[str, Buf] = {}  # per context: views of the arena, which never moves
+
+    def operand(x) -> str:
+        """An extern's operand: a size, or a buffer as a tensor (the argument itself, a whole allocation, a view
+        of the arena made once per context, or a view made in the call)."""
+        if isinstance(x, Lin):
+            return src.lin(x)
+        root = g.roots[x.root]
+        if root.kind == "alloc" and root.buf is x:
+            return f"roots[{x.root}]"
+        spec = g.args[root.arg] if root.kind == "input" else None
+        consts = [q.const if q.static else None for q in (*x.sizes, *x.strides, x.offset)]
+        if spec is not None and consts == [*spec.sizes, *spec.strides, 0] and x.dtype == spec.dtype:
+            return f"a{root.arg}"  # passed the condition: exactly these sizes and strides
+        if root.kind == "arena" and None not in consts:
+            views[v := f"V{len(views)}"] = x
+            return v
+        return f"tensor_of(cx, {name('B', x)})"
+
     # -- the steps ---------------------------------------------------------------------------------
     launches = iter(compiled.launches)
     for k, st in enumerate(g.steps):
@@ -137,10 +158,22 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
             dt = name("D", buf.dtype)
             make = f"empty_strided({shape}, {strides}, dtype={dt})" if small else f"empty({shape}, {strides}, {dt})"
             lines += [f"roots[{st.root}] = t = {make}", f"{'' if static else f'vals[{root.cell}] = '}frame[{root.cell}] = t.data_ptr()"]
-        elif st.kind == "extern" or ln.fn is None or isinstance(steps.counter(ln.plan, st.syms), tuple):
+        elif st.kind == "extern":
+            ins = ", ".join(operand(x) for x in st.ins)
+            outs = ", ".join(operand(b) for b in st.outs)
+            run = name("R", compiled.externs[id(st)].run)
+            lines.append(f"{'fresh = ' if st.results else ''}{run}([{ins}], [{outs}])")
+            if st.results:
+                lines.append(f"extern_results(cx, G, {name('S', st)}, fresh)")
+            for _, cells in st.results:  # the sizes of its fresh results, which extern_results wrote into vals
+                for c in cells:
+                    if c is not None:
+                        lines.append(f"v{c} = vals[{c}]")
+                        src.bound.add(c)
+        elif ln.fn is None or isinstance(steps.counter(ln.plan, st.syms), tuple):
             if bound.get(k) is not None:
                 lines.append(f"step{k}()")
-            for _, cells in st.results:  # the sizes of an extern's fresh results, which it wrote into vals
+            for _, cells in st.results:
                 for c in cells:
                     if c is not None:
                         lines.append(f"v{c} = vals[{c}]")
@@ -160,6 +193,7 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
         else:
             outs.append(f"tensor_of(cx, {name('B', r)})")
     clear = [r for r, root in enumerate(g.roots) if root.kind != "arena"]
+    names["G"], names["_views"] = g, views
     code = ["def call(args):", *(f"    {x}" for x in lines[:prologue]), "    try:", *(f"        {x}" for x in lines[prologue:])]
     code += [f"        return [{', '.join(outs)}]", "    finally:", f"        {' = '.join(f'roots[{r}]' for r in clear)} = None" if clear else "        pass"]
     return "\n".join(code) + "\n", names
@@ -184,6 +218,7 @@ def _count(src: _Source, plan: dict, syms: list[str]) -> list[str]:
 def bind(code, names: dict, cx, bound: dict, slow):
     """The call of `code` (compiled `write` source) on context `cx`; `slow(args)` runs a call the generic way."""
     scope = dict(names, cx=cx, frame=cx.frame, vals=cx.vals, roots=cx.roots, slow=slow)
+    scope.update({v: steps.tensor_of(cx, buf) for v, buf in names["_views"].items()})
     scope.update({f"step{k}": f for k, f in bound.items() if f is not None})
     scope.update({f"argv{k}": a for k, a in cx.argv.items()})
     exec(code, scope)  # noqa: S102 - our own generated source

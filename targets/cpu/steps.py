@@ -64,6 +64,12 @@ def operand(cx, x):
 
 def extern(cx, g, st, run):
     fresh = run([operand(cx, x) for x in st.ins], [tensor_of(cx, b) for b in st.outs])
+    if st.results:
+        extern_results(cx, g, st, fresh)
+
+
+def extern_results(cx, g, st, fresh):
+    """Bind an extern's fresh results: their roots, addresses and runtime sizes."""
     for (root, cells), t in zip(st.results, fresh):
         t = t.contiguous()  # library paths may answer channels-last: the graph reads its results row-major
         cx.roots[root] = t

@@ -69,6 +69,7 @@ def test_static_graph_runs_the_generated_function_and_non_contiguous_inputs_the_
     paths = Paths(monkeypatch)
     agree(program, consts, fn, x, y)
     assert paths.generic == 0
+    assert "tensor_of" not in program.call_source  # the product reads the arguments and an arena view made once
     with pytest.raises(InputMismatch, match="strides"):  # the generic path's own error, through the generated call
         program([randn(33, 64).t(), y, *consts])
     assert paths.generic == 1
@@ -111,3 +112,13 @@ def test_calls_from_several_threads_each_get_their_own_context():
         results = list(pool.map(lambda a: program([*a, *consts])[0], inputs))
     for (x, w), got in zip(inputs, results):
         torch.testing.assert_close(got, attention_pool(x, w), **tolerance(torch.float32))
+
+
+def test_extern_results_bind_their_sizes_in_the_generated_call(monkeypatch):
+    fn = lambda x: (torch.sort(x, -1).values * 2).sum(0)  # noqa: E731
+    program, consts = build(fn, randn(6, 10), dynamic=True, cache=False)
+    assert any(st.kind == "extern" and st.results for st in program.g.steps), "sort's results are fresh tensors"
+    paths = Paths(monkeypatch)
+    for shape in ((6, 10), (5, 3), (11, 17)):
+        agree(program, consts, fn, randn(*shape))
+    assert paths.generic == 0
