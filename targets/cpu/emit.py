@@ -302,16 +302,42 @@ class KernelEmitter(Access):
             hi = imin(b, add(b, lo, cols), self.extent(self.v))
             self.lanes_loop(b, lo, hi, lambda b, i, w: self.region(b, set_at(dims, self.v, i), w))
 
+        # an item number's digits, fastest first: the column chunk, then the outer dims innermost first
+        digits = ([("chunk", nch)] if cols else []) + [(d, nblk if d == blocked else self.extent(d)) for d in reversed(self.outer)]
+        digits = [(k, e) for k, e in digits if not (isinstance(e, int) and e == 1)]
+        # Runtime extents: a division per digit per item costs more than a small item (dynamic-seq's rows of 32
+        # floats), so the digits are counters, split from `start` once and stepped with a carry per item.
+        slots = [self.entry.alloca(I64) for _ in digits] if any(not isinstance(e, int) for _, e in digits) else None
+        if slots:
+            rem = start
+            for slot, (_, e) in zip(slots, digits):
+                b.store(ival(urem(b, rem, e)), slot)
+                rem = udiv(b, rem, e)
+
         def item(b, it):
-            c, rem = (urem(b, it, nch), udiv(b, it, nch)) if cols else (None, it)
-            for d in reversed(self.outer):
-                e = nblk if d == blocked else self.extent(d)
-                dims[d], rem = urem(b, rem, e), udiv(b, rem, e)
+            if slots:
+                now = [b.load(slot) for slot in slots]
+                at = {k: v for (k, _), v in zip(digits, now)}
+                c = at.get("chunk", 0) if cols else None
+                for d in self.outer:
+                    dims[d] = at.get(d, 0)
+            else:
+                c, rem = (urem(b, it, nch), udiv(b, it, nch)) if cols else (None, it)
+                for d in reversed(self.outer):
+                    e = nblk if d == blocked else self.extent(d)
+                    dims[d], rem = urem(b, rem, e), udiv(b, rem, e)
             if blocked is None:
-                return point(b, dims, c)
-            lo = mul(b, dims[blocked], rows)
-            hi = imin(b, add(b, lo, rows), self.extent(blocked))
-            self.loop(b, lo, hi, 1, lambda b, r: point(b, set_at(dims, blocked, r), c))
+                point(b, dims, c)
+            else:
+                lo = mul(b, dims[blocked], rows)
+                hi = imin(b, add(b, lo, rows), self.extent(blocked))
+                self.loop(b, lo, hi, 1, lambda b, r: point(b, set_at(dims, blocked, r), c))
+            if slots:  # the next item's digits
+                carry = ir.Constant(ir.IntType(1), 1)
+                for slot, v, (_, e) in zip(slots, now, digits):
+                    nv = b.add(v, b.zext(carry, I64))
+                    carry = b.icmp_unsigned("==", nv, ival(e))
+                    b.store(b.select(carry, ir.Constant(I64, 0), nv), slot)
 
         self.loop(b, start, end, 1, item)
         b.ret_void()

@@ -117,6 +117,24 @@ def test_dynamic_sizes_threaded_as_serial(threads, name):
         torch.testing.assert_close(got[0], fn(x), **tolerance(x.dtype))
 
 
+def test_runtime_extents_count_items_across_thread_chunks(threads):
+    """With runtime extents a kernel counts its items' digits (three outer dims; a column chunk and a row) from each
+    thread's first item with a carry, instead of dividing per item: every chunk start must land on the same points."""
+    fn = lambda x: (x * 2).sin().sum(-1) + x.mean(-1)  # noqa: E731
+    program, consts = build(fn, torch.randn(4, 5, 6, 33), dynamic=True)
+    threads(3)
+    for shape in [(3, 7, 5, 40), (2, 2, 9, 1000), (5, 3, 2, 17), (7, 2, 3, 300)]:
+        x = torch.rand(*shape, generator=torch.Generator().manual_seed(sum(shape)))
+        want = _run(program, consts, [x], SERIAL)
+        got = _run(program, consts, [x], 0)
+        assert all(torch.equal(g, w) for g, w in zip(got, want)), shape
+        torch.testing.assert_close(got[0], fn(x), **tolerance(x.dtype))
+    program, consts = build(lambda x: x.t() * 2 + 1, torch.randn(40, 70), dynamic=True)  # digits: a column chunk, then a row
+    for shape in [(37, 70), (300, 129)]:
+        x = torch.rand(*shape)
+        torch.testing.assert_close(_run(program, consts, [x], 0)[0], x.t() * 2 + 1)
+
+
 def test_one_threshold_next_to_library_calls():
     """A large launch in a graph that also calls MKL goes to torch's threads as in any graph (no 32x threshold):
     both run on the same OpenMP team, so they no longer compete for the cores."""
