@@ -92,23 +92,23 @@ def capture():
     from irc.targets.cpu.target import CpuTarget
 
     found: dict[int, list] = {}  # id(program) -> [program, args or None]
-    compile_, bind = CpuTarget.compile, Executor.bind
+    compile_, call = CpuTarget.compile, Executor.__call__
 
     def compile_hook(self, module, args, opts, rep, key=None):
         program = compile_(self, module, args, opts, rep, key)
         found[id(program)] = [program, None]
         return program
 
-    def bind_hook(self, cx, args):
+    def call_hook(self, args):
         if id(self) in found:
             found[id(self)][1] = list(args)
-        return bind(self, cx, args)
+        return call(self, args)
 
-    CpuTarget.compile, Executor.bind = compile_hook, bind_hook
+    CpuTarget.compile, Executor.__call__ = compile_hook, call_hook
     try:
         yield found
     finally:
-        CpuTarget.compile, Executor.bind = compile_, bind
+        CpuTarget.compile, Executor.__call__ = compile_, call
 
 
 def _match(g, names: list[str]) -> list:

@@ -253,7 +253,7 @@ def _backend_stages(fn, x, tmp_path) -> dict[str, str]:
     with torch.no_grad():
         torch.compile(fn, backend=irc.backend, options={"dump_dir": str(tmp_path / "dump")})(x)
     (folder,) = (tmp_path / "dump").iterdir()
-    return {f.stem.split("-", 1)[1]: f.read_text() for f in folder.iterdir()}
+    return {f.stem.split("-", 1)[1]: f.read_text() for f in folder.iterdir() if f.name != "call.py"}  # call.py: no stage
 
 
 def _body(text: str) -> str:

@@ -108,11 +108,11 @@ def test_capture_finds_the_programs_torch_compile_runs_and_their_arguments():
     from irc.targets.cpu.executor import Executor
     from irc.targets.cpu.target import CpuTarget
 
-    before = (CpuTarget.compile, Executor.bind)
+    before = (CpuTarget.compile, Executor.__call__)
     x = torch.randn(16, 32)
     with roofline.capture() as found, torch.no_grad():
         f = torch.compile(lambda x: torch.softmax(x, -1) * 2, backend=irc.backend)
         f(x)
-    assert (CpuTarget.compile, Executor.bind) == before  # the hooks are gone
+    assert (CpuTarget.compile, Executor.__call__) == before  # the hooks are gone
     ((program, args),) = found.values()
     assert args[0] is x and [n.split()[0] for n, _ in program.profile(args, reps=1)].count("launch") >= 1
