@@ -218,10 +218,11 @@ func.func @max_pool(%x: tensor<1x3x8x8xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3
   %r, %i = tn.max_pool2d %x kernel = [2, 2] stride = [2, 2] padding = [0, 0] dilation = [1, 1] : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>
   func.return %r, %i : tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>
 }
-// Pooling: the window is one reduction dim (kh = r floordiv 2, kw = r mod 2); indices come from argmax.
+// Pooling: the window is one reduction dim (kh = r floordiv 2, kw = r mod 2) between the output rows and columns,
+// so a row's columns are the vector dim; indices come from argmax.
 // CHECK-LABEL: func.func @max_pool
-// CHECK:       %r, %i = loop.nest space = affine_map<() -> (1, 3, 4, 4, 4)> iterators = ["parallel", "parallel", "parallel", "parallel", "reduction"] : tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64> {
-// CHECK-NEXT:    %0 = loop.load %x[affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, ((d2 * 2) + (d4 floordiv 2)), ((d3 * 2) + (d4 mod 2)))>] : tensor<1x3x8x8xf32> -> f32
+// CHECK:       %r, %i = loop.nest space = affine_map<() -> (1, 3, 4, 4, 4)> iterators = ["parallel", "parallel", "parallel", "reduction", "parallel"] : tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64> {
+// CHECK-NEXT:    %0 = loop.load %x[affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, ((d2 * 2) + (d3 floordiv 2)), ((d4 * 2) + (d3 mod 2)))>] : tensor<1x3x8x8xf32> -> f32
 // CHECK-NEXT:    %1 = loop.reduce max %0 : f32 -> f32
 // CHECK-NEXT:    %2 = loop.reduce argmax %0 : f32 -> i64
 // CHECK:         loop.yield %1, %{{.*}} : f32, i64
