@@ -4,12 +4,14 @@ A region is a connected set of ops that have an NHWC form (layout_rules.layout_o
 convolutions, batch norm, elementwise ops on 4-d tensors) holding at least one convolution, joined
 through their 4-d data operands. For each region and each layout the cost model adds up
 
-    convolutions     seconds per convolution in that layout: `conv_timer(**problem)` -> (nchw_s, nhwc_s)
+    convolutions     seconds per convolution in that layout: `conv_timer(**problem)` -> (nchw_s, nhwc_s, same)
                      when the caller gives one (the CPU target measures torch's convolution once per shape
-                     and caches it on disk) and the estimate below leaves the choice close (the two
-                     layouts' costs within CLOSE, 20%: measuring costs compile time), else an estimate from
-                     the flop count, the same in both layouts except a penalty for grouped and depthwise
-                     convolutions in NHWC
+                     and caches it on disk), the estimate below leaves the choice close (the two layouts'
+                     costs within CLOSE, 20%: measuring costs compile time) or the convolutions are big
+                     (BIG_S: a wrong guess costs more than measuring), and every convolution of the region
+                     gives the same numbers in both layouts (`same`; else a timing would choose the
+                     numbers); else an estimate from the flop count, the same in both layouts except a
+                     penalty for grouped and depthwise convolutions in NHWC
     conversions      one per 4-d value crossing the region's boundary in a layout other than the region's
                      (an NHWC value that arrives as permute(v, TO_NCHW), or leaves through permute(., TO_NHWC),
                      is free in NHWC and a conversion in NCHW), each costing a read and a write of the tensor
@@ -42,8 +44,12 @@ COPY_BYTES_PER_S = 16e9  # a layout conversion (read + write): the cpu emitter b
 # for 8x32x112x112 on this 2-core machine, 0.65 ms; taken at 40% for load and larger tensors)
 CONV_FLOPS_PER_S = 1e11  # the estimate when nothing is measured; only ratios matter
 GROUPED_PENALTY = 1.5  # estimated NHWC slowdown of grouped / depthwise convolutions when nothing is measured
-CLOSE = 1.2  # the timer measures a region only when the estimated costs of its two layouts are within this ratio
-ConvTimer = Callable[..., "tuple[float, float] | None"]
+CLOSE = 1.2  # the timer measures a region when the estimated costs of its two layouts are within this ratio...
+# ...or when its convolutions are estimated at BIG_S or more: the flop count cannot see a layout's speed, which
+# differs up to 2.8x (ResNet-18's stem at batch 8: 28.7 ms NCHW, 10.2 ms NHWC; 1.0x at batch 1), and there a
+# wrong guess costs more than measuring once per shape and machine (the timings are kept on disk)
+BIG_S = 5e-3
+ConvTimer = Callable[..., "tuple[float, float, bool] | None"]  # (nchw_s, nhwc_s, same numbers)
 
 
 @dataclass
@@ -131,18 +137,22 @@ def choose(r: Region, layout: str, timer: ConvTimer | None) -> Choice:
     estimates = [estimate(op) for op in r.convs]
     conv = [sum(t[0] for t in estimates), sum(t[1] for t in estimates)]
     model = [conv[0] + copy[0], conv[1] + copy[1]]
-    close = max(model) <= CLOSE * min(model)
+    close = max(model) <= CLOSE * min(model) or min(conv) >= BIG_S
     measured = timer is not None and layout == "auto" and close  # a forced layout or a clear model measures nothing
+    differ = False  # a convolution whose two layouts give different numbers: timing may not choose (noise would)
     if measured:
         times = [timer(**conv_problem(op)) if DYN not in shape(op.input) else None for op in r.convs]
-        measured = all(t is not None for t in times)
-        times = [t or e for t, e in zip(times, estimates)]
-        conv = [sum(t[0] for t in times), sum(t[1] for t in times)]
+        differ = any(t is not None and not t[2] for t in times)
+        measured = all(t is not None for t in times) and not differ
+        if measured:
+            conv = [sum(t[0] for t in times), sum(t[1] for t in times)]
     cost = [conv[0] + copy[0], conv[1] + copy[1]]
     grouped = sum(op.groups.value.data > 1 for op in r.convs)
     how = "measured" if measured else "estimated" + (f", {grouped} grouped with penalty" if grouped else "")
+    if differ:
+        how += "; its layouts round differently, so the estimate decides, not a timing"
     if not close and timer is not None and layout == "auto":
-        how += f"; the model's costs are over {CLOSE:g}x apart, nothing measured"
+        how += f"; the model's costs are over {CLOSE:g}x apart and under {BIG_S * 1e3:g} ms, nothing measured"
     why = (f"convs {conv[1] * 1e3:.3g} ms nhwc vs {conv[0] * 1e3:.3g} ms nchw ({how}); conversions "
            f"{len(conv_nhwc)} nhwc ({copy[1] * 1e3:.3g} ms) vs {len(conv_nchw)} nchw ({copy[0] * 1e3:.3g} ms)")  # fmt: skip
     if layout != "auto":

@@ -1,11 +1,13 @@
 """The speed of torch's convolution in each layout, as the CPU extern runs it, measured once per shape.
 
     conv_seconds(x=[8, 64, 56, 56], w=[64, 64, 3, 3], stride=[1, 1], padding=[1, 1], dilation=[1, 1],
-                 groups=1, dtype="f32", bias=False, use_cache=True) -> (nchw_s, nhwc_s) or None
+                 groups=1, dtype="f32", bias=False, use_cache=True) -> (nchw_s, nhwc_s, same) or None
 
 Each layout times what targets/cpu/extern_ops.py does for a convolution in that layout: the path
 ConvKernel chooses for an input in that layout, and the copy of its result into an output buffer of
-that layout. The two run interleaved (externs.measure). Results are kept in memory and on disk
+that layout. `same`: every channels-last path gives NCHW's result bit for bit (on random inputs), so the
+timing may choose the layout without changing a number (ResNet-18's 7x7 stem: same; its 64-channel 3x3
+convolutions: not). The two run interleaved (externs.measure). Results are kept in memory and on disk
 (irc/cache.py, kind "layout", unless use_cache=False), keyed by the problem, the CPU, the thread count
 and the versions, so a second process measures nothing. select-layout (lowering/) receives this
 function from the frontend.
@@ -44,8 +46,12 @@ def _measure(x, w, stride, padding, dilation, groups, dtype, bias) -> tuple[floa
         out = torch.empty_like(y, memory_format=fmt)
         path = k.choose(xin)
         runs[name] = lambda xin=xin, out=out, path=path: out.copy_(k.run(xin, path))
+    # the layouts give the same numbers when every channels-last path the extern may take equals NCHW's bit for bit
+    xcl = xt.contiguous(memory_format=torch.channels_last)
+    packed = externs.ConvKernel(wt, bt, stride, padding, dilation, groups, constant=True)
+    same = all(torch.equal(y, kk.run(xcl, p)) for kk in (k, packed) for p in kk.paths() if p != "aten")
     times = externs.measure(runs, reps=5, budget_s=0.3)
-    return times["nchw"], times["nhwc"]
+    return times["nchw"], times["nhwc"], same
 
 
 def flops(x, w, stride, padding, dilation) -> int:
@@ -54,24 +60,25 @@ def flops(x, w, stride, padding, dilation) -> int:
 
 
 def conv_seconds(*, x, w, stride, padding, dilation, groups, dtype: str, bias: bool,
-                 use_cache: bool = True) -> tuple[float, float] | None:
-    """(seconds in NCHW, seconds in NHWC) for one convolution, or None when it cannot be measured or is too
-    small to be worth measuring (below MIN_FLOPS the layouts differ by microseconds; the pass estimates)."""
+                 use_cache: bool = True) -> tuple[float, float, bool] | None:
+    """(seconds in NCHW, seconds in NHWC, whether both give the same numbers) for one convolution, or None when
+    it cannot be measured or is too small to be worth measuring (below MIN_FLOPS the layouts differ by
+    microseconds; the pass estimates)."""
     if dtype not in DTYPES or len(x) != 4 or flops(x, w, stride, padding, dilation) < MIN_FLOPS:
         return None
-    problem = repr((list(x), list(w), list(stride), list(padding), list(dilation), groups, dtype, bias))
+    problem = repr(("v2", list(x), list(w), list(stride), list(padding), list(dilation), groups, dtype, bias))
 
     def measure() -> dict:
         with unset_fake_temporarily(), torch.no_grad():  # real tensors, even while a compile traces with fake ones
-            nchw, nhwc = _measure(x, w, stride, padding, dilation, groups, DTYPES[dtype], bias)
-        return {"problem": problem, "nchw": nchw, "nhwc": nhwc}
+            nchw, nhwc, same = _measure(x, w, stride, padding, dilation, groups, DTYPES[dtype], bias)
+        return {"problem": problem, "nchw": nchw, "nhwc": nhwc, "same": same}
 
     try:
         rec = TIMINGS.get(problem, measure, use_cache=use_cache)
     except Exception as e:  # noqa: BLE001 - a measurement is advice: the pass estimates instead
         log.info("irc: convolution layout timing failed for %s (%s)", problem, e)
         return None
-    return rec["nchw"], rec["nhwc"]
+    return rec["nchw"], rec["nhwc"], rec["same"]
 
 
 __all__ = ["conv_seconds", "STATS"]

@@ -148,8 +148,9 @@ def _convolution(op, weight_is_argument: bool = False, note=lambda problem, path
         key = (tuple(x.shape), tuple(x.stride()), tuple(k.weight.shape), x.dtype, k.constant)
         path = chosen.get(key)
         if path is None:
-            path = chosen[key] = k.choose(x)
+            path = chosen[key] = k.choose(x, channels_last=last)  # an NHWC region's input may still be an NCHW view
             layout = "NCHW" if x.is_contiguous() else "channels-last" if x.is_contiguous(memory_format=torch.channels_last) else "strided"
+            layout += ", NHWC region" if last else ""
             weight = ", constant weight" if k.constant else ""
             note(f"{op.name} {_dims(x.shape)} * {_dims(k.weight.shape)} {_dtype(x.dtype)}, {layout} input{weight}", path)
         return path

@@ -218,15 +218,16 @@ class ConvKernel:
         y = torch.convolution(x, w, self.bias, self.stride, self.padding, self.dilation, False, [0, 0], self.groups)
         return apply_epilogue_(y, self.epilogue)
 
-    def choose(self, x: torch.Tensor) -> str:
-        """The path by the module's rule: eager's layout for the input's layout, never a timing. On a
-        channels-last input all paths equal eager bit for bit, so the fastest (prepacked) one runs."""
+    def choose(self, x: torch.Tensor, channels_last: bool = False) -> str:
+        """The path by the module's rule: eager's layout for the input's layout (or channels-last where the
+        caller computes in NHWC: select-layout's choice), never a timing. On a channels-last input all paths
+        equal eager bit for bit, so the fastest (prepacked) one runs."""
         if self.fixed_path:
             return self.fixed_path
         paths = self.paths()
         if (forced := forced_path(paths)) is not None:
             return forced
-        if x.is_contiguous(memory_format=torch.channels_last) and x.shape[1] > 1:
+        if (channels_last or x.is_contiguous(memory_format=torch.channels_last)) and x.shape[1] > 1:
             return "mkldnn_packed" if "mkldnn_packed" in paths else "aten_cl"
         return "aten"
 

@@ -21,8 +21,9 @@ def test_times_real_convolutions_in_both_layouts_under_fake_mode(monkeypatch):
     monkeypatch.setattr(externs, "measure", measure)
     monkeypatch.setattr(conv_layout.TIMINGS, "memory", {})
     with FakeTensorMode():
-        assert conv_layout.conv_seconds(**PROBLEM, use_cache=False) == (1.0, 2.0)
-        assert conv_layout.conv_seconds(**PROBLEM, use_cache=False) == (1.0, 2.0)  # remembered: measured once
+        first = conv_layout.conv_seconds(**PROBLEM, use_cache=False)
+        assert first[:2] == (1.0, 2.0) and isinstance(first[2], bool)
+        assert conv_layout.conv_seconds(**PROBLEM, use_cache=False) == first  # remembered: measured once
     assert {k: seen[k] for k in ("nchw", "nhwc")} == {"nchw": (False, False), "nhwc": (False, True)}
     assert not any(fake for fake, _ in seen.values())
     assert conv_layout.STATS["measured"] >= 1
@@ -32,3 +33,21 @@ def test_unmeasurable_problems_give_none():
     assert conv_layout.conv_seconds(**{**PROBLEM, "dtype": "i32"}) is None
     assert conv_layout.conv_seconds(**{**PROBLEM, "x": [1, 3, 5], "w": [2, 3, 3]}) is None
     assert conv_layout.conv_seconds(**{**PROBLEM, "x": [1, 3, 5, 7]}) is None  # too small to be worth measuring
+
+
+def test_same_says_whether_every_channels_last_path_gives_nchws_numbers(monkeypatch):
+    monkeypatch.setattr(externs, "measure", lambda candidates, **kw: {name: 1.0 for name in candidates})
+    run = externs.ConvKernel.run
+
+    def nudged(path):
+        def fake(self, x, p):
+            y = run(self, x.contiguous(), "aten")  # every path computes NCHW's numbers...
+            return y + 1e-3 if p == path else y  # ...except the one nudged
+        return fake
+
+    for path, same in ((None, True), ("aten_cl", False), ("mkldnn_packed", False)):
+        monkeypatch.setattr(conv_layout.TIMINGS, "memory", {})
+        monkeypatch.setattr(externs.ConvKernel, "run", nudged(path))
+        if path == "mkldnn_packed" and not externs.onednn_available(torch.float32):
+            continue
+        assert conv_layout.conv_seconds(**PROBLEM, use_cache=False)[2] is same, path
