@@ -367,7 +367,8 @@ def why_not_sibling(a: loop.NestOp, b: loop.NestOp, order: BlockOrder | None = N
         return "buffer-form nests do not fuse"
     if a.parent_block() is not b.parent_block():
         return "nests are in different blocks"
-    shared = [v for v in a.inputs() if v in b.inputs()]
+    theirs = set(b.inputs())
+    shared = [v for v in a.inputs() if v in theirs]
     if not shared:
         return "no common input"
     if a.rank != b.rank:

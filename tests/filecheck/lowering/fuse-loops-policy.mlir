@@ -1,5 +1,6 @@
 // RUN: irc-opt %s -p 'tensor-to-loop,fuse-loops{max-recompute-cost=2}' | filecheck %s
 // RUN: irc-opt %s -p tensor-to-loop,fuse-loops | filecheck %s --check-prefix=DEFAULT
+// RUN: irc-opt %s -p "tensor-to-loop,fuse-loops{max-results=2}" | filecheck %s --check-prefix=CAP
 // The policy bound on recomputation (fuse-loops option max-recompute-cost, default 24 scalar ops).
 
 func.func @refuse_costly_recompute(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -45,6 +46,22 @@ func.func @cheap_broadcast_fuses(%s: tensor<8x48xf32>, %x: tensor<8x48x32xf32>) 
 }
 // Without math functions a value uniform along the vector dim costs a scalar op per row: it fuses.
 // DEFAULT-LABEL: func.func @cheap_broadcast_fuses
+// DEFAULT-COUNT-1: loop.nest
+// DEFAULT-NOT:   loop.nest
+// DEFAULT:       func.return
+
+func.func @cap_results(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %a = tn.exp %x : tensor<8xf32>
+  %b = tn.neg %a : tensor<8xf32>
+  %c = tn.sin %b : tensor<8xf32>
+  func.return %a, %b, %c : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+// A fused nest keeps at most max-results outputs (default 32): a nest that would grow by one output per fusion,
+// rebuilt each time, makes fusion quadratic (AdamW's scalar bookkeeping for 16 parameters grew one nest to 202).
+// CAP-LABEL: func.func @cap_results
+// CAP:       %b, %a = loop.nest
+// CAP:       %c = loop.nest {{.*}}irc.unfused = ["producer loop.nest@0: fused nest would have over 2 results"]
+// DEFAULT-LABEL: func.func @cap_results
 // DEFAULT-COUNT-1: loop.nest
 // DEFAULT-NOT:   loop.nest
 // DEFAULT:       func.return
