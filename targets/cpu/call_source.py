@@ -170,14 +170,9 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
                     if c is not None:
                         lines.append(f"v{c} = vals[{c}]")
                         src.bound.add(c)
-        elif ln.fn is None or isinstance(steps.counter(ln.plan, st.syms), tuple):
+        elif ln.fn is None or isinstance(steps.counter(ln.plan, st.syms), tuple):  # the reference, or static
             if bound.get(k) is not None:
                 lines.append(f"step{k}()")
-            for _, cells in st.results:
-                for c in cells:
-                    if c is not None:
-                        lines.append(f"v{c} = vals[{c}]")
-                        src.bound.add(c)
         else:
             lines += _count(src, ln.plan, [src.lin(q) for q in st.syms])
             fn, par = name("K", ln.fn), name("P", ln.par)
