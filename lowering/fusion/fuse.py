@@ -13,6 +13,7 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation
+from xdsl.ir.affine import AffineConstantExpr
 from xdsl.passes import ModulePass
 
 from irc.dialects import loop
@@ -35,6 +36,11 @@ def producers(c: loop.NestOp) -> list[Operation]:
 
 def _alive(op: Operation) -> bool:
     return op.parent is not None
+
+
+def scalar(op: Operation) -> bool:
+    """A nest over one point: fusing it saves a launch but no memory traffic."""
+    return isinstance(op, loop.NestOp) and all(isinstance(e, AffineConstantExpr) and e.value == 1 for e in op.extents)
 
 
 class Fuser:
@@ -108,7 +114,7 @@ class Fuser:
             self.dirty.discard(c)
             self.keeps.discard(c)
             for p in self.producers(c):
-                if len(p.results) + len(c.results) > self.policy.max_results and self.read_elsewhere(p, c):
+                if scalar(p) and len(p.results) + len(c.results) > self.policy.max_results and self.read_elsewhere(p, c):
                     self.refused[("producer", p, c)] = f"fused nest would have over {self.policy.max_results} results"
                     continue
                 k = why_not_retype(p, c)
