@@ -13,7 +13,6 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation
-from xdsl.ir.affine import AffineConstantExpr
 from xdsl.passes import ModulePass
 
 from irc.dialects import loop
@@ -36,11 +35,6 @@ def producers(c: loop.NestOp) -> list[Operation]:
 
 def _alive(op: Operation) -> bool:
     return op.parent is not None
-
-
-def scalar(op: Operation) -> bool:
-    """A nest over one point: fusing it saves a launch but no memory traffic."""
-    return isinstance(op, loop.NestOp) and all(isinstance(e, AffineConstantExpr) and e.value == 1 for e in op.extents)
 
 
 class Fuser:
@@ -82,10 +76,6 @@ class Fuser:
             pass
         self.annotate()
 
-    def read_elsewhere(self, p: Operation, c: Operation) -> bool:
-        """Whether an op other than c reads a result of p (fusing would keep p's results as outputs too)."""
-        return any(self.order.top(u.operation) is not c for r in p.results for u in r.uses)
-
     def consumers(self, op: Operation) -> set[Operation]:
         return {t for r in op.results for u in r.uses if (t := self.order.top(u.operation)) in self.members}
 
@@ -114,9 +104,6 @@ class Fuser:
             self.dirty.discard(c)
             self.keeps.discard(c)
             for p in self.producers(c):
-                if scalar(p) and len(p.results) + len(c.results) > self.policy.max_results and self.read_elsewhere(p, c):
-                    self.refused[("producer", p, c)] = f"fused nest would have over {self.policy.max_results} results"
-                    continue
                 k = why_not_retype(p, c)
                 if isinstance(k, int):
                     work.appendleft(self.fuse((p, c), retype_output, p, c, k))
@@ -193,11 +180,10 @@ class FuseLoopsPass(ModulePass):
     max_body_ops: int = 400
     max_recompute_cost: int = 24
     max_reduction_depth: int = 3
-    max_results: int = 32
     sibling: bool = True
 
     def apply(self, ctx: Context, module: ModuleOp) -> None:
-        policy = Policy(self.max_body_ops, self.max_recompute_cost, self.max_reduction_depth, self.max_results)
+        policy = Policy(self.max_body_ops, self.max_recompute_cost, self.max_reduction_depth)
         for f in module.walk():
             if isinstance(f, func.FuncOp) and f.body.blocks:
                 fuse_block(f.body.block, policy, self.sibling)

@@ -68,7 +68,6 @@ class Policy:
     max_body_ops: int = 400
     max_recompute_cost: int = 24
     max_reduction_depth: int = 3
-    max_results: int = 32  # a fused scalar nest's outputs; checked by the Fuser before legality (fuse.py)
 
     def vertical(self, plan: VerticalPlan) -> str | None:
         p, c = plan.producer, plan.consumer

@@ -1,6 +1,5 @@
 // RUN: irc-opt %s -p 'tensor-to-loop,fuse-loops{max-recompute-cost=2}' | filecheck %s
 // RUN: irc-opt %s -p tensor-to-loop,fuse-loops | filecheck %s --check-prefix=DEFAULT
-// RUN: irc-opt %s -p "tensor-to-loop,fuse-loops{max-results=2}" | filecheck %s --check-prefix=CAP
 // The policy bound on recomputation (fuse-loops option max-recompute-cost, default 24 scalar ops).
 
 func.func @refuse_costly_recompute(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -49,31 +48,3 @@ func.func @cheap_broadcast_fuses(%s: tensor<8x48xf32>, %x: tensor<8x48x32xf32>) 
 // DEFAULT-COUNT-1: loop.nest
 // DEFAULT-NOT:   loop.nest
 // DEFAULT:       func.return
-
-func.func @cap_results(%x: tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<f32>) {
-  %a = tn.exp %x : tensor<f32>
-  %b = tn.neg %a : tensor<f32>
-  %c = tn.sin %b : tensor<f32>
-  func.return %a, %b, %c : tensor<f32>, tensor<f32>, tensor<f32>
-}
-// A fused scalar nest keeps at most max-results outputs (default 32): one that would grow by one output per fusion,
-// rebuilt each time, makes fusion quadratic (AdamW's scalar bookkeeping for 16 parameters grew one nest to 202
-// outputs), and fusing scalars saves launches, not memory traffic. Nests over tensors keep every output they fuse.
-// CAP-LABEL: func.func @cap_results
-// CAP:       %b, %a = loop.nest
-// CAP:       %c = loop.nest {{.*}}irc.unfused = ["producer loop.nest@0: fused nest would have over 2 results"]
-// DEFAULT-LABEL: func.func @cap_results
-// DEFAULT-COUNT-1: loop.nest
-// DEFAULT-NOT:   loop.nest
-// DEFAULT:       func.return
-
-func.func @cap_leaves_tensor_nests(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
-  %a = tn.exp %x : tensor<8xf32>
-  %b = tn.neg %a : tensor<8xf32>
-  %c = tn.sin %b : tensor<8xf32>
-  func.return %a, %b, %c : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
-}
-// CAP-LABEL: func.func @cap_leaves_tensor_nests
-// CAP-COUNT-1: loop.nest
-// CAP-NOT:   loop.nest
-// CAP:       func.return
