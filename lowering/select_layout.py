@@ -144,7 +144,8 @@ def choose(r: Region, layout: str, timer: ConvTimer | None) -> Choice:
         times = [timer(**conv_problem(op)) if DYN not in shape(op.input) else None for op in r.convs]
         differ = any(t is not None and not t[2] for t in times)
         measured = all(t is not None for t in times) and not differ
-        if measured:
+        if not differ:  # a convolution too small to time keeps its estimate
+            times = [t or e for t, e in zip(times, estimates)]
             conv = [sum(t[0] for t in times), sum(t[1] for t in times)]
     cost = [conv[0] + copy[0], conv[1] + copy[1]]
     grouped = sum(op.groups.value.data > 1 for op in r.convs)
