@@ -150,7 +150,7 @@ def _convolution(op, weight_is_argument: bool = False, note=lambda problem, path
         if path is None:
             path = chosen[key] = k.choose(x, channels_last=last)  # an NHWC region's input may still be an NCHW view
             layout = "NCHW" if x.is_contiguous() else "channels-last" if x.is_contiguous(memory_format=torch.channels_last) else "strided"
-            layout += ", NHWC region" if last else ""
+            layout = "NHWC region" if last else layout  # computed channels-last whatever the view's strides
             weight = ", constant weight" if k.constant else ""
             note(f"{op.name} {_dims(x.shape)} * {_dims(k.weight.shape)} {_dtype(x.dtype)}, {layout} input{weight}", path)
         return path

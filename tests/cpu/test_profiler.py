@@ -104,14 +104,14 @@ def test_convolution_path_by_the_input_layout():
     conv = torch.nn.Conv2d(8, 16, 3, padding=1, bias=False).eval()
     for layout, want in (("nchw", {"aten"}), ("nhwc", {"mkldnn_packed", "aten_cl"})):
         x = randn(2, 8, 12, 12)
-        if layout == "nhwc":  # (an NCHW input's permute to NHWC is a view: the library would get NCHW again)
+        if layout == "nhwc":  # a channels-last input, as a user gives one (an NCHW one: tests/numeric/test_layout.py)
             x = x.contiguous(memory_format=torch.channels_last)
         mark = report.mark()
         with torch.no_grad():
             compile_irc(conv, layout=layout)(x)
         (rep,) = report.reports_since(mark).graphs
         ((problem, path),) = rep.extern_paths.items()
-        kind = "NCHW" if layout == "nchw" else "channels-last"
+        kind = "NCHW" if layout == "nchw" else "NHWC region"
         assert problem == f"tn.convolution 2x8x12x12 * 16x8x3x3 float32, {kind} input, constant weight", problem
         assert path in want, (layout, path)
 
