@@ -317,15 +317,15 @@ class KernelEmitter(Access):
         def item(b, it):
             if slots:
                 now = [b.load(slot) for slot in slots]
-                at = {k: v for (k, _), v in zip(digits, now)}
-                c = at.get("chunk", 0) if cols else None
-                for d in self.outer:
-                    dims[d] = at.get(d, 0)
-            else:
-                c, rem = (urem(b, it, nch), udiv(b, it, nch)) if cols else (None, it)
-                for d in reversed(self.outer):
-                    e = nblk if d == blocked else self.extent(d)
-                    dims[d], rem = urem(b, rem, e), udiv(b, rem, e)
+            else:  # static extents: dividing by constants is a multiply and a shift
+                now, rem = [], it
+                for _, e in digits:
+                    now.append(urem(b, rem, e))
+                    rem = udiv(b, rem, e)
+            at = {k: v for (k, _), v in zip(digits, now)}
+            c = at.get("chunk", 0) if cols else None
+            for d in self.outer:
+                dims[d] = at.get(d, 0)
             if blocked is None:
                 point(b, dims, c)
             else:
