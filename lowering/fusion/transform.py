@@ -192,6 +192,34 @@ def fuse_sibling(plan: SiblingPlan, order: BlockOrder) -> loop.NestOp:
     return fused
 
 
+def merge_scalars(members: list[loop.NestOp], order: BlockOrder) -> loop.NestOp:
+    """One 0-d nest in place of `members` (0-d nests in block order, each reading only arguments and earlier
+    members): their bodies moved in order, a load of an earlier member becoming the value it yielded; the fused
+    nest yields the members' results that something else reads. Linear in the members' ops."""
+    inside = set(members)
+    value_of: dict[SSAValue, SSAValue] = {}
+    ops: list[Operation] = []
+    for m in members:
+        for op in list(m.body.block.ops):
+            if isinstance(op, loop.YieldOp):
+                value_of.update(zip(m.results, op.values))
+                break
+            if isinstance(op, loop.LoadOp) and op.source in value_of:
+                op.result.replace_all_uses_with(value_of[op.source])
+                continue
+            op.detach()
+            ops.append(op)
+    outside = [r for m in members for r in m.results if any(order.top(u.operation) not in inside for u in r.uses)]
+    fused = build_nest((), 0, (), [], [r.type for r in outside], ops, [value_of[r] for r in outside])
+    members[0].parent_block().insert_op_before(fused, members[0])
+    order.take_place(fused, members[0])
+    for old, new in zip(outside, fused.results):
+        old.replace_all_uses_with(new)
+    for m in reversed(members):  # a member's leftover loads read earlier members
+        _erase(m)
+    return fused
+
+
 def reschedule(fused: loop.NestOp, start: Operation | None, order: BlockOrder) -> None:
     """Each op after what it uses again, once `fused` has taken over the results of an op that stood after
     `start`: the ops in between that read them, and the ops that depend on those (through values, or as the

@@ -194,3 +194,31 @@ func.func @refuse_sibling_reductions(%x: tensor<4x8xf32>) -> (tensor<1x8xf32>, t
 // CHECK-LABEL: func.func @refuse_sibling_reductions
 // CHECK:       %a = loop.nest space = affine_map<() -> (4, 8)> iterators = ["reduction", "parallel"]
 // CHECK:       %b = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "reduction"] attributes {irc.unfused = ["sibling loop.nest@0: different reduction dims"]}
+
+// -----
+func.func @scalar_bookkeeping(%s1: tensor<f32>, %s2: tensor<f32>, %p1: tensor<4x8xf32>, %p2: tensor<4x8xf32>) -> (tensor<f32>, tensor<f32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %one = tn.constant dense<1.0> : tensor<f32> -> tensor<f32>
+  %t1 = tn.add %s1, %one : tensor<f32>, tensor<f32> -> tensor<f32>
+  %c1 = tn.sqrt %t1 : tensor<f32>
+  %u1 = tn.mul %p1, %c1 : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %t2 = tn.add %s2, %one : tensor<f32>, tensor<f32> -> tensor<f32>
+  %c2 = tn.sqrt %t2 : tensor<f32>
+  %u2 = tn.mul %p2, %c2 : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  func.return %t1, %t2, %u1, %u2 : tensor<f32>, tensor<f32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+// An optimizer's per-parameter step counts and bias corrections: the 0-d nests that read only arguments and each
+// other are merged first, in one pass and in block order, into one nest that yields what others read (a load of
+// an earlier member becomes its value). The tensor updates then take it in as any producer.
+// CHECK-LABEL: func.func @scalar_bookkeeping
+// CHECK:       %t1, %c1, %t2, %c2 = loop.nest space = affine_map<() -> ()> iterators = [] : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32> {
+// CHECK-NEXT:    %0 = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:    %1 = loop.load %s1[affine_map<() -> ()>]
+// CHECK-NEXT:    %2 = arith.addf %1, %0 : f32
+// CHECK-NEXT:    %3 = math.sqrt %2 : f32
+// CHECK-NEXT:    %4 = loop.load %s2[affine_map<() -> ()>]
+// CHECK-NEXT:    %5 = arith.addf %4, %0 : f32
+// CHECK-NEXT:    %6 = math.sqrt %5 : f32
+// CHECK-NEXT:    loop.yield %2, %3, %5, %6 : f32, f32, f32, f32
+// CHECK:       %u1, %u2 = loop.nest space = affine_map<() -> (4, 8)>
+// CHECK-NOT:   affine_map<() -> ()> iterators
+// CHECK:       func.return %t1, %t2, %u1, %u2
