@@ -19,7 +19,17 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
-Replacement = SSAValue | Operation | Sequence[Operation] | None
+
+
+@dataclass(frozen=True)
+class Replace:
+    """A replacement whose values are not the last op's results (an op with several results)."""
+
+    ops: Sequence[Operation]
+    values: Sequence[SSAValue]
+
+
+Replacement = SSAValue | Operation | Sequence[Operation] | Replace | None
 
 _COUNTERS: list[Counter] = []  # the active count_matches() counters, innermost last
 
@@ -40,6 +50,8 @@ class Rule(RewritePattern):
             _COUNTERS[-1][self.name] += 1
         if isinstance(out, SSAValue):
             rewriter.replace(op, (), (out,))
+        elif isinstance(out, Replace):
+            rewriter.replace(op, list(out.ops), list(out.values))
         else:
             rewriter.replace(op, out if isinstance(out, Operation) else list(out))
 

@@ -4,6 +4,10 @@ Cancelling (the `fold-permutes` pass, rules applied to a fixpoint):
 
     permute(permute(x, p), q) -> permute(x, [p[i] for i in q])        fold_permute_permute
     permute(x, [0, 1, ..., n-1]) -> x                                  fold_permute_identity
+    max_pool2d(permute(x, TO_NCHW))                                    sink_permute_below_max_pool
+        -> permute(max_pool2d channels_last(x), TO_NCHW), for both results: the pool reads an NHWC region's
+           output with channels innermost instead of a gather per output (ResNet-18's stem output: 9 ms -> 1 ms),
+           and the permute after it cancels against the next NHWC region's, or converts a 4x smaller tensor
 
 NHWC forms (`to_nhwc(op)`, used by select-layout on the ops of a region it puts in NHWC): each op
 becomes its NHWC computation between a permute into NHWC of each 4-d operand and a permute of the
@@ -26,7 +30,7 @@ from xdsl.passes import ModulePass
 
 from irc.dialects import tensor as tn
 from irc.dialects.tensor.base import Binary, Unary, element, shape
-from irc.ir.rules import apply_rules, rule
+from irc.ir.rules import Replace, apply_rules, rule
 
 TO_NHWC = (0, 2, 3, 1)  # NCHW value -> NHWC value
 TO_NCHW = (0, 3, 1, 2)  # NHWC value -> NCHW value
@@ -51,12 +55,25 @@ def fold_permute_identity(op):  # permute(x, identity) -> x
     return op.input if perm_of(op) == tuple(range(len(perm_of(op)))) else None
 
 
-RULES = (fold_permute_permute, fold_permute_identity)
+@rule(tn.MaxPool2dOp)
+def sink_permute_below_max_pool(op):
+    x = op.input.owner
+    if perm_of(x) != TO_NCHW or op.channels_last is not None:
+        return None
+    r = shape(op.result)
+    pool = tn.MaxPool2dOp(x.input, op.kernel.get_values(), op.stride.get_values(), op.padding.get_values(),
+                          op.dilation.get_values(), op.ceil_mode is not None,
+                          TensorType(element(op.result), [r[0], r[2], r[3], r[1]]), channels_last=True)  # fmt: skip
+    back = [tn.PermuteOp(v, list(TO_NCHW)) for v in pool.results]
+    return Replace([pool, *back], [b.result for b in back])
+
+
+RULES = (fold_permute_permute, fold_permute_identity, sink_permute_below_max_pool)
 
 
 @dataclass(frozen=True)
 class FoldPermutesPass(ModulePass):
-    """Compose permutes of permutes; drop identity permutes (layout conversions that cancel)."""
+    """Compose permutes of permutes; drop identity permutes (layout conversions that cancel); pool NHWC values as such."""
 
     name = "fold-permutes"
 

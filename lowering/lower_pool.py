@@ -19,17 +19,19 @@ from .tensor_to_loop import lowers
 
 
 def _window(op, k: list[int]):
-    """A builder over (lead..., OH, KH*KW, OW), the window's kh and kw, and the dims oh, ow and r.
+    """A builder over (lead..., OH, KH*KW, OW, C) (C only channels-last), the window's kh and kw, and the dims oh,
+    ow and r; lead is the number of dims before OH.
 
     The window runs between the output rows and columns, so the vector dim is a row's columns (one vector of
     outputs per window position), not the window (a gather of 9 and a horizontal max per output: ResNet-18's
-    3x3 max pool of 8x64x112x112 took 17 ms, eager 26 and inductor 7)."""
+    3x3 max pool of 8x64x112x112 took 17 ms, eager 26 and inductor 7); channels-last, it is the channels."""
     x, out = shape(op.input), shape(op.results[0])
     if DYN in x or DYN in out:
         raise Unsupported("pooling of a symbolic shape")
-    lead = len(x) - 2
+    lead = len(x) + (op.spatial() if isinstance(op, tn.MaxPool2dOp) else -2)
+    kinds = [loop.PARALLEL] * len(out)
     b = NestBuilder()
-    b.set_space([*out[:-1], k[0] * k[1], out[-1]], [loop.PARALLEL] * (len(out) - 1) + [loop.REDUCTION, loop.PARALLEL])
+    b.set_space([*out[:lead + 1], k[0] * k[1], *out[lead + 1:]], kinds[:lead + 1] + [loop.REDUCTION] + kinds[lead + 1:])
     oh, r, ow = b.dim(lead), b.dim(lead + 1), b.dim(lead + 2)
     return b, lead, r // k[1], r % k[1], oh, ow, r
 
@@ -40,14 +42,15 @@ def _ints(attr) -> list[int]:
 
 def _load_window(b: NestBuilder, op, lead: int, h: AffineExpr, w: AffineExpr, fill: float, k, s, p, d=(1, 1)):
     """The input at (h, w), or `fill` in the padding (no mask when every window lies inside the input)."""
-    x, out = shape(op.input), shape(op.results[0])
-    v = b.load(op.input, [*b.dims()[:lead], h, w])
+    x, out = shape(op.input)[lead:lead + 2], shape(op.results[0])[lead:lead + 2]
+    dims = b.dims()
+    v = b.load(op.input, [*dims[:lead], h, w, *dims[lead + 3:]])
     if not is_float(v.type):
         raise Unsupported("pooling of a non-float tensor")
-    if not any(p) and all((o - 1) * st + (kk - 1) * dd < n for o, st, kk, dd, n in zip(out[-2:], s, k, d, x[-2:])):
+    if not any(p) and all((o - 1) * st + (kk - 1) * dd < n for o, st, kk, dd, n in zip(out, s, k, d, x)):
         return v
-    valid = b.all_of([in_range(b, h, AffineExpr.constant(0), AffineExpr.constant(x[-2])),
-                      in_range(b, w, AffineExpr.constant(0), AffineExpr.constant(x[-1]))])
+    valid = b.all_of([in_range(b, h, AffineExpr.constant(0), AffineExpr.constant(x[0])),
+                      in_range(b, w, AffineExpr.constant(0), AffineExpr.constant(x[1]))])
     return b.select(valid, v, b.like(fill, v))
 
 
@@ -71,7 +74,7 @@ def lower_max_pool(op: tn.MaxPool2dOp):
 
     hi = coord(oh * s[0] - p[0], row, d[0])
     wi = coord(ow * s[1] - p[1], col, d[1])
-    flat = b.add(b.mul(hi, b.const(shape(op.input)[-1], i64)), wi)
+    flat = b.add(b.mul(hi, b.const(shape(op.input)[lead + 1], i64)), wi)
     return b.finish([m, flat], [r.type for r in op.results])
 
 

@@ -68,7 +68,11 @@ def _window(op):
 
 def _max_pool(op, x):
     k, s, p = _window(op)
-    return tuple(aten.max_pool2d_with_indices(x, k, s, p, _ints(op.dilation), _flag(op.ceil_mode)))
+    last = op.channels_last is not None
+    if last:  # (N, H, W, C) -> (N, C, H, W), and the results back
+        x = x.permute(0, 3, 1, 2)
+    out = aten.max_pool2d_with_indices(x, k, s, p, _ints(op.dilation), _flag(op.ceil_mode))
+    return tuple(r.permute(0, 2, 3, 1).contiguous() for r in out) if last else tuple(out)
 
 
 def _max_pool_backward(op, grad, x, indices):

@@ -5,10 +5,10 @@ import inspect
 from xdsl.ir import Dialect
 from xdsl.irdl import IRDLOperation
 
-from . import attention, bounds, creation, elementwise, fallback, indexing, lapack, lapack_check, linalg, nn, norm, reductions, shape, sorting, special
+from . import attention, bounds, creation, elementwise, fallback, indexing, lapack, lapack_check, linalg, nn, norm, pooling, reductions, shape, sorting, special
 
 # Taken before the star imports below: they rebind `shape` (and any helper name a module imports) in this package.
-MODULES = (elementwise, reductions, sorting, shape, creation, fallback, linalg, lapack, lapack_check, nn, norm, indexing, bounds, special, attention)
+MODULES = (elementwise, reductions, sorting, shape, creation, fallback, linalg, lapack, lapack_check, nn, pooling, norm, indexing, bounds, special, attention)
 
 from .attention import *  # noqa: F401,F403
 from .bounds import *  # noqa: F401,F403
@@ -21,6 +21,7 @@ from .lapack_check import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .nn import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403

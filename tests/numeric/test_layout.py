@@ -101,3 +101,27 @@ def test_an_nhwc_region_runs_its_convolution_channels_last_even_on_an_nchw_input
     ((problem, path),) = paths.items()
     assert "NHWC region" in problem and path in ("aten_cl", "mkldnn_packed"), paths
     torch.testing.assert_close(compile_irc(fn, layout="nhwc")(x, w), fn(x, w), **FORWARD_TOL)
+
+
+@pytest.mark.parametrize("pool", [dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=2, ceil_mode=True),
+                                  dict(kernel_size=3, stride=1, dilation=2)])  # fmt: skip
+def test_max_pool_of_an_nhwc_region_pools_channels_last(pool, tmp_path):
+    """A max pool reading an NHWC region's output pools it as NHWC (channels innermost; fold-permutes sinks the
+    conversion below it, where it cancels against the next region's), and gives eager's values and indices
+    (h * W + w), ties and NaNs included."""
+    x, w1, w2 = torch.randn(2, 3, 11, 9), torch.randn(5, 3, 3, 3), torch.randn(5, 5, 1, 1)
+    x[0, :, 2:5, 2:5] = 0.0  # equal maxima: the first in the window wins
+    x[1, 0, 4, 4] = float("nan")
+
+    def fn(x, w1, w2):
+        y = F.conv2d(x, w1, padding=1)
+        p, i = F.max_pool2d(y, return_indices=True, **pool)
+        return F.conv2d(p, w2) + p, i
+
+    irc.explain(fn, x, w1, w2, options={"layout": "nhwc", "strict": True, "dump_dir": str(tmp_path)})
+    (text,) = [f.read_text() for f in tmp_path.glob("*/02-tensor-opt.mlir")]
+    pool_line = next(line for line in text.splitlines() if "tn.max_pool2d" in line)
+    assert "channels_last" in pool_line and text.count("tn.permute") == 3, text  # x in; the sum and indices out
+    got, want = compile_irc(fn, layout="nhwc")(x, w1, w2), fn(x, w1, w2)
+    torch.testing.assert_close(got[0], want[0], equal_nan=True, **FORWARD_TOL)
+    torch.testing.assert_close(got[1], want[1])

@@ -1,5 +1,6 @@
 // RUN: irc-opt --split-input-file %s -p fold-permutes,dce | filecheck %s
-// Layout conversions that cancel: a permute of a permute composes, and the identity permute is its input.
+// Layout conversions that cancel: a permute of a permute composes, and the identity permute is its input;
+// a max pool of an NHWC value pools it as such.
 
 func.func @pair_cancels(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32> {
   %a = tn.permute %x perm = [0, 2, 3, 1] : tensor<2x3x4x5xf32> -> tensor<2x4x5x3xf32>
@@ -39,3 +40,16 @@ func.func @shared_inner(%x: tensor<2x3x4x5xf32>) -> (tensor<2x3x4x5xf32>, tensor
 // CHECK-LABEL: func.func @shared_inner
 // CHECK-NEXT:  %a = tn.permute %x perm = [0, 2, 3, 1]
 // CHECK-NEXT:  func.return %x, %a
+
+// -----
+func.func @max_pool_of_nhwc(%x: tensor<2x9x9x4xf32>) -> (tensor<2x4x5x5xf32>, tensor<2x4x5x5xi64>) {
+  %a = tn.permute %x perm = [0, 3, 1, 2] : tensor<2x9x9x4xf32> -> tensor<2x4x9x9xf32>
+  %p, %i = tn.max_pool2d %a kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] : tensor<2x4x9x9xf32> -> tensor<2x4x5x5xf32>, tensor<2x4x5x5xi64>
+  func.return %p, %i : tensor<2x4x5x5xf32>, tensor<2x4x5x5xi64>
+}
+// A max pool of an NHWC value pools it channels-last; the conversion moves below it, to both results.
+// CHECK-LABEL: func.func @max_pool_of_nhwc
+// CHECK-NEXT:  %[[P:.*]], %[[I:.*]] = tn.max_pool2d %x kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] channels_last : tensor<2x9x9x4xf32> -> tensor<2x5x5x4xf32>, tensor<2x5x5x4xi64>
+// CHECK-NEXT:  %[[PN:.*]] = tn.permute %[[P]] perm = [0, 3, 1, 2] : tensor<2x5x5x4xf32> -> tensor<2x4x5x5xf32>
+// CHECK-NEXT:  %[[IN:.*]] = tn.permute %[[I]] perm = [0, 3, 1, 2] : tensor<2x5x5x4xi64> -> tensor<2x4x5x5xi64>
+// CHECK-NEXT:  func.return %[[PN]], %[[IN]]

@@ -226,3 +226,16 @@ func.func @max_pool(%x: tensor<1x3x8x8xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3
 // CHECK-NEXT:    %1 = loop.reduce max %0 : f32 -> f32
 // CHECK-NEXT:    %2 = loop.reduce argmax %0 : f32 -> i64
 // CHECK:         loop.yield %1, %{{.*}} : f32, i64
+
+// -----
+func.func @max_pool_channels_last(%x: tensor<1x8x8x3xf32>) -> (tensor<1x4x4x3xf32>, tensor<1x4x4x3xi64>) {
+  %r, %i = tn.max_pool2d %x kernel = [2, 2] stride = [2, 2] padding = [0, 0] dilation = [1, 1] channels_last : tensor<1x8x8x3xf32> -> tensor<1x4x4x3xf32>, tensor<1x4x4x3xi64>
+  func.return %r, %i : tensor<1x4x4x3xf32>, tensor<1x4x4x3xi64>
+}
+// Channels-last (NHWC) pooling: the space is (N, OH, window, OW, C), so the channels are the vector dim; the
+// indices are the same h * W + w as NCHW's.
+// CHECK-LABEL: func.func @max_pool_channels_last
+// CHECK:       %r, %i = loop.nest space = affine_map<() -> (1, 4, 4, 4, 3)> iterators = ["parallel", "parallel", "reduction", "parallel", "parallel"] : tensor<1x4x4x3xf32>, tensor<1x4x4x3xi64> {
+// CHECK-NEXT:    %0 = loop.load %x[affine_map<(d0, d1, d2, d3, d4) -> (d0, ((d1 * 2) + (d2 floordiv 2)), ((d3 * 2) + (d2 mod 2)), d4)>] : tensor<1x8x8x3xf32> -> f32
+// CHECK:         arith.constant 8 : i64
+// CHECK:         loop.yield %{{.*}}, %{{.*}} : f32, i64
