@@ -71,6 +71,15 @@ def sink_permute_below_max_pool(op):
 RULES = (fold_permute_permute, fold_permute_identity, sink_permute_below_max_pool)
 
 
+def arrives_nhwc(v: SSAValue) -> bool:
+    """Is v an NHWC value seen as NCHW: a permute to NCHW, or a max pool of one (which fold-permutes pools
+    channels-last, the permute moved below it)?"""
+    op = v.owner
+    if isinstance(op, tn.MaxPool2dOp) and op.channels_last is None:
+        op = op.input.owner
+    return perm_of(op) == TO_NCHW
+
+
 @dataclass(frozen=True)
 class FoldPermutesPass(ModulePass):
     """Compose permutes of permutes; drop identity permutes (layout conversions that cancel); pool NHWC values as such."""
@@ -160,4 +169,4 @@ def _batch_norm_nhwc(add, x: SSAValue, op: tn.BatchNormInferenceOp) -> SSAValue:
     return y
 
 
-__all__ = ["FoldPermutesPass", "RULES", "TO_NCHW", "TO_NHWC", "layout_operands", "to_nhwc", "is_image", "perm_of"]
+__all__ = ["FoldPermutesPass", "RULES", "arrives_nhwc", "TO_NCHW", "TO_NHWC", "layout_operands", "to_nhwc", "is_image", "perm_of"]

@@ -13,8 +13,9 @@ through their 4-d data operands. For each region and each layout the cost model 
                      numbers); else an estimate from the flop count, the same in both layouts except a
                      penalty for grouped and depthwise convolutions in NHWC
     conversions      one per 4-d value crossing the region's boundary in a layout other than the region's
-                     (an NHWC value that arrives as permute(v, TO_NCHW), or leaves through permute(., TO_NHWC),
-                     is free in NHWC and a conversion in NCHW), each costing a read and a write of the tensor
+                     (an NHWC value that arrives as permute(v, TO_NCHW) or as a max pool of one, or leaves
+                     through permute(., TO_NHWC), is free in NHWC and a conversion in NCHW), each costing a
+                     read and a write of the tensor (an NHWC output that only max pools read: of their results)
 
 and `layout=auto` takes the cheaper (NCHW on a tie); `nchw` and `nhwc` force one. A region put in NHWC
 has every op replaced by its NHWC form between permutes (layout_rules.to_nhwc); fold-permutes, run
@@ -37,7 +38,7 @@ from irc.dialects import tensor as tn
 from irc.dialects.tensor.base import element, shape
 from irc.ir.types import DYN
 
-from .layout_rules import TO_NCHW, TO_NHWC, is_image, layout_operands, perm_of, to_nhwc
+from .layout_rules import TO_NHWC, arrives_nhwc, is_image, layout_operands, perm_of, to_nhwc
 
 LAYOUTS = ("auto", "nchw", "nhwc")
 COPY_BYTES_PER_S = 16e9  # a layout conversion (read + write): the cpu emitter blocks it in 32x32 tiles (~39 GB/s measured
@@ -105,10 +106,20 @@ def _bytes(v: SSAValue) -> int:
 
 def conversions(r: Region, layout: str) -> list[SSAValue]:
     """The boundary values that need a copy into (or out of) the region's layout."""
-    arrives_nhwc = [perm_of(v.owner) == TO_NCHW for v in r.inputs]
+    nhwc_in = [arrives_nhwc(v) for v in r.inputs]
     leaves_nhwc = [bool(list(v.uses)) and all(perm_of(u.operation) == TO_NHWC for u in v.uses) for v in r.outputs]
     want = layout == "nhwc"
-    return [v for v, n in zip(r.inputs, arrives_nhwc) if n != want] + [v for v, n in zip(r.outputs, leaves_nhwc) if n != want]
+    outs = [v for v, n in zip(r.outputs, leaves_nhwc) if n != want]
+    if want:  # an NHWC output that only max pools read converts after them (fold-permutes): 4x smaller
+        outs = [c for v in outs for c in _pooled(v)]
+    return [v for v, n in zip(r.inputs, nhwc_in) if n != want] + outs
+
+
+def _pooled(v: SSAValue) -> list[SSAValue]:
+    pools = [u.operation for u in v.uses]
+    if pools and all(isinstance(p, tn.MaxPool2dOp) and p.channels_last is None and p.input is v for p in pools):
+        return [p.result for p in pools]
+    return [v]
 
 
 def conv_problem(op: tn.ConvolutionOp) -> dict:

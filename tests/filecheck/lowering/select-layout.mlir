@@ -92,3 +92,22 @@ func.func @two_regions(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>, %s: ten
 // NHWC-NEXT:    %[[C2:.*]] = tn.convolution %[[P]], %w {{.*}} channels_last
 // NHWC-NEXT:    %[[OUT:.*]] = tn.permute %[[C2]] perm = [0, 3, 1, 2]
 // NHWC-NEXT:    func.return %[[OUT]]
+
+// -----
+func.func @pool_between_nhwc_regions(%x: tensor<1x8x8x4xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32> {
+  %xn = tn.permute %x perm = [0, 3, 1, 2] : tensor<1x8x8x4xf32> -> tensor<1x4x8x8xf32>
+  %c = tn.convolution %xn, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32> -> tensor<1x4x8x8xf32>
+  %p, %i = tn.max_pool2d %c kernel = [2, 2] stride = [2, 2] padding = [0, 0] dilation = [1, 1] : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>
+  %c2 = tn.convolution %p, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32> -> tensor<1x4x4x4xf32>
+  %y = tn.permute %c2 perm = [0, 2, 3, 1] : tensor<1x4x4x4xf32> -> tensor<1x4x4x4xf32>
+  func.return %y : tensor<1x4x4x4xf32>
+}
+// Channels-last data through two regions with a max pool between them. The first region's output converts
+// only after the pool (its 256 bytes against the NCHW input's 1 KB), and the second region's input, a max pool
+// of a channels-last value, arrives channels-last; so both regions choose nhwc, and no conversion is left.
+// AUTO-LABEL: func.func @pool_between_nhwc_regions
+// AUTO-SAME:    irc.layout = ["region 0 (1 convs, 1 ops): nhwc: {{.*}}conversions 1 nhwc ({{.*}}) vs 1 nchw ({{.*}})", "region 1 (1 convs, 1 ops): nhwc: {{.*}}conversions 0 nhwc (0 ms) vs 2 nchw
+// AUTO-NEXT:    %[[C:.*]] = tn.convolution %x, %w {{.*}} channels_last
+// AUTO-NEXT:    %[[P:.*]], %{{.*}} = tn.max_pool2d %[[C]] {{.*}} channels_last
+// AUTO-NEXT:    %[[C2:.*]] = tn.convolution %[[P]], %w {{.*}} channels_last
+// AUTO-NEXT:    func.return %[[C2]]
