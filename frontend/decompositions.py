@@ -1,5 +1,7 @@
 """The decomposition table AOT autograd applies before import: core aten, narrowed to what irc imports itself."""
 
+import functools
+
 import torch
 from torch._decomp import core_aten_decompositions, get_decompositions
 
@@ -220,7 +222,14 @@ PARTIAL = {
 
 
 def decomposition_table(attention: bool = True) -> dict:
-    """`attention`: options' attention (False: torch's flash attention and its backward decomposed, no tn.sdpa)."""
+    """`attention`: options' attention (False: torch's flash attention and its backward decomposed, no tn.sdpa).
+    Built once per process (torch's core_aten_decompositions() alone took 64 ms, a quarter of a small graph's
+    compile), and again once inductor has registered prims.fma; each caller gets its own copy."""
+    return dict(_table(attention, hasattr(torch.ops.prims, "fma")))
+
+
+@functools.cache
+def _table(attention: bool, fma: bool) -> dict:
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(EXTRA))
     table.update(COMPOSITES)
@@ -230,7 +239,7 @@ def decomposition_table(attention: bool = True) -> dict:
     table.update(ATTENTION_OPS)  # torch's fused attention ops (attention_ops.py)
     table.update(SEARCHING)  # searchsorted, bucketize, isin (searching.py)
     # Dynamo writes an optimizer's addcmul_/addcdiv_/lerp_ as inductor's prims.fma (registered when it does)
-    if hasattr(torch.ops.prims, "fma"):
+    if fma:
         table[torch.ops.prims.fma.default] = _fma
     importers = load_all()
     # An op irc imports natively stays whole: its own lowering beats the generic decomposition.

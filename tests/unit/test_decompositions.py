@@ -65,3 +65,15 @@ def test_eval_batch_norm_functional():
     x = _strided(2, 5, 7, 13)
     _native_and_close(lambda x: torch.ops.aten._native_batch_norm_legit(x, bn.weight, bn.bias, bn.running_mean,
                                                                          bn.running_var, False, 0.1, 1e-5)[0], x)
+
+
+def test_the_table_is_built_once_per_process_and_each_caller_gets_its_own_copy(monkeypatch):
+    from irc.frontend import decompositions
+
+    first = decompositions.decomposition_table()
+    monkeypatch.setattr(decompositions, "core_aten_decompositions", lambda: pytest.fail("the table was built again"))
+    second = decompositions.decomposition_table()
+    assert second == first and second is not first
+    first.clear()  # a caller's changes stay its own
+    assert decompositions.decomposition_table() == second
+    assert torch.ops.aten.addbmm.default in second
