@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from xdsl.ir.affine import AffineConstantExpr
 
 from irc.dialects import loop
+from irc.dialects.loop import CHEAP_MATH
 
 from .legality import SiblingPlan, VerticalPlan
 
 FREE = ("loop.load", "loop.index", "loop.yield", "arith.constant")
-CHEAP_MATH = {f"math.{n}" for n in ("absf", "absi", "floor", "ceil", "trunc", "round", "roundeven", "sqrt", "copysign", "fma", "ctpop")}
 VECTOR_MIN = 4  # the targets vectorize an innermost dim of at least this extent (targets/cpu/emit.py MIN_LANES_EXTENT)
 SCALAR_WORK = 256  # math functions run as scalars per call above which a producer stays a kernel of its own
 

@@ -167,7 +167,8 @@ class Access:
         align = ir.Constant(I32, max(1, abi_size(st)))
         return b.call(fn, [ptrs, align, mask, ir.Constant(vty, None)])
 
-    def store(self, b, i: int, value, dims, width):
+    def out_ptr(self, b, i: int, dims):
+        """Output i's address at the point `dims`, whether a lane moves along it, and the lanes' mask."""
         spec = self.params[self.args.index(self.nest.outs[i])]
         idx, lanes, mask = [], False, None
         for d in self.out_dims[i]:
@@ -175,7 +176,20 @@ class Access:
             if isinstance(x, Lanes):
                 lanes, x, mask = True, x.base, x.mask
             idx.append(x)
-        ptr = b.gep(self.base_ptr(spec), [ival(self.flat(b, spec, idx))])
+        return spec, b.gep(self.base_ptr(spec), [ival(self.flat(b, spec, idx))]), lanes, mask
+
+    def load_out(self, b, i: int, dims, width):
+        """What `store` wrote to output i at the point `dims` (in its element type, which is the compute type)."""
+        spec, ptr, lanes, mask = self.out_ptr(b, i, dims)
+        if lanes and width:
+            vp = b.bitcast(ptr, ir.VectorType(storage_type(spec.elem), width).as_pointer())
+            if mask is not None:
+                return self.masked("load", b, vp, mask)
+            return b.load(vp, align=max(1, abi_size(storage_type(spec.elem))))
+        return b.load(ptr)
+
+    def store(self, b, i: int, value, dims, width):
+        spec, ptr, lanes, mask = self.out_ptr(b, i, dims)
         if lanes and width:
             value = narrow(b, splat(b, value, width), spec.elem)
             vp = b.bitcast(ptr, value.type.as_pointer())

@@ -43,6 +43,7 @@ from .affine import Lin, interval, to_lin, uses_dim, within
 from .index_ir import IndexIR
 from .ivals import Lanes, add, cdiv, count, fill, ival, imin, mul, sdiv, set_at, splat, udiv, urem
 from .ops import EMIT, Cx
+from .stash import stashes
 from .tiles import DEFAULT_TILE, Tile, choose_tile
 from .types import Unsupported, compute_type
 from .vec import I64
@@ -215,9 +216,10 @@ class KernelEmitter(Access):
             return self.lanes_loop(b, 0, self.extent(d), at)
         self.loop(b, 0, self.extent(d), 1, at)
 
-    def reduction(self, b, r: loop.ReduceOp, dims, width, env, stores=()):
+    def reduction(self, b, r: loop.ReduceOp, dims, width, env, stores=(), stash=None):
         """r's value at the point `dims`: one pass over the reduction dims. `stores`: full outputs that read no
-        reduction's value, stored in the same pass at each point (no second pass computing them again)."""
+        reduction's value, stored in the same pass at each point (no second pass computing them again); `stash`:
+        (output i, value) to store there for the last pass (stash.py)."""
         kind, t = r.kind.data.value, r.input.type
         arg = kind in ("argmax", "argmin")
         scal = compute_type(t)
@@ -238,6 +240,8 @@ class KernelEmitter(Access):
             vals = self.evaluate(b, w, d, env, [r.input, *(self.yields[i] for i in stores)])
             for i in stores:
                 self.store(b, i, vals[self.yields[i]], d, w)
+            if stash is not None:
+                self.store(b, stash[0], vals[stash[1]], d, w)
             x = vals[r.input]
             if w:
                 x = splat(b, x, w)
@@ -272,14 +276,18 @@ class KernelEmitter(Access):
         # gelu's backward computed gelu's backward twice, the second time in another pass over the same rows
         early = [i for i in later if self.yields[i].owner not in self.after_reduce] if self.reduces else []
         later = [i for i in later if i not in early]
+        stash = stashes(self.nest, self.reduces, self.yields, self.opset, later)
         for k, r in enumerate(self.reduces):
-            env[r.result] = self.reduction(b, r, dims, width, env, early if k == 0 else ())
+            env[r.result] = self.reduction(b, r, dims, width, env, early if k == 0 else (), stash.get(k))
         vals = self.evaluate(b, width, dims, env, [self.yields[i] for i in now])
         for i in now:
             self.store(b, i, vals[self.yields[i]], fill(dims, self.R), width)
 
         def full(b, d, w):
-            vals = self.evaluate(b, w, d, env, [self.yields[i] for i in later])
+            local = dict(env)
+            for i, v in stash.values():  # what a reduction's pass left in the output, read back, not computed again
+                local[v] = self.load_out(b, i, d, w)
+            vals = self.evaluate(b, w, d, local, [self.yields[i] for i in later])
             for i in later:
                 self.store(b, i, vals[self.yields[i]], d, w)
 

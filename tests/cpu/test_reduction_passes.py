@@ -51,11 +51,37 @@ def test_outputs_that_read_no_reduction_are_stored_in_its_pass(monkeypatch):
     calls = []
     reduction = emit.KernelEmitter.reduction
 
-    def spy(self, b, r, dims, width, env, stores=()):
+    def spy(self, b, r, dims, width, env, stores=(), stash=None):
         calls.append(list(stores))
-        return reduction(self, b, r, dims, width, env, stores)
+        return reduction(self, b, r, dims, width, env, stores, stash)
 
     monkeypatch.setattr(emit.KernelEmitter, "reduction", spy)
     g, x = randn(64, 48), randn(64, 48)
     build(gelu_backward_and_bias_grad, g, x, cache=False)
     assert [1] in calls or [0] in calls, calls  # the full output (one of the two yields) stored in the reduction's pass
+
+
+@pytest.mark.parametrize("dim", [-1, 0])  # mode A (the reduced dim is the vector dim) and mode B
+@pytest.mark.parametrize("rows, cols", [(64, 48), (33, 17), (1, 129), (200, 5)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_softmax_computes_its_exponentials_once(monkeypatch, dim, rows, cols, dtype):
+    """softmax's exp(x - max) is stored in the output by the sum's pass and read back by the last pass, which only
+    divides (one exp per element, not two); not where the output's type is narrower than the computation's (bf16
+    computes in f32: storing would round). Eager's numbers either way."""
+    stashed = []
+    reduction = emit.KernelEmitter.reduction
+
+    def spy(self, b, r, dims, width, env, stores=(), stash=None):
+        stashed.append(None if stash is None else (stash[0], stash[1].owner.name))
+        return reduction(self, b, r, dims, width, env, stores, stash)
+
+    monkeypatch.setattr(emit.KernelEmitter, "reduction", spy)
+    x = randn(rows, cols).to(dtype)
+    fn = lambda x: torch.softmax(x, dim)  # noqa: E731
+    program, consts = build(fn, x, cache=False)
+    (got,) = program([x, *consts])
+    torch.testing.assert_close(got, fn(x), **({} if dtype == torch.float32 else {"rtol": 1e-2, "atol": 1e-2}))
+    if dtype == torch.float32 and x.shape[dim] > 1:
+        assert (0, "math.exp") in stashed, stashed  # the sum's pass, storing the exponential into output 0
+    else:
+        assert all(s is None for s in stashed), stashed
