@@ -38,7 +38,7 @@ from irc.dialects import tensor as tn
 from irc.dialects.tensor.base import element, shape
 from irc.ir.types import DYN
 
-from .layout_rules import TO_NHWC, arrives_nhwc, is_image, layout_operands, perm_of, to_nhwc
+from .layout_rules import TO_NHWC, arrives_nhwc, converted_nhwc, is_image, layout_operands, perm_of, to_nhwc
 
 LAYOUTS = ("auto", "nchw", "nhwc")
 COPY_BYTES_PER_S = 16e9  # a layout conversion (read + write): the cpu emitter blocks it in 32x32 tiles (~39 GB/s measured
@@ -110,16 +110,9 @@ def conversions(r: Region, layout: str) -> list[SSAValue]:
     leaves_nhwc = [bool(list(v.uses)) and all(perm_of(u.operation) == TO_NHWC for u in v.uses) for v in r.outputs]
     want = layout == "nhwc"
     outs = [v for v, n in zip(r.outputs, leaves_nhwc) if n != want]
-    if want:  # an NHWC output that only max pools read converts after them (fold-permutes): 4x smaller
-        outs = [c for v in outs for c in _pooled(v)]
+    if want:
+        outs = [c for v in outs for c in converted_nhwc(v)]
     return [v for v, n in zip(r.inputs, nhwc_in) if n != want] + outs
-
-
-def _pooled(v: SSAValue) -> list[SSAValue]:
-    pools = [u.operation for u in v.uses]
-    if pools and all(isinstance(p, tn.MaxPool2dOp) and p.channels_last is None and p.input is v for p in pools):
-        return [p.result for p in pools]
-    return [v]
 
 
 def conv_problem(op: tn.ConvolutionOp) -> dict:

@@ -36,8 +36,8 @@ class Window2d(IRDLOperation):
         return (1, 1)
 
     def spatial(self) -> int:
-        """Where H stands, counted from the end: -2 in (N, C, H, W), -3 in a channels-last (N, H, W, C)."""
-        return -3 if getattr(self, "channels_last", None) is not None else -2
+        """Where H stands, counted from the end: -2 in (N, C, H, W) (-3 in MaxPool2dOp's channels-last form)."""
+        return -2
 
     def pooled_shape(self, x: Sequence[int]) -> list[int]:
         name = self.name
@@ -89,6 +89,9 @@ class MaxPool2dOp(MaxWindow2d):
             props["channels_last"] = UnitAttr()
         idx = TensorType(i64, result_type.get_shape())
         super().__init__(operands=[input], result_types=[result_type, idx], properties=props)
+
+    def spatial(self) -> int:
+        return -3 if self.channels_last is not None else -2
 
     def verify_(self):
         if self.channels_last is not None and len(shape(self.input)) != 4:

@@ -72,12 +72,12 @@ class Fuser:
     def run(self) -> None:
         for n in self.nests():
             n.attributes.pop(UNFUSED, None)
-        self.merge_scalars()
+        self.scalars_first()
         while self.vertical() | (self.sibling and self.siblings()):
             pass
         self.annotate()
 
-    def merge_scalars(self) -> None:
+    def scalars_first(self) -> None:
         """Scalar bookkeeping first, in one pass: the 0-d nests that read only arguments and each other become one
         nest per max_body_ops of body. The fixpoint would reach much the same nest, one fusion at a time, rebuilding
         a nest that gains results at each step: an optimizer's step counts and bias corrections for n parameters
