@@ -138,6 +138,10 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
         if root.kind == "arena" and None not in consts:
             views[v := f"V{len(views)}"] = x
             return v
+        if spec is not None and None not in consts and x.dtype == spec.dtype:  # a static view of an argument
+            n, a = len(x.sizes), f"a{root.arg}"
+            offset = f"{a}.storage_offset()" + (f" + {consts[-1]}" if consts[-1] else "")
+            return f"{a}.as_strided({tuple(consts[:n])}, {tuple(consts[n:2 * n])}, {offset})"
         return f"tensor_of(cx, {name('B', x)})"
 
     # -- the steps ---------------------------------------------------------------------------------

@@ -75,6 +75,20 @@ def _mm(op, weight_is_argument: bool = False, note=lambda problem, path: None) -
     constant or a frozen parameter; never a training graph's weight), so one kernel may hold it prepacked for oneDNN while the same tensor arrives
     unchanged. A weight that does change between calls (training) is not packed again: from then on this
     extern treats it as a plain operand."""
+    shapes = [v.type.get_shape() for v in op.operands]
+    if all(n >= 0 for shape in shapes for n in shape) and 2 * shapes[0][0] * shapes[0][1] * shapes[1][1] < SMALL_FLOPS:
+        # a small static product takes torch.mm whatever else holds: decided now, not per call (noted at the
+        # first call, as the others are: a reduce-overhead launcher may run it as sgemm_ instead)
+        problem = mm_problem(shapes[0], shapes[1], torch_dtype(op.operands[0].type.get_element_type()),
+                             "constant weight" if weight_is_argument else "")  # fmt: skip
+        unnoted = [True]
+
+        def small(ins, out):
+            if unnoted:
+                note(problem, unnoted.pop() and "aten")
+            return torch.mm(ins[0], ins[1], out=out) if out is not None else torch.mm(ins[0], ins[1])
+
+        return Extern(op.name, _into(small), lambda ins: "aten")
     chosen: dict = {}
     held: dict = {}
 

@@ -75,6 +75,18 @@ def test_static_graph_runs_the_generated_function_and_non_contiguous_inputs_the_
     assert paths.generic == 1
 
 
+def test_a_static_view_of_an_argument_is_made_in_the_generated_call_from_the_arguments_own_offset(monkeypatch):
+    fn = lambda x, w: x @ w.t()  # noqa: E731 - the product reads a transposed view of the argument w
+    x, w = randn(32, 64), randn(10, 64)
+    program, consts = build(fn, x, w, cache=False)
+    assert "tensor_of" not in program.call_source and ".as_strided(" in program.call_source
+    paths = Paths(monkeypatch)
+    agree(program, consts, fn, x, w)
+    rows = randn(13, 64)
+    agree(program, consts, fn, x, rows[3:13])  # the same sizes and strides, a storage offset of 3 rows
+    assert paths.generic == 0
+
+
 def test_size_one_dims_take_any_stride_in_the_generated_call(monkeypatch):
     fn = lambda x: torch.relu(x) + 1  # noqa: E731
     program, consts = build(fn, randn(5, 1, 7), dynamic=True, cache=False)

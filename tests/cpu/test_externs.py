@@ -239,6 +239,28 @@ def test_plain_graph_input_weight_is_not_prepacked(monkeypatch):
     assert packs == []
 
 
+def test_a_small_static_product_is_decided_once_not_per_call(monkeypatch):
+    """A product of static sizes below the small-product cut takes torch.mm whatever its operands are: the extern
+    decides that when it is prepared, so a call builds no kernel and looks up no path, and the compile report
+    still names the path."""
+    from irc import report
+    from tests.conftest import compile_irc
+
+    built = []
+    real = externs.LinearKernel.__init__
+    monkeypatch.setattr(externs.LinearKernel, "__init__", lambda self, *a, **k: built.append(1) or real(self, *a, **k))
+    fn = lambda x, w: x @ w.t()  # noqa: E731 - a transposed view of an input: 2*32*64*10 flops
+    start = report.mark()
+    f = compile_irc(fn)
+    x, w = torch.randn(32, 64), torch.randn(10, 64)
+    with torch.no_grad():
+        for k in range(3):
+            torch.testing.assert_close(f(x, w * k), fn(x, w * k), **TOL)
+    assert built == []
+    (g,) = report.reports_since(start).graphs
+    assert g.extern_paths == {"tn.mm 32x64 @ 64x10 float32": "aten"}
+
+
 @pytest.mark.parametrize("busy", [False, True], ids=["quiet", "busy"])
 def test_choices_measured_on_a_busy_machine_stay_in_the_process(tmp_path, monkeypatch, busy):
     """cache.quiet(): a measurement taken while the load average is high is used, not kept on disk, so the
