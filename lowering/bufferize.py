@@ -195,10 +195,12 @@ class Bufferizer:
             self.emit(memory.ExternOp(ins, [], [], Region(block)))
             return
         # An eager fallback returns what aten returns (its meta shapes can be approximate): fresh buffers. So do
-        # a channels-last convolution and an embedding's gradient: torch's kernel allocates the NHWC result or the
-        # zeroed table (the vocabulary's size) anyway, and copying it into a planned buffer costs one more pass.
+        # a channels-last convolution, a heads-last attention and an embedding's gradient: torch's kernel allocates
+        # the NHWC result, the (batch, rows, heads, d) one or the zeroed table (the vocabulary's size) anyway, and
+        # copying it into a planned buffer costs one more pass.
         fresh = isinstance(op, (tn.AtenCallOp, tn.EmbeddingBackwardOp)) or \
-            (isinstance(op, tn.ConvolutionOp) and op.channels_last is not None)
+            (isinstance(op, tn.ConvolutionOp) and op.channels_last is not None) or \
+            (isinstance(op, tn.ScaledDotProductAttentionOp) and op.heads_last is not None)
         static = [r for r in op.results if DYN not in r.type.get_shape() and not fresh]
         dynamic = [r for r in op.results if DYN in r.type.get_shape() or fresh]
         outs = [self.alloc(r.type, r in self.outputs, []) for r in static]

@@ -135,7 +135,8 @@ def sdpa(q, k, v, mask, scale: float, causal: bool = False, logsumexp: bool = Fa
 
 def _sdpa(op, *values):
     v = _bind(op, values)
-    return sdpa(v(op.query), v(op.key), v(op.value), v(op.mask), _float(op.scale), _flag(op.causal), op.logsumexp is not None)
+    r = sdpa(v(op.query), v(op.key), v(op.value), v(op.mask), _float(op.scale), _flag(op.causal), op.logsumexp is not None)
+    return r.transpose(-3, -2) if _flag(op.heads_last) else r
 
 
 def _sdpa_backward(op, *values):

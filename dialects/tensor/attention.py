@@ -46,6 +46,11 @@ def logsumexp_element(query_element):
     return f32 if query_element in (f16, bf16) else query_element
 
 
+def _result_shape(q, v, heads_last: bool) -> list:
+    rows = [*q[:-1], v[-1]]
+    return [*rows[:-3], rows[-2], rows[-3], rows[-1]] if heads_last else rows
+
+
 def _flags(scale: float, causal: bool) -> dict:
     return {"scale": FloatAttr(float(scale), f64), **({"causal": UnitAttr()} if causal else {})}
 
@@ -55,8 +60,11 @@ class ScaledDotProductAttentionOp(IRDLOperation):
     """softmax(query key^T * scale + mask) value over the last two dims, batch dims equal; an i1 mask keeps the keys
     where it is true, a float mask is added to the scores, `causal` also hides the keys after each query (torch's
     scaled_dot_product_attention: a row whose every key is masked gives 0). With a second result, each query row's
-    logsumexp of the scores (the forward of training: tn.sdpa_backward reads it).
-    %r = tn.sdpa %q, %k, %v mask %m scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32> mask tensor<2x1x1x6xi1> -> tensor<2x4x8x16xf32>"""
+    logsumexp of the scores (the forward of training: tn.sdpa_backward reads it). `heads_last` gives the result
+    with its heads dim (-3) after the query rows (-2): (batch, rows, heads, d), the layout the head merge reshapes
+    and torch's CPU flash kernel writes.
+    %r = tn.sdpa %q, %k, %v mask %m scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32> mask tensor<2x1x1x6xi1> -> tensor<2x4x8x16xf32>
+    %h = tn.sdpa %q, %k, %v scale = 0.25 heads_last : tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32> -> tensor<2x8x4x16xf32>"""
 
     name = "tn.sdpa"
     query = operand_def(TensorType)
@@ -65,28 +73,32 @@ class ScaledDotProductAttentionOp(IRDLOperation):
     mask = opt_operand_def(TensorType)
     scale = prop_def(FloatAttr[Float64Type])
     causal = opt_prop_def(UnitAttr)
+    heads_last = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
     logsumexp = opt_result_def(TensorType)
     traits = traits_def(Pure())
     assembly_format = (
-        "$query `,` $key `,` $value (`mask` $mask^)? `scale` `=` $scale (`causal` $causal^)? attr-dict "
+        "$query `,` $key `,` $value (`mask` $mask^)? `scale` `=` $scale (`causal` $causal^)? (`heads_last` $heads_last^)? attr-dict "
         "`:` type($query) `,` type($key) `,` type($value) (`mask` type($mask)^)? `->` type($result) (`,` type($logsumexp)^)?"
     )
 
     def __init__(self, query: SSAValue, key: SSAValue, value: SSAValue, mask: SSAValue | None, scale: float,
-                 causal: bool = False, logsumexp: bool = False):  # fmt: skip
+                 causal: bool = False, logsumexp: bool = False, heads_last: bool = False):  # fmt: skip
         q, v = shape(query), shape(value)
         lse = [TensorType(logsumexp_element(element(query)), q[:-1])] if logsumexp else []
-        types = [TensorType(element(query), [*q[:-1], v[-1]]), lse]
+        types = [TensorType(element(query), _result_shape(q, v, heads_last)), lse]
         operands = [query, key, value, [mask] if mask is not None else []]
-        super().__init__(operands=operands, result_types=types, properties=_flags(scale, causal))
+        props = _flags(scale, causal) | ({"heads_last": UnitAttr()} if heads_last else {})
+        super().__init__(operands=operands, result_types=types, properties=props)
 
     def verify_(self):
         q, k, v = shape(self.query), shape(self.key), shape(self.value)
         _verify_attention(self, q, k, v, self.mask)
         if element(self.result) != element(self.query):
             raise VerifyException(f"{self.name}: query, key, value and result must share one element type")
-        check_shape(self.name, "result", shape(self.result), [*q[:-1], v[-1]])
+        if self.heads_last is not None and len(q) < 4:
+            raise VerifyException(f"{self.name}: heads_last needs a heads dim (rank >= 4), got rank {len(q)}")
+        check_shape(self.name, "result", shape(self.result), _result_shape(q, v, self.heads_last is not None))
         if self.logsumexp is not None:
             check_shape(self.name, "logsumexp", shape(self.logsumexp), q[:-1])
             if element(self.logsumexp) != logsumexp_element(element(self.query)):

@@ -185,7 +185,13 @@ def _sdpa(op, note) -> Extern:
     from irc.dialects.semantics.nn import sdpa
 
     scale, masked, causal = op.scale.value.data, op.mask is not None, op.causal is not None
-    run = _into(lambda ins, out: sdpa(ins[0], ins[1], ins[2], ins[3] if masked else None, scale, causal))
+    heads_last = op.heads_last is not None  # torch's flash kernel writes (b, rows, heads, d): the result as it is
+
+    def compute(ins, out):
+        r = sdpa(ins[0], ins[1], ins[2], ins[3] if masked else None, scale, causal)
+        return r.transpose(-3, -2) if heads_last else r
+
+    run = _into(compute)
     return _fixed(op.name, run, "aten", f"{op.name} {_types(op)}", note)
 
 

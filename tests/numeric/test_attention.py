@@ -94,6 +94,25 @@ def test_substitution_shows_in_report(case):
     assert "tn.sdpa" not in externs and externs.count("tn.bmm") == 2
 
 
+def merged(w, q, k, v, mask=None, causal=False):
+    """The heads merged after attention and read by a matrix product, as a transformer's output projection does."""
+    o = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
+    return o.transpose(1, 2).reshape(q.shape[0] * q.shape[2], -1) @ w
+
+
+@pytest.mark.parametrize("how", ["plain", "strided", "float-mask", "causal"])
+def test_merged_heads_read_the_attention_as_torch_writes_it(how):
+    """fold-permutes gives the attention its heads after its rows (tn.sdpa heads_last), torch's flash kernel's own
+    layout: the merge is a view of torch's result, with no copy (a kernel or a planned tn.reshape) before the product."""
+    q, k, v = _qkv(2, 3, 7, 7, 8, 8, strided=how == "strided")
+    args = (torch.randn(24, 5, generator=torch.Generator().manual_seed(2)), q, k, v)
+    args += {"float-mask": (torch.randn(2, 1, 7, 7, generator=torch.Generator().manual_seed(1)),),
+             "causal": (None, True)}.get(how, ())  # fmt: skip
+    [g] = irc.explain(merged, *args, options={"strict": True}).graphs
+    assert g.externs == ["tn.sdpa", "tn.mm"] and g.fused_kernels == 0 and g.intermediate_bytes == 0, str(g)
+    torch.testing.assert_close(compile_irc(merged)(*args), merged(*args), **TOL)
+
+
 def test_training_graph_keeps_its_products():
     """The forward graph of a training step saves the probabilities for the backward: no substitution, same gradients."""
     q, k, v = (t.clone().requires_grad_() for t in _qkv(2, 2, 5, 5, 8, 8))

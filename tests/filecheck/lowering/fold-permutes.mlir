@@ -1,6 +1,6 @@
 // RUN: irc-opt --split-input-file %s -p fold-permutes,dce | filecheck %s
 // Layout conversions that cancel: a permute of a permute composes, and the identity permute is its input;
-// a max pool of an NHWC value pools it as such.
+// a max pool of an NHWC value pools it as such; an attention whose heads are merged gives them after its rows.
 
 func.func @pair_cancels(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32> {
   %a = tn.permute %x perm = [0, 2, 3, 1] : tensor<2x3x4x5xf32> -> tensor<2x4x5x3xf32>
@@ -53,3 +53,39 @@ func.func @max_pool_of_nhwc(%x: tensor<2x9x9x4xf32>) -> (tensor<2x4x5x5xf32>, te
 // CHECK-NEXT:  %[[PN:.*]] = tn.permute %[[P]] perm = [0, 3, 1, 2] : tensor<2x5x5x4xf32> -> tensor<2x4x5x5xf32>
 // CHECK-NEXT:  %[[IN:.*]] = tn.permute %[[I]] perm = [0, 3, 1, 2] : tensor<2x5x5x4xi64> -> tensor<2x4x5x5xi64>
 // CHECK-NEXT:  func.return %[[PN]], %[[IN]]
+
+// -----
+func.func @attention_heads_last(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x6x16xf32>, %v: tensor<2x4x6x16xf32>, %m: tensor<2x1x1x6xi1>) -> tensor<16x64xf32> {
+  %o = tn.sdpa %q, %k, %v mask %m scale = 0.25 causal : tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32> mask tensor<2x1x1x6xi1> -> tensor<2x4x8x16xf32>
+  %t = tn.permute %o perm = [0, 2, 1, 3] : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %r = tn.reshape %t : tensor<2x8x4x16xf32> -> tensor<16x64xf32>
+  func.return %r : tensor<16x64xf32>
+}
+// The head merge reads the attention heads after rows: the attention gives that layout itself (torch's flash
+// kernel writes it), and the reshape reads it as it lies.
+// CHECK-LABEL: func.func @attention_heads_last
+// CHECK-NEXT:  %[[O:.*]] = tn.sdpa %q, %k, %v mask %m scale = 2.500000e-01 causal heads_last : tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32> mask tensor<2x1x1x6xi1> -> tensor<2x8x4x16xf32>
+// CHECK-NEXT:  %r = tn.reshape %[[O]] : tensor<2x8x4x16xf32> -> tensor<16x64xf32>
+// CHECK-NEXT:  func.return %r
+
+// -----
+func.func @attention_read_twice(%q: tensor<2x4x8x16xf32>) -> (tensor<2x8x4x16xf32>, tensor<2x4x8x16xf32>) {
+  %o = tn.sdpa %q, %q, %q scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  %t = tn.permute %o perm = [0, 2, 1, 3] : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  func.return %t, %o : tensor<2x8x4x16xf32>, tensor<2x4x8x16xf32>
+}
+// Something else reads the attention in its own layout: one attention, its permute stays.
+// CHECK-LABEL: func.func @attention_read_twice
+// CHECK-NEXT:  %o = tn.sdpa %q, %q, %q scale = 2.500000e-01 : {{.*}} -> tensor<2x4x8x16xf32>
+// CHECK-NEXT:  %t = tn.permute %o perm = [0, 2, 1, 3]
+
+// -----
+func.func @attention_other_permute(%q: tensor<2x4x8x16xf32>) -> tensor<4x2x8x16xf32> {
+  %o = tn.sdpa %q, %q, %q scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  %t = tn.permute %o perm = [1, 0, 2, 3] : tensor<2x4x8x16xf32> -> tensor<4x2x8x16xf32>
+  func.return %t : tensor<4x2x8x16xf32>
+}
+// Only heads after rows is the flash kernel's layout.
+// CHECK-LABEL: func.func @attention_other_permute
+// CHECK-NEXT:  %o = tn.sdpa %q, %q, %q scale = 2.500000e-01 : {{.*}} -> tensor<2x4x8x16xf32>
+// CHECK-NEXT:  %t = tn.permute %o perm = [1, 0, 2, 3]

@@ -248,3 +248,19 @@ func.func @slice_scatter_src(%x: tensor<4x8xf32>, %s: tensor<4x3xf32>) -> tensor
   // CHECK: nn-invalid.mlir:[[# @LINE - 1]]:3: error: tn.slice_scatter: src shape [4, 3] does not match expected [4, 4]
   func.return %r : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @sdpa_heads_last_rank(%q: tensor<4x8x16xf32>) -> tensor<8x4x16xf32> {
+  %r = tn.sdpa %q, %q, %q scale = 0.25 heads_last : tensor<4x8x16xf32>, tensor<4x8x16xf32>, tensor<4x8x16xf32> -> tensor<8x4x16xf32>
+  // CHECK: nn-invalid.mlir:[[# @LINE - 1]]:3: error: tn.sdpa: heads_last needs a heads dim (rank >= 4), got rank 3
+  func.return %r : tensor<8x4x16xf32>
+}
+
+// -----
+
+func.func @sdpa_heads_last_shape(%q: tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32> {
+  %r = tn.sdpa %q, %q, %q scale = 0.25 heads_last : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  // CHECK: nn-invalid.mlir:[[# @LINE - 1]]:3: error: tn.sdpa: result
+  func.return %r : tensor<2x4x8x16xf32>
+}
