@@ -1,5 +1,6 @@
 """The host side of a compiled graph: bind arguments, run, and hand back outputs with eager's strides."""
 
+import functools
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -39,6 +40,12 @@ def _dense_strides(shape, order, broadcast=()) -> list[int]:
             strides[d] = step
             step *= max(shape[d], 1)
     return strides
+
+
+@functools.lru_cache(maxsize=256)
+def _dense(shape: torch.Size, order: tuple[int, ...], broadcast: tuple[int, ...]) -> tuple[int, ...]:
+    """_dense_strides remembered: a dynamic graph's calls mostly repeat a few shapes."""
+    return tuple(_dense_strides(shape, order, broadcast))
 
 
 def _restride(t: torch.Tensor, spec: OutputSpec) -> torch.Tensor:
@@ -119,7 +126,8 @@ class CompiledGraph:
             r = results[v]
             if isinstance(r, torch.Tensor):
                 if fresh:
-                    out.append(_restride(r, spec) if spec.strides is None or r.stride() != spec.strides else r)
+                    want = spec.strides if spec.strides is not None else _dense(r.shape, spec.order, spec.broadcast)
+                    out.append(r if r.stride() == want else _restride(r, spec))
                     continue
                 if input_storages is None:
                     input_storages = {t.untyped_storage().data_ptr() for t in inputs if isinstance(t, torch.Tensor)}

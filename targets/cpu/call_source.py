@@ -4,8 +4,9 @@ The executor (executor.py) runs a call as a loop over bound steps, each size an 
 expression evaluated by walking objects. On a small graph that walk is most of the call: dynamic-seq spent
 about 60 of its 80 us there. Here the same call is Python source, generated once per graph and compiled:
 the argument checks are one condition, every symbolic size a local variable, every derived size and every
-launch's item count an expression over those, the allocations and library calls the step functions the
-executor binds (steps.py). The executor runs this function for every call whose arguments pass its
+launch's item count an expression over those, a launch a direct call of its kernel (or of its parallel form
+when it has the work), a static view of an argument its `as_strided`, the other allocations and library calls
+the step functions the executor binds (steps.py). The executor runs this function for every call whose arguments pass its
 condition; any other call (an argument that differs, the stride of a size-1 dim bound as a symbol) runs
 the executor's generic path, which accepts it or raises its error. The source is `Executor.call_source`.
 
@@ -72,7 +73,7 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
     context; `bound`: step index -> the executor's callable for it in some context (None: nothing to run)."""
     g = compiled.g
     src, names = _Source(), {"Tensor": torch.Tensor, "empty": alloc.empty, "empty_strided": torch.empty_strided,
-                              "launch": parallel.launch, "tensor_of": steps.tensor_of,
+                              "threads": parallel.num_threads, "tensor_of": steps.tensor_of,
                               "extern_results": steps.extern_results}  # fmt: skip
     tensors = [(r, root.arg, root.cell) for r, root in enumerate(g.roots) if root.kind == "input"]
 
@@ -161,6 +162,9 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
             small = static and buf.dtype.itemsize * math.prod(q.const for q in buf.sizes) < alloc.HUGE_MIN
             dt = name("D", buf.dtype)
             make = f"empty_strided({shape}, {strides}, dtype={dt})" if small else f"empty({shape}, {strides}, {dt})"
+            if not static:  # alloc.empty's own test, written out: a small buffer is torch's at once
+                nbytes = " * ".join([*(src.lin(q) for q in buf.sizes), str(buf.dtype.itemsize)])
+                make = f"empty_strided({shape}, {strides}, dtype={dt}) if {nbytes} < {alloc.HUGE_MIN} else {make}"
             lines += [f"roots[{st.root}] = t = {make}", f"{'' if static else f'vals[{root.cell}] = '}frame[{root.cell}] = t.data_ptr()"]
         elif st.kind == "extern":
             ins = ", ".join(operand(x) for x in st.ins)
@@ -179,8 +183,13 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
                 lines.append(f"step{k}()")
         else:
             lines += _count(src, ln.plan, [src.lin(q) for q in st.syms])
-            fn, par = name("K", ln.fn), name("P", ln.par)
-            lines += ["if items > 0:", f"    launch({fn}, {par}, items, argv{k}, work, {compiled.min_work})"]
+            fn = name("K", ln.fn)
+            lines += ["if items > 0:"]
+            if ln.par is None:
+                lines += [f"    {fn}(0, items, argv{k})"]
+            else:  # parallel.launch written out: a small launch is one call of the kernel itself
+                lines += [f"    if items * work < {compiled.min_work}:", f"        {fn}(0, items, argv{k})", "    else:",
+                          f"        {name('P', ln.par)}(0, items, argv{k}, threads())"]  # fmt: skip
 
     # -- the results ---------------------------------------------------------------------------------
     outs = []

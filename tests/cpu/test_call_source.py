@@ -52,6 +52,18 @@ def test_dynamic_graph_calls_run_the_generated_function_at_every_size(monkeypatc
     assert paths.generic == 0
 
 
+def test_dynamic_buffers_small_and_large_are_allocated_in_the_generated_call(monkeypatch):
+    from irc.targets.cpu import alloc
+
+    fn = lambda x: torch.softmax(x * 2, -1) + 1  # noqa: E731 - an intermediate of the input's size
+    program, consts = build(fn, randn(6, 10), dynamic=True, cache=False)
+    assert "empty_strided(" in program.call_source and "empty(" in program.call_source
+    paths = Paths(monkeypatch)
+    for rows in (6, 3, alloc.HUGE_MIN // (4 * 257) + 1):  # the last past alloc.HUGE_MIN: alloc.empty's pooled pages
+        agree(program, consts, fn, randn(rows, 257))
+    assert paths.generic == 0
+
+
 def test_derived_sizes_are_computed_in_the_generated_call(monkeypatch):
     fn = lambda x: (x.reshape(x.shape[0] * x.shape[1], x.shape[2]) * 2).sum(0)  # noqa: E731
     program, consts = build(fn, randn(6, 10, 5), dynamic=True, cache=False)
