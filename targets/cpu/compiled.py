@@ -23,7 +23,7 @@ from llvmlite import ir
 
 from irc import cache as disk
 
-from . import extern_ops, jit, launcher, parallel
+from . import access, extern_ops, jit, launcher, parallel
 from .affine import Lin
 from .emit import BufSpec, emit_kernel
 from .graph import plan_graph
@@ -203,6 +203,7 @@ class Compiled:
         h = jit.host()
         launches = repr([(ln.key, self.built_variant(ln)) for ln in self.launches])
         return disk.make_key("emitted", self.key, launches, str(self.lanes), str(parallel.runtime() is not None),
+                             f"prefetch={access.PREFETCH}",  # IRC_PREFETCH changes the code: another record
                              h.triple, h.cpu, h.features, jit.versions(), disk.sources("targets/cpu", "ir", "dialects"))  # fmt: skip
 
     def _from_record(self, key: str):

@@ -101,6 +101,21 @@ def test_an_emission_record_loads_the_code_and_still_shows_its_llvm_ir(cache_dir
         torch.testing.assert_close(run([a, b])[0], fn(a, b))
 
 
+def test_an_emission_record_is_not_taken_for_code_emitted_with_another_prefetch_distance(cache_dir, monkeypatch):
+    from irc.targets.cpu import access
+
+    def fn(a):
+        return (a * 3).relu() + 1
+
+    a = torch.randn(64, 1024)
+    first, _ = compile_function(fn, a)
+    assert "llvm.prefetch" in first.llvm_ir
+    monkeypatch.setattr(access, "PREFETCH", 0)  # IRC_PREFETCH=0 in another process
+    second, _ = compile_function(fn, a)
+    assert second.compiled._llvm_ir is not None and "llvm.prefetch" not in second.llvm_ir  # emitted, not loaded
+    torch.testing.assert_close(second([a])[0], fn(a))
+
+
 CHILD = r"""
 import json, torch, irc
 from irc import report
