@@ -155,6 +155,20 @@ def test_column_reductions_take_wider_vectors_by_default(cols):
     assert [ln.plan["lanes"] for ln in row.launches] == [native * k if cols >= 4 else 1]
 
 
+def test_software_prefetch_only_where_a_step_streams_past_it():
+    """A streaming load prefetches PREFETCH bytes ahead where one step reads at least twice that contiguously (long
+    rows, an item's chunk of columns), not in a column sum whose items read 256 columns a row: there the line
+    fetched would be another item's."""
+    from irc.targets.cpu import access
+
+    x = randn(64, 4096)
+    streaming = check(lambda x: (x * 3).relu().sum(-1), x)
+    column = check(lambda x: x.sum(0), x)
+    short_rows = check(lambda x: x.sum(-1), randn(64, 300))
+    assert access.PREFETCH and "llvm.prefetch" in streaming.llvm_ir
+    assert "llvm.prefetch" not in column.llvm_ir and "llvm.prefetch" not in short_rows.llvm_ir
+
+
 def _autotuned_transpose(monkeypatch):
     """The transposed copy compiled under max-autotune with every variant qualifying; its report, checked against eager."""
     from irc.targets.cpu import autotune
