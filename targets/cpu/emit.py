@@ -83,9 +83,10 @@ class KernelEmitter(Access):
         self.tile, self.blocked = choose_tile(self, tile)
         # every vector of a lanes loop starts at a multiple of the width: a row's from 0, an item's from a multiple of cols
         self.aligned = self.L is not None and (self.mode == "A" or bool(self.tile.cols) and self.tile.cols % self.L == 0)
-        # elements one step reads contiguously along v (a row, or an item's columns; None: known at run time)
-        run = self.ext_static[self.v] if self.v is not None else 1
-        self.run = run if self.mode == "A" or not self.tile.cols else min(run or self.tile.cols, self.tile.cols)
+        # elements one step reads contiguously along v: a row, or an item's columns (None: known at run time)
+        self.run = self.ext_static[self.v] if self.v is not None else 1
+        if self.mode == "B" and self.tile.cols:
+            self.run = min(self.run or self.tile.cols, self.tile.cols)
         self.guards = {op: self._guards(op) for op in self.ops if isinstance(op, loop.LoadOp)}
         self.out_dims = [self._out_dims(i) for i in range(len(self.yields))]
 

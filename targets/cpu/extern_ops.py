@@ -27,6 +27,11 @@ from . import externs
 SMALL_FLOPS = 16e6  # below this a library call's thread wake-ups cost more than its arithmetic
 
 
+def small_product(m: int, k: int, n: int) -> bool:
+    """An m x k @ k x n product below SMALL_FLOPS: it stays on torch.mm (MKL's own path), whatever its operands."""
+    return 2 * m * k * n < SMALL_FLOPS
+
+
 @dataclass(frozen=True)
 class Extern:
     """A prepared extern: `run(ins, outs) -> fresh results`; `path(ins)` the library path it takes on these
@@ -75,17 +80,19 @@ def _mm(op, weight_is_argument: bool = False, note=lambda problem, path: None) -
     constant or a frozen parameter; never a training graph's weight), so one kernel may hold it prepacked for oneDNN while the same tensor arrives
     unchanged. A weight that does change between calls (training) is not packed again: from then on this
     extern treats it as a plain operand."""
-    shapes = [v.type.get_shape() for v in op.operands]
-    if all(n >= 0 for shape in shapes for n in shape) and 2 * shapes[0][0] * shapes[0][1] * shapes[1][1] < SMALL_FLOPS:
-        # a small static product takes torch.mm whatever else holds: decided now, not per call (noted at the
-        # first call, as the others are: a reduce-overhead launcher may run it as sgemm_ instead)
-        problem = mm_problem(shapes[0], shapes[1], torch_dtype(op.operands[0].type.get_element_type()),
+    (m, k), (_, n) = (v.type.get_shape() for v in op.operands)
+    if min(m, k, n) >= 0 and small_product(m, k, n):
+        # decided now, not per call; noted at the first call, as the others are (a reduce-overhead launcher may run
+        # it as sgemm_ instead, and notes that)
+        problem = mm_problem((m, k), (k, n), torch_dtype(op.operands[0].type.get_element_type()),
                              "constant weight" if weight_is_argument else "")  # fmt: skip
-        unnoted = [True]
+        noted = False
 
         def small(ins, out):
-            if unnoted:
-                note(problem, unnoted.pop() and "aten")
+            nonlocal noted
+            if not noted:
+                noted = True
+                note(problem, "aten")
             return torch.mm(ins[0], ins[1], out=out) if out is not None else torch.mm(ins[0], ins[1])
 
         return Extern(op.name, _into(small), lambda ins: "aten")
@@ -107,8 +114,7 @@ def _mm(op, weight_is_argument: bool = False, note=lambda problem, path: None) -
         key = (tuple(a.shape), a.is_contiguous(), tuple(k.weight.shape), a.dtype, k.constant)  # the rule reads each
         path = chosen.get(key)
         if path is None:  # a small product stays on MKL's own (single-threaded) path: no thread wake-up
-            small = 2 * a.shape[0] * a.shape[1] * k.weight.shape[0] < SMALL_FLOPS
-            path = chosen[key] = "aten" if small else k.choose(a)
+            path = chosen[key] = "aten" if small_product(a.shape[0], a.shape[1], k.weight.shape[0]) else k.choose(a)
             how = "constant weight" if k.constant else "weight changes" if weight_is_argument else ""
             note(mm_problem(a.shape, k.weight.shape[::-1], a.dtype, how), path)
         return path
@@ -267,7 +273,7 @@ def mm_path(ext: memory.ExternOp, stable: frozenset[int], m: int, k: int, n: int
     """The path the rule (_mm, then LinearKernel.choose) gives this f32 mm extern of static sizes m x k @ k x n,
     known before any call. The reduce-overhead launchers take over (as sgemm_) only a product whose path is
     aten: the others stay this extern, so every mode rounds as the default does."""
-    if 2 * m * k * n < SMALL_FLOPS:
+    if small_product(m, k, n):
         return "aten"
     constant = _of_argument(ext.ins[1], stable)
     onednn = externs.onednn_available(torch.float32)
