@@ -29,6 +29,7 @@ class BufSpec:
 
 
 PREFETCH = env.get("IRC_PREFETCH")
+CACHE_LINE = 64  # bytes
 
 
 class Access:
@@ -71,7 +72,7 @@ class Access:
                     vp = b.bitcast(ptr, ir.VectorType(st, width).as_pointer())
                     if mask is not None:
                         return widen(b, self.masked("load", b, vp, mask), elem)
-                    self.prefetch(b, ptr, abi_size(st))
+                    self.prefetch(b, ptr, abi_size(st), width)
                     return widen(b, b.load(vp, align=max(1, abi_size(st))), elem)
                 iota = ir.Constant(ir.VectorType(I64, width), list(range(width)))
                 idx = b.add(splat(b, ival(flat), width), b.mul(splat(b, ival(step), width), iota))
@@ -106,17 +107,19 @@ class Access:
             ok = cond if ok is None else b.and_(ok, cond)
         return ok
 
-    def prefetch(self, b, ptr, elem_bytes: int, write: bool = False):
-        """A software prefetch PREFETCH bytes ahead of a streaming access (never faults, even past the end):
-        long vector bodies leave the out-of-order window too few iterations to cover DRAM latency. Not where a
-        step's contiguous run is shorter than twice that: the line fetched would mostly be another item's (a
-        column sum's 256-column items: 20% slower with it)."""
+    def prefetch(self, b, ptr, elem_bytes: int, width: int = 1, write: bool = False):
+        """Software prefetches PREFETCH bytes ahead of a streaming access (never faults, even past the end), one
+        per cache line the `width`-element step reads (a 4-vector step read 3 of its 4 lines unfetched: a 4096x4096
+        row sum 0.78x -> 0.57x eager): long vector bodies leave the out-of-order window too few iterations to
+        cover DRAM latency. Not where a step's contiguous run is shorter than twice that: the line fetched would
+        mostly be another item's (a column sum's 256-column items: 20% slower with it)."""
         if not PREFETCH or self.run is not None and self.run * elem_bytes < 2 * PREFETCH:
             return
-        p8 = b.gep(b.bitcast(ptr, I8.as_pointer()), [ir.Constant(I64, PREFETCH)])
         fn = b.module.globals.get("llvm.prefetch.p0") or ir.Function(
             b.module, ir.FunctionType(ir.VoidType(), [I8.as_pointer(), I32, I32, I32]), "llvm.prefetch.p0")
-        b.call(fn, [p8, ir.Constant(I32, int(write)), ir.Constant(I32, 3), ir.Constant(I32, 1)])
+        for line in range(0, max(width * elem_bytes, 1), CACHE_LINE):
+            p8 = b.gep(b.bitcast(ptr, I8.as_pointer()), [ir.Constant(I64, PREFETCH + line)])
+            b.call(fn, [p8, ir.Constant(I32, int(write)), ir.Constant(I32, 3), ir.Constant(I32, 1)])
 
     def flat(self, b, spec: BufSpec, idx):
         acc = self.lin(spec.offset)

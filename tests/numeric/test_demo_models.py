@@ -7,7 +7,8 @@ import torch
 import irc
 from irc import report
 from irc.bench import models as M
-from irc.bench.check import FORWARD_TOL, assert_close, compare_steps, loss_fn, targets_for, train_step, twin
+from irc.bench.check import (FORWARD_TOL, GRAD_TOL, GRAD_TOL_F64, assert_close, compare_steps, loss_fn, targets_for,
+                             train_step, twin)
 from tests.conftest import compile_irc
 
 FORWARD = {
@@ -19,9 +20,18 @@ FORWARD = {
     "mini-transformer-mask": lambda: M.mini_transformer(dropout=0.0, mask=True),
 }
 
+
+def _float64(made):
+    model, inputs = made
+    return model.double(), tuple(x.double() for x in inputs)
+
+
 TRAIN = {
     "mlp": lambda: M.mlp(32),
-    "convnet": lambda: M.convnet(train=True),
+    # float64: in float32 this seed's second ReLU has an input 5.3e-8 from zero, which rounding may put on either
+    # side (BatchNorm statistics summed 2-4 vectors wide gave 0 where eager gives 5.3e-8); that one mask element
+    # moves a conv weight gradient by 4.5e-4 while everything else agrees to rounding (docs/cpu-target.md)
+    "convnet": lambda: _float64(M.convnet(train=True)),
     "mini-transformer": lambda: M.mini_transformer(dropout=0.0),
 }
 
@@ -50,7 +60,7 @@ def test_training_step_matches_eager(name):
     assert set(got.grads) == {n for n, p in model.named_parameters()}
     if name == "convnet":
         assert {n for n in got.buffers if "running" in n} == {f"features.{i}.running_{s}" for i in (1, 4) for s in ("mean", "var")}
-    compare_steps(got, want)
+    compare_steps(got, want, GRAD_TOL_F64 if got.loss.dtype == torch.float64 else GRAD_TOL)
 
 
 def test_mini_transformer_dropout_is_random_but_trains():
