@@ -230,7 +230,8 @@ def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stag
     target (what a warm-start record keeps)."""
     target = targets.get(opts.target)
     plan = Plan(attention=opts.attention, layout=opts.layout,
-                conv_timer=target.conv_timer(opts) if opts.layout == "auto" else None)  # fmt: skip
+                conv_timer=target.conv_timer(opts) if opts.layout == "auto" else None,
+                library_allocates=target.library_allocates(args))  # fmt: skip
     stage_dump = lambda stage, m: dump(stage, lambda: print_module(m))  # noqa: E731
     progress_stage("tensor-opt")
     try:

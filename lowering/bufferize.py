@@ -8,7 +8,8 @@ nest in buffer form; identical kernels are shared. A loop.view becomes a mem.vie
 that is left (a tn op: matmul, convolution, fallbacks) becomes a mem.extern whose region is that op.
 """
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
@@ -73,8 +74,9 @@ def materialize_outputs(f: func.FuncOp) -> None:
 
 
 class Bufferizer:
-    def __init__(self, module: ModuleOp, main: func.FuncOp):
+    def __init__(self, module: ModuleOp, main: func.FuncOp, library_allocates: Callable[[Operation], bool] | None = None):
         self.module, self.main = module, main
+        self.library_allocates = library_allocates
         self.kernels: dict[str, str] = {}  # kernel text (name-free) -> name
         self.new_funcs: list[func.FuncOp] = []
         self.buf: dict[SSAValue, SSAValue] = {}
@@ -195,12 +197,14 @@ class Bufferizer:
             self.emit(memory.ExternOp(ins, [], [], Region(block)))
             return
         # An eager fallback returns what aten returns (its meta shapes can be approximate): fresh buffers. So do
-        # a channels-last convolution, a heads-last attention and an embedding's gradient: torch's kernel allocates
-        # the NHWC result, the (batch, rows, heads, d) one or the zeroed table (the vocabulary's size) anyway, and
-        # copying it into a planned buffer costs one more pass.
+        # a channels-last convolution, a heads-last attention, an embedding's gradient and what the target says its
+        # library allocates (the cpu target's oneDNN products by a constant weight): torch's kernel allocates the
+        # NHWC result, the (batch, rows, heads, d) one, the zeroed table (the vocabulary's size) or the product
+        # anyway, and copying it into a planned buffer costs one more pass.
         fresh = isinstance(op, (tn.AtenCallOp, tn.EmbeddingBackwardOp)) or \
             (isinstance(op, tn.ConvolutionOp) and op.channels_last is not None) or \
-            (isinstance(op, tn.ScaledDotProductAttentionOp) and op.heads_last is not None)
+            (isinstance(op, tn.ScaledDotProductAttentionOp) and op.heads_last is not None) or \
+            (self.library_allocates is not None and self.library_allocates(op))
         static = [r for r in op.results if DYN not in r.type.get_shape() and not fresh]
         dynamic = [r for r in op.results if DYN in r.type.get_shape() or fresh]
         outs = [self.alloc(r.type, r in self.outputs, []) for r in static]
@@ -226,11 +230,13 @@ def _sym(name: str) -> Attribute:
     return StringAttr(name)
 
 
-def bufferize(module: ModuleOp) -> None:
+def bufferize(module: ModuleOp, library_allocates: Callable[[Operation], bool] | None = None) -> None:
+    """`library_allocates(op)`: whether the target's library call for the extern `op` allocates its result (it is
+    then taken as a fresh buffer instead of copied into a planned one)."""
     mains = [f for f in module.body.block.ops if isinstance(f, func.FuncOp) and f.body.blocks]
     for f in mains:
         materialize_outputs(f)
-        b = Bufferizer(module, f)
+        b = Bufferizer(module, f, library_allocates)
         new = b.run()
         module.body.block.insert_op_before(new, f)
         f.detach()
@@ -244,6 +250,7 @@ class BufferizePass(ModulePass):
     """Tensors become buffers: graph outputs allocated once and written in place, nests outlined into kernels."""
 
     name = "bufferize"
+    library_allocates: Callable[[Operation], bool] | None = field(default=None, compare=False, repr=False)
 
     def apply(self, ctx: Context, module: ModuleOp) -> None:
-        bufferize(module)
+        bufferize(module, self.library_allocates)

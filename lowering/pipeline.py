@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
@@ -71,6 +72,8 @@ class Plan:
     layout: str = "auto"  # options={"layout": ...}
     matmul: str = "extern"  # "loops": matrix products generated (matmul-to-loops) rather than the library's
     conv_timer: ConvTimer | None = field(default=None, compare=False, repr=False)
+    # the target's word on which externs' library calls allocate their results (bufferize leaves them fresh)
+    library_allocates: Callable[[Operation], bool] | None = field(default=None, compare=False, repr=False)
 
     def stage_passes(self, stage: str) -> tuple[ModulePass, ...]:
         """The passes that produce `stage` from the one before it (read at call time: tests may patch STAGES)."""
@@ -83,6 +86,8 @@ class Plan:
             )
         elif stage == "loop" and self.matmul == "loops":
             passes = (MatmulToLoopsPass(), *passes)
+        elif stage == "mem" and self.library_allocates is not None:
+            passes = tuple(BufferizePass(self.library_allocates) if isinstance(p, BufferizePass) else p for p in passes)
         return passes
 
     def passes(self, start: str = "tensor", stop: str = "mem") -> tuple[ModulePass, ...]:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 
 from irc import report
 from irc.options import Options
@@ -32,6 +33,10 @@ class Target(Protocol):
 
     def conv_timer(self, opts: Options):
         """select-layout's measurement of a convolution in each layout on this target, or None (estimated)."""
+
+    def library_allocates(self, args: list[ArgSpec]) -> Callable[[Operation], bool] | None:
+        """Which tn ops' library calls allocate their results on this target, given the graph's arguments (bufferize
+        takes those results as fresh buffers rather than copying them into planned ones), or None: none do."""
 
     def select_matmul(self, module: ModuleOp, args: list[ArgSpec], opts: Options, rep: report.GraphReport,
                       build: Callable[[str, report.GraphReport], Run | None]) -> Run | None:  # fmt: skip

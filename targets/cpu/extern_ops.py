@@ -13,14 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
-from xdsl.ir import BlockArgument
+from xdsl.ir import BlockArgument, Operation
 
-from irc.dialects import memory
+from irc.dialects import loop, memory
 from irc.dialects import tensor as tn
 
 from irc.dialects.semantics.bounds import index_checker
 from irc.dialects.semantics.tensor import check_linalg
-from irc.ir.types import torch_dtype
+from irc.ir.types import DYN, torch_dtype
 from . import externs
 
 
@@ -263,8 +263,9 @@ def _single_op(ext: memory.ExternOp):
 
 
 def _of_argument(value, stable: frozenset[int]) -> bool:
-    """Is `value` a stable graph input (its position in `stable`) or a view of one (a transposed weight)?"""
-    while isinstance(value.owner, memory.ViewOp):
+    """Is `value` a stable graph input (its position in `stable`) or a view of one (a transposed weight), at the
+    mem stage or the loop stage?"""
+    while isinstance(value.owner, memory.ViewOp | loop.ViewOp):
         value = value.owner.source
     return isinstance(value, BlockArgument) and value.index in stable
 
@@ -273,9 +274,24 @@ def mm_path(ext: memory.ExternOp, stable: frozenset[int], m: int, k: int, n: int
     """The path the rule (_mm, then LinearKernel.choose) gives this f32 mm extern of static sizes m x k @ k x n,
     known before any call. The reduce-overhead launchers take over (as sgemm_) only a product whose path is
     aten: the others stay this extern, so every mode rounds as the default does."""
+    return _rule_path(_of_argument(ext.ins[1], stable), m, k, n, row_major)
+
+
+def allocates_result(op: Operation, stable: frozenset[int]) -> bool:
+    """Does the library call of this loop-stage op allocate its result? An f32 product of static sizes that the
+    rule sends to oneDNN (a stable weight, prepacked): torch returns a fresh tensor, with no out= form."""
+    if not isinstance(op, tn.MmOp) or torch_dtype(op.result.type.get_element_type()) != torch.float32:
+        return False
+    (m, k), (_, n) = (v.type.get_shape() for v in op.operands)
+    if DYN in (m, k, n):
+        return False
+    row_major = not isinstance(op.operands[0].owner, loop.ViewOp)  # a view may be strided: then MKL's path
+    return _rule_path(_of_argument(op.operands[1], stable), m, k, n, row_major) != "aten"
+
+
+def _rule_path(constant: bool, m: int, k: int, n: int, row_major: bool) -> str:
     if small_product(m, k, n):
         return "aten"
-    constant = _of_argument(ext.ins[1], stable)
     onednn = externs.onednn_available(torch.float32)
     paths = ("aten", "mkldnn", "mkldnn_packed") if onednn and constant else ("aten", "mkldnn") if onednn else ("aten",)
     if (forced := externs.forced_path(paths)) is not None:

@@ -30,6 +30,7 @@ from llvmlite import ir
 
 from irc.dialects import memory
 from irc.dialects import tensor as tn
+from irc.ir.types import DYN
 
 from . import extern_ops, parallel, steps
 from .vec import I32, I64
@@ -91,6 +92,10 @@ def _mm_native(st, stable: frozenset[int]) -> str | None:
         return "extern other than mm"
     if sgemm_address() is None:
         return "no sgemm_ in torch's library"
+    (m, k), (_, n) = (v.type.get_shape() for v in inner[0].operands)
+    if st.results and not st.outs and DYN not in (m, k, n):  # bufferize's fresh result: the library allocates it
+        path = extern_ops.mm_path(st.op, stable, m, k, n, row_major=True)
+        return f"mm the default runs as {path}, which allocates its result (every mode keeps its library path)"
     if len(st.outs) != 1 or st.results or len(st.ins) != 2:
         return "mm without a planned out buffer"
     bufs = [*st.ins, st.outs[0]]

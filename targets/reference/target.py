@@ -12,6 +12,9 @@ class ReferenceTarget:
     def conv_timer(self, opts: Options):
         return None
 
+    def library_allocates(self, args):
+        return None  # every extern writes a planned buffer
+
     def select_matmul(self, module, args, opts: Options, rep: report.GraphReport, build):
         return build("extern", rep)
 

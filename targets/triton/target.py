@@ -24,6 +24,9 @@ class TritonTarget:
     def conv_timer(self, opts: Options):
         return None  # select-layout estimates from the flops
 
+    def library_allocates(self, args):
+        return None  # every extern writes a planned buffer
+
     def select_matmul(self, module, args, opts: Options, rep: report.GraphReport, build):
         return build("loops" if opts.matmul == "loops" else "extern", rep)  # "dot" is the runner's, after lowering
 

@@ -222,6 +222,43 @@ def test_graph_weight_prepacked_once_and_never_stale(monkeypatch):
     assert len(packs) == 1 and len(runs) == 2  # once changed, the weight is a plain operand: never packed again
 
 
+
+def test_a_prepacked_product_is_taken_as_onednn_returns_it(tmp_path):
+    """oneDNN's product has no out= form: a product by a constant weight (prepacked) is taken as the fresh tensor
+    it returns (at the mem stage an extern with a result and no out buffer) instead of being copied into a planned
+    buffer, so a call makes no aten::copy_; a product by a weight that is a plain input writes its planned buffer
+    through torch.mm's out=. Both match eager."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from tests.conftest import compile_irc
+
+    if not externs.onednn_available(torch.float32):
+        pytest.skip("oneDNN is not available in this torch build")
+
+    class Layer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.randn(256, 512))
+
+        def forward(self, x):
+            return (x @ self.w).relu()  # 2*64*256*512 flops: above the small-product cut
+
+    layer, x = Layer(), torch.randn(64, 256)
+    w = layer.w.detach().clone()  # a plain tensor: Dynamo takes a Parameter argument as a constant
+    product = lambda x, w: (x @ w).relu()  # noqa: E731
+    cases = {"constant": (layer, (x,)), "input": (product, (x, w))}
+    with torch.no_grad():
+        want = layer(x)
+        for name, (fn, args) in cases.items():
+            f = compile_irc(fn, dump_dir=str(tmp_path / name))
+            torch.testing.assert_close(f(*args), want, **TOL)
+            with profile(activities=[ProfilerActivity.CPU]) as prof:
+                f(*args)
+            (mem,) = (tmp_path / name).glob("*/*-mem.mlir")
+            (line,) = [ln for ln in mem.read_text().splitlines() if "mem.extern" in ln]
+            assert ("outs(:) -> memref<64x512xf32>" in line) == (name == "constant"), line
+            assert not any(e.name == "aten::copy_" for e in prof.events()), (name, [e.name for e in prof.events()])
+
 def test_plain_graph_input_weight_is_not_prepacked(monkeypatch):
     """A weight passed as an ordinary input (not a parameter of an inference graph) may change every call:
     it is never prepacked, and its product runs eager's own call (aten)."""
