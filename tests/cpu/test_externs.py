@@ -182,6 +182,18 @@ def test_empty_matrix_products_match_eager(m, k, n):
     torch.testing.assert_close(externs.addmm(bias, a, b), torch.addmm(bias, a, b))
 
 
+
+class _Layer(torch.nn.Module):
+    """x @ w: the parameter itself is the product's operand (nothing to fold), 2*64*256*512 flops for a 64-row x:
+    above the small-product cut."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(256, 512))
+
+    def forward(self, x):
+        return (x @ self.w).relu()
+
 def test_graph_weight_prepacked_once_and_never_stale(monkeypatch):
     """A matmul whose weight is a parameter of an inference graph (a stable argument) is prepacked once for
     oneDNN and reused while the weight is unchanged; an in-place update (an optimizer step) is seen, and the
@@ -201,15 +213,7 @@ def test_graph_weight_prepacked_once_and_never_stale(monkeypatch):
         return real(self, m)
 
     monkeypatch.setattr(externs.LinearKernel, "packed", packed)
-    class Layer(torch.nn.Module):  # x @ w: the parameter itself is the product's operand (nothing to fold)
-        def __init__(self):
-            super().__init__()
-            self.w = torch.nn.Parameter(torch.randn(256, 512))
-
-        def forward(self, x):
-            return (x @ self.w).relu()  # 2*64*256*512 flops: above the small-product cut
-
-    layer, x = Layer(), torch.randn(64, 256)
+    layer, x = _Layer(), torch.randn(64, 256)
     f = compile_irc(layer)
     with torch.no_grad():
         for _ in range(2):
@@ -235,15 +239,7 @@ def test_a_prepacked_product_is_taken_as_onednn_returns_it(tmp_path):
     if not externs.onednn_available(torch.float32):
         pytest.skip("oneDNN is not available in this torch build")
 
-    class Layer(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.w = torch.nn.Parameter(torch.randn(256, 512))
-
-        def forward(self, x):
-            return (x @ self.w).relu()  # 2*64*256*512 flops: above the small-product cut
-
-    layer, x = Layer(), torch.randn(64, 256)
+    layer, x = _Layer(), torch.randn(64, 256)
     w = layer.w.detach().clone()  # a plain tensor: Dynamo takes a Parameter argument as a constant
     product = lambda x, w: (x @ w).relu()  # noqa: E731
     cases = {"constant": (layer, (x,)), "input": (product, (x, w))}
