@@ -185,3 +185,24 @@ def test_max_autotune_chosen_variants_compute_the_same(monkeypatch, case):
     assert any(note.startswith("autotune (measured") for note in g.mode_notes), g.mode_notes
     if case != "pointwise-large" and torch.get_num_threads() > 1:
         assert any("one MKL thread" in note for note in g.mode_notes), g.mode_notes
+
+
+def test_max_autotune_keeps_a_constant_weight_prepacked_after_measuring_on_random_inputs():
+    """max-autotune measures whole programs on random inputs. A product by a frozen weight must not take the random
+    weight for the constant it holds prepacked: it did, then saw the real weight as a change and ran MKL's unpacked
+    path for good (mlp-b32 under max-autotune 0.89x eager, the default 1.17x). The real weight stays the constant
+    one (no "weight changes" path in the report), and the model matches eager."""
+    from torch.profiler import ProfilerActivity, profile
+
+    model, (x,) = mlp(32)
+    model.eval()
+    start = report.mark()
+    f = _compiled(model, "max-autotune", cache=False)
+    with torch.no_grad():
+        torch.testing.assert_close(f(x), model(x), **tolerance(torch.float32))
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            f(x)
+    (g,) = _graphs(start)
+    assert any("measured" in note for note in g.mode_notes), g.mode_notes  # the programs ran on random inputs
+    assert not any("weight changes" in problem for problem in g.extern_paths), g.extern_paths
+    assert sum(e.name == "mkldnn::_linear_pointwise" for e in prof.events()) == 2  # both 1024x1024 products packed
