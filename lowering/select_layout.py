@@ -10,8 +10,10 @@ through their 4-d data operands. For each region and each layout the cost model 
                      costs within CLOSE, 20%: measuring costs compile time) or the convolutions are big
                      (BIG_S: a wrong guess costs more than measuring), and every convolution of the region
                      gives the same numbers in both layouts (`same`; else a timing would choose the
-                     numbers); else an estimate from the flop count, the same in both layouts except a
-                     penalty for grouped and depthwise convolutions in NHWC
+                     numbers); else an estimate: the flop count, plus in NCHW a reorder of the input and
+                     the output (the library computes in its own layout: oneDNN's NCHW convolutions ran
+                     1.1-1.4x slower than NHWC at 28x28 and above; inductor goes channels-last on any CPU
+                     with oneDNN), and in NHWC a penalty for grouped and depthwise convolutions
     conversions      one per 4-d value crossing the region's boundary in a layout other than the region's
                      (an NHWC value that arrives as permute(v, TO_NCHW) or as a max pool of one, or leaves
                      through permute(., TO_NHWC), is free in NHWC and a conversion in NCHW), each costing a
@@ -122,11 +124,14 @@ def conv_problem(op: tn.ConvolutionOp) -> dict:
 
 
 def estimate(op: tn.ConvolutionOp) -> tuple[float, float]:
-    """(nchw_s, nhwc_s) from the flop count; grouped and depthwise convolutions pay GROUPED_PENALTY in NHWC."""
+    """(nchw_s, nhwc_s) from the flop count, and in NCHW the reorder of the activations into the library's own
+    layout and back (oneDNN computes in blocked or channels-last forms); grouped and depthwise convolutions pay
+    GROUPED_PENALTY in NHWC."""
     out = [1 if d == DYN else d for d in shape(op.result)]
     w = [1 if d == DYN else d for d in shape(op.weight)]
     s = 2 * math.prod(out) * math.prod(w[1:]) / CONV_FLOPS_PER_S
-    return s, s * (GROUPED_PENALTY if op.groups.value.data > 1 else 1.0)
+    reorder = 2 * (_bytes(op.input) + _bytes(op.result)) / COPY_BYTES_PER_S
+    return s + reorder, s * (GROUPED_PENALTY if op.groups.value.data > 1 else 1.0)
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 // RUN: irc-opt --split-input-file %s -p select-layout,fold-permutes,dce | filecheck %s --check-prefix=AUTO
 // RUN: irc-opt --split-input-file %s -p 'select-layout{layout=nchw},fold-permutes,dce' | filecheck %s --check-prefix=NCHW
 // Layout selection per convolution region. Without a measurement hook (irc-opt has none) the cost
-// model estimates both layouts' convolutions from their flops (equal, but grouped convolutions pay a
-// penalty in nhwc) and adds a read and a write for each conversion at the region's boundary.
+// model estimates both layouts' convolutions from their flops (plus, in nchw, the library's reorder of each
+// convolution's input and output; grouped convolutions pay a penalty in nhwc) and adds a read and a write
+// for each conversion at the region's boundary.
 
 func.func @block(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>, %w2: tensor<4x4x3x3xf32>) -> tensor<2x4x8x8xf32> {
   %c = tn.convolution %x, %w, %b stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<2x4x8x8xf32>
@@ -31,11 +32,14 @@ func.func @block(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4x
 // NHWC-NEXT:    %[[S:.*]] = tn.add %[[C2]], %[[R]] : tensor<2x8x8x4xf32>, tensor<2x8x8x4xf32> -> tensor<2x8x8x4xf32>
 // NHWC-NEXT:    %[[OUT:.*]] = tn.permute %[[S]] perm = [0, 3, 1, 2] : tensor<2x8x8x4xf32> -> tensor<2x4x8x8xf32>
 // NHWC-NEXT:    func.return %[[OUT]]
-// In auto, equal convolution estimates, and nhwc would need two conversions: nchw, unchanged.
+// In auto, nchw pays the library's reorders of two convolutions' inputs and outputs, more than nhwc's two
+// conversions at the region's boundary: nhwc, one conversion in and one out.
 // AUTO-LABEL: func.func @block
-// AUTO-SAME:    irc.layout = ["region 0 (2 convs, 5 ops): nchw: cost {{.*}}conversions 2 nhwc {{.*}} vs 0 nchw
-// AUTO-NOT:     tn.permute
-// AUTO-NOT:     channels_last
+// AUTO-SAME:    irc.layout = ["region 0 (2 convs, 5 ops): nhwc: cost {{.*}}conversions 2 nhwc {{.*}} vs 0 nchw
+// AUTO-NEXT:    tn.permute %x perm = [0, 2, 3, 1]
+// AUTO:         channels_last
+// AUTO:         tn.permute {{.*}} perm = [0, 3, 1, 2]
+// AUTO-NEXT:    func.return
 // NCHW-LABEL: func.func @block
 // NCHW-SAME:    nchw: forced by layout=nchw
 // NCHW-NOT:     tn.permute
@@ -92,6 +96,15 @@ func.func @two_regions(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>, %s: ten
 // NHWC-NEXT:    %[[C2:.*]] = tn.convolution %[[P]], %w {{.*}} channels_last
 // NHWC-NEXT:    %[[OUT:.*]] = tn.permute %[[C2]] perm = [0, 3, 1, 2]
 // NHWC-NEXT:    func.return %[[OUT]]
+// auto chooses the same: each region's reorders in nchw cost more than its conversions in nhwc.
+// AUTO-LABEL: func.func @two_regions
+// AUTO-SAME:    irc.layout = ["region 0 (1 convs, 2 ops): nhwc: {{.*}}", "region 1 (1 convs, 1 ops): nhwc: {{.*}}"]
+// AUTO-NEXT:    tn.permute %x perm = [0, 2, 3, 1]
+// AUTO-NEXT:    tn.convolution {{.*}} channels_last
+// AUTO-NEXT:    tn.mul
+// AUTO-NEXT:    tn.max_pool2d {{.*}} channels_last
+// AUTO-NEXT:    tn.convolution {{.*}} channels_last
+// AUTO-NEXT:    tn.permute {{.*}} perm = [0, 3, 1, 2]
 
 // -----
 func.func @pool_between_nhwc_regions(%x: tensor<1x8x8x4xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32> {
