@@ -155,12 +155,13 @@ def test_column_reductions_take_wider_vectors_by_default(cols):
     assert [ln.plan["lanes"] for ln in row.launches] == [native * k if cols >= 4 else 1]
 
 
-def test_software_prefetch_only_where_a_step_streams_past_it():
+def test_software_prefetch_only_where_a_step_streams_past_it(monkeypatch):
     """A streaming load prefetches PREFETCH bytes ahead where one step reads at least twice that contiguously (long
     rows, an item's chunk of columns), not in a column sum whose items read 256 columns a row: there the line
     fetched would be another item's."""
     from irc.targets.cpu import access
 
+    monkeypatch.setattr(access, "PREFETCH_MIN_BYTES", 0)  # these 1 MB buffers stand for ones beyond the caches
     x = randn(64, 4096)
     streaming = check(lambda x: (x * 3).relu().sum(-1), x)
     column = check(lambda x: x.sum(0), x)
@@ -169,8 +170,21 @@ def test_software_prefetch_only_where_a_step_streams_past_it():
     assert "llvm.prefetch" not in column.llvm_ir and "llvm.prefetch" not in short_rows.llvm_ir
 
 
+def test_no_software_prefetch_for_a_buffer_the_caches_hold(monkeypatch):
+    """A static buffer of at most PREFETCH_MIN_BYTES is read from the caches, where a prefetch only costs a load slot:
+    a 1 MB row sum has none at the default (32 MB); with the bound at 512 KB the same sum prefetches, and a 256 KB
+    one still does not."""
+    from irc.targets.cpu import access
 
-def test_a_wide_step_prefetches_every_line_it_reads():
+    assert access.PREFETCH_MIN_BYTES == 32 << 20
+    assert "llvm.prefetch" not in check(lambda x: x.sum(-1), randn(64, 4096)).llvm_ir
+    monkeypatch.setattr(access, "PREFETCH_MIN_BYTES", 512 << 10)
+    assert "llvm.prefetch" in check(lambda x: x.sum(-1), randn(64, 4096)).llvm_ir
+    assert "llvm.prefetch" not in check(lambda x: x.sum(-1), randn(16, 4096)).llvm_ir
+
+
+
+def test_a_wide_step_prefetches_every_line_it_reads(monkeypatch):
     """A row sum over 4096 columns steps 4 native vectors at a time: one prefetch per 64-byte line of the step,
     PREFETCH, PREFETCH + 64, ... bytes ahead (one prefetch for four lines left three fetched late: 0.78x -> 0.57x
     eager on 4096x4096)."""
@@ -178,6 +192,8 @@ def test_a_wide_step_prefetches_every_line_it_reads():
 
     from irc.targets.cpu import access, jit
     from irc.targets.cpu.tiles import LANES_REDUCING
+
+    monkeypatch.setattr(access, "PREFETCH_MIN_BYTES", 0)  # a 1 MB buffer standing for a 64 MB one
 
     row = check(lambda x: x.sum(-1), randn(64, 4096))
     (launch,) = row.launches

@@ -107,6 +107,7 @@ def test_an_emission_record_is_not_taken_for_code_emitted_with_another_prefetch_
     def fn(a):
         return (a * 3).relu() + 1
 
+    monkeypatch.setattr(access, "PREFETCH_MIN_BYTES", 0)  # prefetch even this 256 KB buffer
     a = torch.randn(64, 1024)
     first, _ = compile_function(fn, a)
     assert "llvm.prefetch" in first.llvm_ir
