@@ -109,6 +109,8 @@ def canon_copy_to_view(nest: loop.NestOp):
     m = AffineMap(ld.map.data.num_dims, 0, ld.map.data.results)
     if loop.linear_coefficients(m) is None:
         return None
+    if any(isinstance(u, tn.ReshapeOp) for u in users) and m != AffineMap.identity(m.num_dims):
+        return None  # a reshape needs its source contiguous: of a strided view, torch copies it at the mem stage, unfused
     sizes = []
     for n, e in zip(nest.res[0].type.get_shape(), nest.extents):
         if n == DYN:

@@ -35,6 +35,29 @@ func.func @copy_to_reshape(%a: tensor<2x4x8xf32>, %w: tensor<8x3xf32>) -> tensor
 // CHECK-NEXT:  %r = tn.mm %f, %w
 
 // -----
+func.func @permuted_copy_under_a_reshape(%a: tensor<2x8x4xf32>, %w: tensor<32x3xf32>) -> tensor<2x3xf32> {
+  %p = loop.nest space = affine_map<() -> (2, 4, 8)> iterators = ["parallel", "parallel", "parallel"] : tensor<2x4x8xf32> {
+    %0 = loop.load %a[affine_map<(d0, d1, d2) -> (d0, d2, d1)>] : tensor<2x8x4xf32> -> f32
+    loop.yield %0 : f32
+  }
+  %f = loop.nest space = affine_map<() -> (2, 32)> iterators = ["parallel", "parallel"] : tensor<2x32xf32> {
+    %1 = loop.load %p[affine_map<(d0, d1) -> (d0, d1 floordiv 8, d1 mod 8)>] : tensor<2x4x8xf32> -> f32
+    loop.yield %1 : f32
+  }
+  %r = tn.mm %f, %w : tensor<2x32xf32>, tensor<32x3xf32> -> tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+// The flatten of a channels-last value before a linear layer: the reshape's source is a transposing copy. It stays a
+// nest (its producers fuse into it) and the reshape aliases its row-major result; as a strided view, the mem stage
+// would copy it with torch instead, as one more pass unfused.
+// CHECK-LABEL: func.func @permuted_copy_under_a_reshape
+// CHECK-NEXT:  %p = loop.nest
+// CHECK-NEXT:    loop.load %a[affine_map<(d0, d1, d2) -> (d0, d2, d1)>]
+// CHECK:       %f = tn.reshape %p : tensor<2x4x8xf32> -> tensor<2x32xf32>
+// CHECK-NEXT:  %r = tn.mm %f, %w
+// CHECK-NOT:   loop.view
+
+// -----
 func.func @dead_output_and_constants(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a, %b = loop.nest space = affine_map<() -> (4)> iterators = ["parallel"] : tensor<4xf32>, tensor<4xf32> {
     %0 = loop.load %x[affine_map<(d0) -> (d0)>] : tensor<4xf32> -> f32
