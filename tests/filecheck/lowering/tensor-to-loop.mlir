@@ -58,7 +58,8 @@ func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %r = tn.softmax %x dim = 1 : tensor<4x8xf32>
   func.return %r : tensor<4x8xf32>
 }
-// tn.softmax is one nest: max, exp-sum and divide over the rows it reduces.
+// tn.softmax is one nest: max, exp-sum and a product by the sum's reciprocal (one division a row, as eager's
+// kernel) over the rows it reduces.
 // CHECK-LABEL: func.func @softmax
 // CHECK:       %r = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "reduction"] : tensor<4x8xf32> {
 // CHECK-NEXT:    %0 = loop.load %x[affine_map<(d0, d1) -> (d0, d1)>] : tensor<4x8xf32> -> f32
@@ -66,8 +67,10 @@ func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NEXT:    %2 = arith.subf %0, %1 : f32
 // CHECK-NEXT:    %3 = math.exp %2 : f32
 // CHECK-NEXT:    %4 = loop.reduce sum %3 : f32 -> f32
-// CHECK-NEXT:    %5 = arith.divf %3, %4 : f32
-// CHECK-NEXT:    loop.yield %5 : f32
+// CHECK-NEXT:    %5 = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:    %6 = arith.divf %5, %4 : f32
+// CHECK-NEXT:    %7 = arith.mulf %3, %6 : f32
+// CHECK-NEXT:    loop.yield %7 : f32
 // CHECK-NOT:   loop.nest
 
 // -----
