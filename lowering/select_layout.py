@@ -11,9 +11,11 @@ through their 4-d data operands. For each region and each layout the cost model 
                      (BIG_S: a wrong guess costs more than measuring), and every convolution of the region
                      gives the same numbers in both layouts (`same`; else a timing would choose the
                      numbers); else an estimate: the flop count, plus in NCHW a reorder of the input and
-                     the output (the library computes in its own layout: oneDNN's NCHW convolutions ran
-                     1.1-1.4x slower than NHWC at 28x28 and above; inductor goes channels-last on any CPU
-                     with oneDNN), and in NHWC a penalty for grouped and depthwise convolutions
+                     the output (the library computes in its own layout). Timed alone, oneDNN's NCHW
+                     convolutions ran 1.06-1.37x slower than NHWC at batch 8-32 on 28x28 images and larger,
+                     and up to 1.9x faster at batch 1 on 14x14 and 7x7 with 512 channels; whole models
+                     ran faster in NHWC (ResNet-18 at batch 1: 27.1 ms against 34.8), as inductor assumes
+                     on any CPU with oneDNN. In NHWC, a penalty for grouped and depthwise convolutions
     conversions      one per 4-d value crossing the region's boundary in a layout other than the region's
                      (an NHWC value that arrives as permute(v, TO_NCHW) or as a max pool of one, or leaves
                      through permute(., TO_NHWC), is free in NHWC and a conversion in NCHW), each costing a

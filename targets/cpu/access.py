@@ -4,6 +4,7 @@ guarded loads clamp their indices into the buffer (and read a zero cell from an 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -35,15 +36,6 @@ CACHE_LINE = 64  # bytes
 # us, 16 MB 110 -> 128 us, 32 MB 721 -> 769 us; relu 16 MB 409 -> 581 us.
 PREFETCH_MIN_BYTES = 32 << 20
 
-
-def fits_cache(spec: BufSpec, elem_bytes: int) -> bool:
-    """Whether the buffer is static and at most PREFETCH_MIN_BYTES (a symbolic one may be any size: not)."""
-    n = elem_bytes
-    for size in spec.sizes:
-        if not size.static:
-            return False
-        n *= size.const
-    return n <= PREFETCH_MIN_BYTES
 
 
 class Access:
@@ -86,8 +78,7 @@ class Access:
                     vp = b.bitcast(ptr, ir.VectorType(st, width).as_pointer())
                     if mask is not None:
                         return widen(b, self.masked("load", b, vp, mask), elem)
-                    if not fits_cache(spec, abi_size(st)):
-                        self.prefetch(b, ptr, abi_size(st), width)
+                    self.prefetch(b, ptr, spec, abi_size(st), width)
                     return widen(b, b.load(vp, align=max(1, abi_size(st))), elem)
                 iota = ir.Constant(ir.VectorType(I64, width), list(range(width)))
                 idx = b.add(splat(b, ival(flat), width), b.mul(splat(b, ival(step), width), iota))
@@ -122,13 +113,17 @@ class Access:
             ok = cond if ok is None else b.and_(ok, cond)
         return ok
 
-    def prefetch(self, b, ptr, elem_bytes: int, width: int = 1, write: bool = False):
-        """Software prefetches PREFETCH bytes ahead of a streaming access (never faults, even past the end), one
-        per cache line the `width`-element step reads (a 4-vector step read 3 of its 4 lines unfetched: a 4096x4096
-        row sum 0.78x -> 0.57x eager): long vector bodies leave the out-of-order window too few iterations to
-        cover DRAM latency. Not where a step's contiguous run is shorter than twice that: the line fetched would
-        mostly be another item's (a column sum's 256-column items: 20% slower with it)."""
+    def prefetch(self, b, ptr, spec: BufSpec, elem_bytes: int, width: int = 1, write: bool = False):
+        """Software prefetches PREFETCH bytes ahead of a streaming access of `spec` (never faults, even past the end),
+        one per cache line the `width`-element step reads (a 4-vector step read 3 of its 4 lines unfetched: a
+        4096x4096 row sum 0.78x -> 0.57x eager): long vector bodies leave the out-of-order window too few iterations
+        to cover DRAM latency. Not where a step's contiguous run is shorter than twice that: the line fetched would
+        mostly be another item's (a column sum's 256-column items: 20% slower with it); nor on a static buffer of at
+        most PREFETCH_MIN_BYTES, which the caches hold."""
         if not PREFETCH or self.run is not None and self.run * elem_bytes < 2 * PREFETCH:
+            return
+        static = all(n.static for n in spec.sizes)  # a symbolic buffer may be any size
+        if static and elem_bytes * math.prod(n.const for n in spec.sizes) <= PREFETCH_MIN_BYTES:
             return
         fn = b.module.globals.get("llvm.prefetch.p0") or ir.Function(
             b.module, ir.FunctionType(ir.VoidType(), [I8.as_pointer(), I32, I32, I32]), "llvm.prefetch.p0")

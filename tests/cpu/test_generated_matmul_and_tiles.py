@@ -176,12 +176,10 @@ def test_no_software_prefetch_for_a_buffer_the_caches_hold(monkeypatch):
     one still does not."""
     from irc.targets.cpu import access
 
-    assert access.PREFETCH_MIN_BYTES == 32 << 20
     assert "llvm.prefetch" not in check(lambda x: x.sum(-1), randn(64, 4096)).llvm_ir
     monkeypatch.setattr(access, "PREFETCH_MIN_BYTES", 512 << 10)
     assert "llvm.prefetch" in check(lambda x: x.sum(-1), randn(64, 4096)).llvm_ir
     assert "llvm.prefetch" not in check(lambda x: x.sum(-1), randn(16, 4096)).llvm_ir
-
 
 
 def test_a_wide_step_prefetches_every_line_it_reads(monkeypatch):
