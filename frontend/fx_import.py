@@ -15,6 +15,7 @@ from typing import Any
 import torch
 import torch.fx
 from torch._ops import OpOverload
+from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.utils._pytree import tree_flatten, tree_map
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, ModuleOp, TensorType
@@ -122,7 +123,8 @@ class ImportBuilder:
         t = TensorType(el, [])
         try:
             wide = torch.float64 if isinstance(value, float) else None  # a Python float is a double: never via f32
-            stored = torch.tensor(value, dtype=wide).to(dtype).item()
+            with unset_fake_temporarily():  # the import runs under AOT autograd's fake mode: 0.5 ms per constant
+                stored = torch.tensor(value, dtype=wide).to(dtype).item()
             value = float(stored) if dtype.is_floating_point else int(stored)
             attr = DenseIntOrFPElementsAttr.from_list(t, [value])
         except (OverflowError, RuntimeError, TypeError, ValueError) as e:
