@@ -9,6 +9,12 @@ compiled program: its chain of view ops (metadata only, no data moves) runs eage
 the program does not return it (`drop_view_results`), so it computes no copy of it either: a training
 forward saves its input and each transposed weight for the backward, and irc copied them every step
 (a 1024x1024 transpose per layer of the MLP).
+
+Outputs that are views of another output (`return y, y.detach()`, `y.t()`, or y twice) share its memory in
+eager, and AOT autograd hands them over as the compiled graph returns them (it rebuilds only views of its
+inputs). So they too are replayed, on the other output as the call returns it (`output_views`): the program
+computed a copy of each (a training forward returns each ReLU's output and its detach for the backward: a
+4 MB copy per layer and step of the MLP at batch 1024), and a write to one did not show in the other.
 """
 
 import operator
@@ -68,14 +74,84 @@ def input_views(gm: torch.fx.GraphModule) -> tuple[list[int], Callable[[list], t
     return indices, lambda args: replay(*args)
 
 
-def drop_view_results(module, outputs: list[tuple], aliased: list[int], writes=()) -> tuple[list[tuple], list[tuple[int, int]]]:
-    """The graph's output sources with the outputs at `aliased` (input_views' indices) as ("view", k), and
+def _is_view(node: torch.fx.Node) -> bool:
+    return node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload) and node.target.is_view
+
+
+def _sizes_only(node: torch.fx.Node, seen: set[torch.fx.Node]) -> bool:
+    """True when `node` is an input or computed from inputs without tensors (a SymInt size); collects the nodes."""
+    if node in seen or node.op == "placeholder":
+        return True
+    if node.op != "call_function" or any(isinstance(v, torch.Tensor) for v in tree_flatten(node.meta.get("val"))[0]):
+        return False
+    seen.add(node)
+    return all(_sizes_only(n, seen) for n in node.all_input_nodes)
+
+
+def output_views(gm: torch.fx.GraphModule, skip=()) -> tuple[list[int], Callable[[list, list], tuple] | None]:
+    """(indices of the outputs that are views of another output, a function of the graph's inputs and its outputs
+    returning them). Such an output's node is another output's node (returned again) or a chain of view ops, whose
+    other arguments are sizes, from one; the outputs at `skip` (input_views') are neither views nor bases."""
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    outs = tree_flatten(out_node.args[0])[0]
+    first: dict[torch.fx.Node, int] = {}  # a returned tensor's node -> where it is first returned
+    for i, o in enumerate(outs):
+        if isinstance(o, torch.fx.Node) and i not in skip and isinstance(o.meta.get("val"), torch.Tensor):
+            first.setdefault(o, i)
+    found: dict[int, tuple[int, list[torch.fx.Node]]] = {}  # output -> (its base output, the view ops from it)
+    sizes: set[torch.fx.Node] = set()
+    for i, o in enumerate(outs):
+        if i in skip or not isinstance(o, torch.fx.Node) or o not in first:
+            continue
+        chain, cur, used = [], o, set()
+        while (j := first.get(cur, i)) == i:
+            if not (_is_view(cur) and isinstance(cur.args[0], torch.fx.Node)
+                    and all(_sizes_only(n, used) for n in cur.all_input_nodes if n is not cur.args[0])):  # fmt: skip
+                break
+            chain.append(cur)
+            cur = cur.args[0]
+        if j != i:
+            found[i] = (j, chain[::-1])
+            sizes |= used
+    if not found:
+        return [], None
+    for i, (j, chain) in found.items():  # a base that is itself a view: from its own base (chains only go back)
+        while j in found:
+            j, chain = found[j][0], found[j][1] + chain
+        found[i] = (j, chain)
+    graph = torch.fx.Graph()
+    env: dict[torch.fx.Node, torch.fx.Node] = {}
+    for n in gm.graph.nodes:
+        if n.op == "placeholder":
+            env[n] = graph.node_copy(n)
+    bases = {j: graph.placeholder(f"output_{j}") for j in dict.fromkeys(j for j, _ in found.values())}
+    for n in gm.graph.nodes:
+        if n in sizes:
+            env[n] = graph.node_copy(n, lambda a: env[a])
+    results = []
+    for j, chain in found.values():
+        v = bases[j]
+        for n in chain:
+            rest = torch.fx.node.map_arg((n.args[1:], n.kwargs), lambda a: env[a])
+            v = graph.call_function(n.target, (v, *rest[0]), rest[1])
+        results.append(v)
+    graph.output(tuple(results))
+    replay = torch.fx.GraphModule(gm, graph)
+    base_ids = list(bases)
+    return list(found), lambda args, outputs: replay(*args, *[outputs[j] for j in base_ids])
+
+
+def drop_view_results(module, outputs: list[tuple], aliased: list[int], writes=(), derived=()) -> tuple[list[tuple], list[tuple[int, int]]]:
+    """The graph's output sources with the outputs at `aliased` (input_views' indices) as ("view", k) and those at
+    `derived` (output_views') as ("output view", k), and
     @main made to return only the results another output or an input write (`writes`: (input, result) pairs)
     still takes, renumbered, with the writes renumbered: what only a replayed view took is dead, and
     tensor-opt removes it."""
     outputs = list(outputs)
     for k, i in enumerate(aliased):
         outputs[i] = ("view", k)
+    for k, i in enumerate(derived):
+        outputs[i] = ("output view", k)
     main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
     ret = main.get_return_op()
     kept = sorted({v for kind, v in outputs if kind == "result"} | {r for _, r in writes})

@@ -30,7 +30,7 @@ from irc.targets.args import graph_args
 from irc.targets.runtime import CompiledGraph, output_spec
 
 from . import compile_log, warm
-from .aliases import drop_view_results, input_views
+from .aliases import drop_view_results, input_views, output_views
 from .decompositions import decomposition_table
 from .freeze import plan as plan_freeze, static_inputs
 from .fx_import import GraphUnsupported, import_graph
@@ -154,9 +154,9 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> 
         result.constants = freezer.apply(module, result.constants, rep)
         dump("freeze", lambda: print_module(module))
 
-    metas, aliased, views = _outputs(gm)
+    metas, aliased, views, derived, derive = _outputs(gm)
     # the program computes no replayed view
-    result.outputs, writes = drop_view_results(module, result.outputs, aliased, result.writes)
+    result.outputs, writes = drop_view_results(module, result.outputs, aliased, result.writes, derived)
     rep.input_writes = len(writes)
     specs = [output_spec(src, meta) for src, meta in zip(result.outputs, metas)]
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
@@ -168,7 +168,7 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> 
     if graph_key is not None and built:
         warm.remember(graph_key, warm.Record(built["mem_key"], built["matmul"], result.outputs, writes, dict(rep.imported),
                                              [(str(t), r) for t, r in rep.fallbacks], rep.attention, rep.layouts))  # fmt: skip
-    return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views, writes, _effect_tokens(gm))
+    return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views, writes, _effect_tokens(gm), derive)
 
 
 def _effect_tokens(gm) -> list[int]:
@@ -179,10 +179,12 @@ def _effect_tokens(gm) -> list[int]:
 
 
 def _outputs(gm):
-    """The example values of the graph's outputs, and the outputs that are views of its inputs (aliases.input_views)."""
+    """The example values of the graph's outputs, the outputs that are views of its inputs (aliases.input_views) and
+    those that are views of other outputs (aliases.output_views)."""
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     metas = [getattr(o, "meta", {}).get("val") for o in torch.utils._pytree.tree_flatten(out_node.args[0])[0]]
-    return metas, *input_views(gm)
+    aliased, views = input_views(gm)
+    return metas, aliased, views, *output_views(gm, set(aliased))
 
 
 def _warm_start(gm, graph_key: str, opts: Options, rep: report.GraphReport) -> CompiledGraph | None:
@@ -207,9 +209,9 @@ def _warm_start(gm, graph_key: str, opts: Options, rep: report.GraphReport) -> C
     rep.imported, rep.fallbacks = Counter(rec.imported), list(rec.fallbacks)
     rep.attention, rep.layouts, rep.input_writes = rec.attention, list(rec.layouts), len(rec.writes)
     _report_lowered(rep, done.lowered)
-    metas, _, views = _outputs(gm)
+    metas, _, views, _, derive = _outputs(gm)
     specs = [output_spec(src, meta) for src, meta in zip(rec.outputs, metas)]
-    return CompiledGraph(run, specs, constants, getattr(run, "fresh", ()), views, rec.writes, _effect_tokens(gm))
+    return CompiledGraph(run, specs, constants, getattr(run, "fresh", ()), views, rec.writes, _effect_tokens(gm), derive)
 
 
 def _report_lowered(rep: report.GraphReport, low) -> None:

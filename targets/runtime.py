@@ -13,7 +13,9 @@ import torch
 class OutputSpec:
     """Where output i comes from and the layout eager gives it."""
 
-    source: tuple[str, Any]  # ("result", i), ("const", value) or ("view", k): the k-th view of an input (views())
+    # ("result", i), ("const", value), ("view", k): the k-th view of an input (views()), or ("output view", k):
+    # the k-th view of another output (output_views())
+    source: tuple[str, Any]
     strides: tuple[int, ...] | None  # exact strides when static
     order: tuple[int, ...] | None  # dims from innermost to outermost, for symbolic shapes
     broadcast: tuple[int, ...] = ()  # for symbolic shapes: dims eager gives stride 0 (an expand)
@@ -89,8 +91,10 @@ class CompiledGraph:
 
     def __init__(self, run: Callable[[Sequence[Any]], Sequence[Any]], outputs: list[OutputSpec], constants: list[torch.Tensor],
                  fresh: Sequence[bool] = (), views: Callable[[list], Sequence[Any]] | None = None,
-                 writes: Sequence[tuple[int, int]] = (), tokens: Sequence[int] = ()):  # fmt: skip
+                 writes: Sequence[tuple[int, int]] = (), tokens: Sequence[int] = (),
+                 output_views: Callable[[list, list], Sequence[Any]] | None = None):  # fmt: skip
         self.run = run
+        self.output_views = output_views  # outputs that are views of other outputs, made from those (aliases.py)
         self.tokens = list(tokens)  # inputs that are effect tokens: AOT autograd passes None, the program an empty tensor
         self.writes = list(writes)  # (input, result): after a call the result is written into the input
         self.views = views  # outputs that are views of inputs, made from the inputs themselves (frontend/aliases.py)
@@ -123,6 +127,9 @@ class CompiledGraph:
             if kind == "view":
                 out.append(views[v])
                 continue
+            if kind == "output view":
+                out.append(None)  # made below, once the output it views is
+                continue
             r = results[v]
             if isinstance(r, torch.Tensor):
                 if fresh:
@@ -140,4 +147,9 @@ class CompiledGraph:
                 r = _restride(r, spec)
                 input_storages.add(r.untyped_storage().data_ptr())
             out.append(r)
+        if self.output_views is not None:
+            made = self.output_views(inputs, out)
+            for spec, i in zip(self.outputs, range(len(out))):
+                if spec.source[0] == "output view":
+                    out[i] = made[spec.source[1]]
         return out

@@ -1,0 +1,88 @@
+"""Outputs that are views of other outputs share their memory, as in eager (frontend/aliases.py output_views).
+
+AOT autograd hands such outputs over as the compiled graph returns them, so a copy broke eager's aliasing (a write
+to one output did not show in its view) and cost a pass over memory: a training forward returns each ReLU's output
+and its detach for the backward."""
+
+import copy
+
+import pytest
+import torch
+
+import irc
+
+
+def _views(x):
+    y = torch.relu(x) * 2
+    return y, y.detach(), y.view(-1), y.t(), y
+
+
+def _shares(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+@pytest.mark.parametrize("shape", [(4, 5), (1, 7), (13, 1)])
+def test_views_of_an_output_share_its_memory_as_in_eager(shape):
+    x = torch.randn(shape)
+    want = _views(x)
+    got = torch.compile(_views, backend=irc.backend)(x)
+    for w, g in zip(want, got):
+        torch.testing.assert_close(g, w)
+        assert (g.shape, g.stride(), g.storage_offset()) == (w.shape, w.stride(), w.storage_offset())
+    assert all(_shares(got[0], g) for g in got[1:])
+    assert got[4] is got[0]  # returned twice: the same tensor, as eager returns it
+    got[0].add_(1)  # a write through one output shows in every view of it, as in eager
+    want[0].add_(1)
+    for w, g in zip(want, got):
+        torch.testing.assert_close(g, w)
+
+
+def test_a_view_of_a_view_output_and_of_a_strided_input():
+    def fn(x):
+        y = x.exp()
+        a = y.t()
+        return a.unsqueeze(0), y, a
+
+    x = torch.randn(6, 8)[:, ::2]  # a non-contiguous input
+    want, got = fn(x), torch.compile(fn, backend=irc.backend)(x)
+    for w, g in zip(want, got):
+        torch.testing.assert_close(g, w)
+        assert g.stride() == w.stride()
+    assert _shares(got[0], got[1]) and _shares(got[2], got[1])
+
+
+def test_views_with_dynamic_sizes():
+    def fn(x):
+        y = x.sigmoid()
+        return y, y.reshape(x.shape[0] * x.shape[1]), y[1:]
+
+    f = torch.compile(fn, backend=irc.backend, dynamic=True)
+    for shape in [(3, 5), (7, 4), (2, 11)]:
+        x = torch.randn(shape)
+        want, got = fn(x), f(x)
+        for w, g in zip(want, got):
+            torch.testing.assert_close(g, w)
+            assert g.stride() == w.stride()
+        assert _shares(got[0], got[1]) and _shares(got[0], got[2])
+
+
+def test_a_returned_detach_costs_no_copy_kernel():
+    def fn(x):
+        y = torch.relu(x) * 2
+        return y, y.detach()
+
+    (g,) = irc.explain(fn, torch.randn(32, 64)).graphs
+    assert g.kernels == 1, str(g)  # the fused relu-mul only: no kernel copying y for its detach
+
+
+def test_training_step_through_returned_detaches_matches_eager():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 5))
+    twin = copy.deepcopy(model)
+    x = torch.randn(8, 16)
+    compiled = torch.compile(twin, backend=irc.backend)
+    for _ in range(2):
+        model(x).square().sum().backward()
+        compiled(x).square().sum().backward()
+    for p, q in zip(model.parameters(), twin.parameters()):
+        torch.testing.assert_close(q.grad, p.grad)
