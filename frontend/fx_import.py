@@ -119,8 +119,7 @@ class ImportBuilder:
         """A 0-d constant holding `value` as torch would store it in `dtype` (ints wrap, floats round)."""
         if dtype.is_complex or isinstance(value, complex):
             raise Unsupported("complex constant")
-        el = element_type(dtype)
-        t = TensorType(el, [])
+        t = TensorType(element_type(dtype), [])
         try:
             wide = torch.float64 if isinstance(value, float) else None  # a Python float is a double: never via f32
             with unset_fake_temporarily():  # the import runs under AOT autograd's fake mode: 0.5 ms per constant
