@@ -51,10 +51,6 @@ from .affine_forms import linear_coefficients
 
 PARALLEL, REDUCTION = "parallel", "reduction"
 DYN = DYNAMIC_INDEX
-# math ops of a nest body that cost about one instruction; the others (exp, log, tanh, erf, ...) are what fusion and
-# the emitters take care not to compute more often than needed
-CHEAP_MATH = frozenset(f"math.{n}" for n in ("absf", "absi", "floor", "ceil", "trunc", "round", "roundeven", "sqrt",
-                                             "copysign", "fma", "ctpop"))
 
 
 class ReduceKind(StrEnum):

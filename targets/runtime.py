@@ -95,6 +95,7 @@ class CompiledGraph:
                  output_views: Callable[[list, list], Sequence[Any]] | None = None):  # fmt: skip
         self.run = run
         self.output_views = output_views  # outputs that are views of other outputs, made from those (aliases.py)
+        self.derived = [(i, spec.source[1]) for i, spec in enumerate(outputs) if spec.source[0] == "output view"]
         self.tokens = list(tokens)  # inputs that are effect tokens: AOT autograd passes None, the program an empty tensor
         self.writes = list(writes)  # (input, result): after a call the result is written into the input
         self.views = views  # outputs that are views of inputs, made from the inputs themselves (frontend/aliases.py)
@@ -147,9 +148,8 @@ class CompiledGraph:
                 r = _restride(r, spec)
                 input_storages.add(r.untyped_storage().data_ptr())
             out.append(r)
-        if self.output_views is not None:
+        if self.derived:
             made = self.output_views(inputs, out)
-            for spec, i in zip(self.outputs, range(len(out))):
-                if spec.source[0] == "output view":
-                    out[i] = made[spec.source[1]]
+            for i, k in self.derived:
+                out[i] = made[k]
         return out

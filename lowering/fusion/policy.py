@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from xdsl.ir.affine import AffineConstantExpr
 
 from irc.dialects import loop
-from irc.dialects.loop import CHEAP_MATH
+from irc.dialects.math_cost import costly_math
 
 from .legality import SiblingPlan, VerticalPlan
 
@@ -38,7 +38,7 @@ def scalar_math(plan: VerticalPlan) -> int:
     varies along the consumer's innermost (vector) dim but the producer's own innermost dim would be vectorized,
     times the points of the consumer's other dims (a dim of runtime extent counts as SCALAR_WORK: large)."""
     p, c = plan.producer, plan.consumer
-    fns = sum(1 for op in p.body.block.ops if op.name.startswith("math.") and op.name not in CHEAP_MATH)
+    fns = sum(1 for op in p.body.block.ops if costly_math(op))
     if not fns or not c.rank or not p.rank:
         return 0
     v = c.rank - 1

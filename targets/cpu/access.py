@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 from llvmlite import ir
 
 from irc import env
 from irc.dialects import loop
-from irc.dialects.loop import CHEAP_MATH
+from irc.dialects.math_cost import costly_math
 
-from .affine import Lin, coefficient, lane_coefficient
+from .affine import Lin, coefficient, lane_coefficient, uses_dim
 from .ivals import Lanes, abi_size, add, count, ival, kconst, mangle_el, mul, same, splat
 from .types import narrow, storage_type, widen
 from .vec import I1, I8, I32, I64
@@ -97,8 +98,9 @@ class Access:
                     if mask is not None:
                         return widen(b, self.masked("load", b, vp, mask), elem)
                     self.prefetch(b, ptr, spec, abi_size(st), width)
-                    self.prefetch_rows(b, spec, lambda dims: [self.aff(b, e, dims, None, extra) for e in exprs],
-                                       scalar_dims, abi_size(st) * width, lambda r: any(r in e.used_dims() for e in exprs))  # fmt: skip
+                    if (r := self.row_prefetch_dim) is not None and any(uses_dim(e, r) for e in exprs):
+                        self.prefetch_rows(b, spec, [self.aff(b, e, self.rows_ahead(b, scalar_dims), None, extra) for e in exprs],
+                                           abi_size(st) * width)  # fmt: skip
                     return widen(b, b.load(vp, align=max(1, abi_size(st))), elem)
                 iota = ir.Constant(ir.VectorType(I64, width), list(range(width)))
                 idx = b.add(splat(b, ival(flat), width), b.mul(splat(b, ival(step), width), iota))
@@ -152,17 +154,24 @@ class Access:
         return all(n.static for n in spec.sizes) and math.prod(n.const for n in spec.sizes) * abi_size(
             storage_type(spec.elem)) <= PREFETCH_MIN_BYTES
 
-    def prefetch_rows(self, b, spec: BufSpec, index, dims, nbytes: int, moves, write: bool = False):
-        """In a mode-B kernel with reduction dims, prefetch the `nbytes` at index(dims) ROWS_AHEAD steps further
-        down the innermost reduction dim r (dims: the step's scalar dims), where the access moves along it
-        (moves(r))."""
-        if not PREFETCH or self.mode != "B" or not self.R or not moves(self.R[-1]):
-            return
-        if not any(op.name.startswith("math.") and op.name not in CHEAP_MATH for op in self.ops):
-            return  # a light body's out-of-order window reaches the next rows: a column sum of 8 MB ran 15% slower
+    @cached_property
+    def row_prefetch_dim(self) -> int | None:
+        """The reduction dim whose rows ahead a column reduction prefetches (ROWS_AHEAD): the innermost one of a
+        mode-B kernel whose body runs math functions; None elsewhere (a light body's out-of-order window reaches
+        the next rows: a column sum of 8 MB ran 15% slower with it)."""
+        if not PREFETCH or self.mode != "B" or not self.R or not any(costly_math(op) for op in self.ops):
+            return None
+        return self.R[-1]
+
+    def rows_ahead(self, b, dims) -> list:
+        """The step's scalar dims moved ROWS_AHEAD along row_prefetch_dim."""
         ahead = list(dims)
-        ahead[self.R[-1]] = add(b, dims[self.R[-1]], ROWS_AHEAD)
-        _prefetch_lines(b, b.gep(self.base_ptr(spec), [ival(self.flat(b, spec, index(ahead)))]), 0, nbytes, write)
+        ahead[self.row_prefetch_dim] = add(b, dims[self.row_prefetch_dim], ROWS_AHEAD)
+        return ahead
+
+    def prefetch_rows(self, b, spec: BufSpec, index, nbytes: int, write: bool = False):
+        """Prefetch the `nbytes` of `spec` at `index` (an access's index at rows_ahead)."""
+        _prefetch_lines(b, b.gep(self.base_ptr(spec), [ival(self.flat(b, spec, index))]), 0, nbytes, write)
 
     def flat(self, b, spec: BufSpec, idx):
         acc = self.lin(spec.offset)
@@ -245,9 +254,9 @@ class Access:
             vp = b.bitcast(ptr, value.type.as_pointer())
             if mask is not None:
                 return self.masked("store", b, vp, mask, value)
-            scalar_dims = [x.base if isinstance(x, Lanes) else x for x in dims]
-            self.prefetch_rows(b, spec, lambda at: self.out_index(i, at), scalar_dims, abi_size(value.type.element) * width,
-                               lambda r: r in self.out_dims[i], write=True)  # fmt: skip
+            if (r := self.row_prefetch_dim) is not None and r in self.out_dims[i]:
+                ahead = self.rows_ahead(b, [x.base if isinstance(x, Lanes) else x for x in dims])
+                self.prefetch_rows(b, spec, self.out_index(i, ahead), abi_size(value.type.element) * width, write=True)
             b.store(value, vp, align=max(1, abi_size(value.type.element)))
         else:
             b.store(narrow(b, value, spec.elem), ptr)

@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import Float32Type, Float64Type
 from xdsl.ir import SSAValue
 
 from irc.dialects import loop
-from irc.dialects.loop import CHEAP_MATH
+from irc.dialects.math_cost import costly_math
 
 
 def stashes(nest: loop.NestOp, reduces: list[loop.ReduceOp], yields: list[SSAValue], opset: set,
@@ -24,7 +24,7 @@ def stashes(nest: loop.NestOp, reduces: list[loop.ReduceOp], yields: list[SSAVal
         for k in reversed(range(len(reduces))):
             v = reduces[k].input
             if (v.owner in needs and k not in out and elem == v.type and isinstance(elem, Float32Type | Float64Type)
-                    and any(op.name.startswith("math.") and op.name not in CHEAP_MATH for op in cone(v, opset))):
+                    and any(costly_math(op) for op in cone(v, opset))):
                 out[k] = (i, v)
                 break
     return out
