@@ -207,7 +207,7 @@ class FuseLoopsPass(ModulePass):
     name = "fuse-loops"
     max_body_ops: int = 400
     max_recompute_cost: int = 24
-    max_reduction_depth: int = 3
+    max_reduction_depth: int = 4
     sibling: bool = True
 
     def apply(self, ctx: Context, module: ModuleOp) -> None:

@@ -67,7 +67,7 @@ def depth(nest: loop.NestOp) -> int:
 class Policy:
     max_body_ops: int = 400
     max_recompute_cost: int = 24
-    max_reduction_depth: int = 3
+    max_reduction_depth: int = 4
 
     def vertical(self, plan: VerticalPlan) -> str | None:
         p, c = plan.producer, plan.consumer

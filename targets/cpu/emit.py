@@ -220,10 +220,10 @@ class KernelEmitter(Access):
             return self.lanes_loop(b, 0, self.extent(d), at)
         self.loop(b, 0, self.extent(d), 1, at)
 
-    def reduction(self, b, r: loop.ReduceOp, dims, width, env, stores=(), stash=None):
+    def reduction(self, b, r: loop.ReduceOp, dims, width, env, stores=(), stash=None, reads=()):
         """r's value at the point `dims`: one pass over the reduction dims. `stores`: full outputs that read no
         reduction's value, stored in the same pass at each point (no second pass computing them again); `stash`:
-        (output i, value) to store there for the last pass (stash.py)."""
+        (output i, value) to store there for the later passes, `reads` those earlier passes stored (stash.py)."""
         kind, t = r.kind.data.value, r.input.type
         arg = kind in ("argmax", "argmin")
         scal = compute_type(t)
@@ -241,7 +241,7 @@ class KernelEmitter(Access):
             accs[w] = (slot, pos)
 
         def inner(b, d, w):
-            vals = self.evaluate(b, w, d, env, [r.input, *(self.yields[i] for i in stores)])
+            vals = self.evaluate(b, w, d, self.read_back(b, env, reads, d, w), [r.input, *(self.yields[i] for i in stores)])
             for i in stores:
                 self.store(b, i, vals[self.yields[i]], d, w)
             if stash is not None:
@@ -270,6 +270,13 @@ class KernelEmitter(Access):
             value, pos = red.horizontal(b, kind, t, value, pos)
         return pos if arg else value
 
+    def read_back(self, b, env, reads, d, w) -> dict:
+        """env with what earlier reductions' passes left in the outputs (stash.py), read back, not computed again."""
+        local = dict(env)
+        for i, v in reads:
+            local[v] = self.load_out(b, i, d, w)
+        return local
+
     def region(self, b, dims, width):
         """Every reduction, then the outputs, at one point of the non-reduction dims."""
         env = {}
@@ -282,16 +289,14 @@ class KernelEmitter(Access):
         later = [i for i in later if i not in early]
         stash = stashes(self.nest, self.reduces, self.yields, self.opset, later)
         for k, r in enumerate(self.reduces):
-            env[r.result] = self.reduction(b, r, dims, width, env, early if k == 0 else (), stash.get(k))
+            reads = [stash[j] for j in stash if j < k]
+            env[r.result] = self.reduction(b, r, dims, width, env, early if k == 0 else (), stash.get(k), reads)
         vals = self.evaluate(b, width, dims, env, [self.yields[i] for i in now])
         for i in now:
             self.store(b, i, vals[self.yields[i]], fill(dims, self.R), width)
 
         def full(b, d, w):
-            local = dict(env)
-            for i, v in stash.values():  # what a reduction's pass left in the output, read back, not computed again
-                local[v] = self.load_out(b, i, d, w)
-            vals = self.evaluate(b, w, d, local, [self.yields[i] for i in later])
+            vals = self.evaluate(b, w, d, self.read_back(b, env, stash.values(), d, w), [self.yields[i] for i in later])
             for i in later:
                 self.store(b, i, vals[self.yields[i]], d, w)
 

@@ -1,10 +1,11 @@
-"""Values a reduction's pass leaves in an output for the kernel's last pass (KernelEmitter.region).
+"""Values a reduction's pass leaves in an output for the kernel's later passes (KernelEmitter.region).
 
-A full output written in the last pass over the reduction dims, computed from the value a reduction reduces, would
-compute that value a second time; where it costs math functions (softmax's exp(x - max): exp / sum), the reduction's
-pass stores it in the output's own element and the last pass reads it back: one exponential per element, not two.
-Only where the output holds the value's own type, so that reading it back gives the same bits (a bf16 output of an
-f32 computation would round it).
+A later pass (another reduction's, or the last one, which writes the full outputs) that needs the value an earlier
+reduction reduces would compute that value again; where it costs math functions (softmax's exp(x - max): exp / sum),
+the earlier reduction's pass stores it in a full output's own element and every later pass reads it back: one
+exponential per element, however many passes follow (softmax then layer_norm over the same rows: five passes,
+one exp). The last pass overwrites the element with the output's value. Only where the output holds the value's own
+type, so that reading it back gives the same bits (a bf16 output of an f32 computation would round it).
 """
 
 from xdsl.dialects.builtin import Float32Type, Float64Type
@@ -16,25 +17,37 @@ from irc.dialects.math_cost import costly_math
 
 def stashes(nest: loop.NestOp, reduces: list[loop.ReduceOp], yields: list[SSAValue], opset: set,
             later: list[int]) -> dict[int, tuple[int, SSAValue]]:  # fmt: skip
-    """Reduction k -> (output i, the value k reduces) for the outputs `later` (written in the last pass)."""
+    """Reduction k -> (output i, the value k reduces): the value stored in output i (one of `later`, written in the
+    last pass) by k's pass, for the passes after it. The earliest such value first: it spares the most passes."""
     out: dict[int, tuple[int, SSAValue]] = {}
-    for i in later:
-        needs = cone(yields[i], opset)
-        elem = nest.outs[i].type.get_element_type()
-        for k in reversed(range(len(reduces))):
-            v = reduces[k].input
-            if (v.owner in needs and k not in out and elem == v.type and isinstance(elem, Float32Type | Float64Type)
-                    and any(costly_math(op) for op in cone(v, opset))):
-                out[k] = (i, v)
-                break
+    free = list(later)
+    needs_after = [set() for _ in reduces]  # the ops the passes after reduction k compute
+    acc = set().union(*(cone(yields[i], opset) for i in later))
+    for k in reversed(range(len(reduces))):
+        needs_after[k] = set(acc)
+        acc |= cone(reduces[k].input, opset)
+    for k, r in enumerate(reduces):
+        v = r.input
+        if v.owner not in needs_after[k] or not isinstance(v.type, Float32Type | Float64Type):
+            continue
+        read = {w for _, w in out.values()}  # values earlier passes stashed: read back, they cost nothing
+        if not any(costly_math(op) for op in cone(v, opset, read)):
+            continue
+        i = next((i for i in free if nest.outs[i].type.get_element_type() == v.type), None)
+        if i is not None:
+            out[k] = (i, v)
+            free.remove(i)
     return out
 
 
-def cone(v: SSAValue, opset: set) -> set:
-    """The body's ops that compute v at a point (not through a reduction's result)."""
+def cone(v: SSAValue, opset: set, read: set = frozenset()) -> set:
+    """The body's ops that compute v at a point (not through a reduction's result, nor through a `read` value)."""
     seen, stack = set(), [v]
     while stack:
-        op = stack.pop().owner
+        w = stack.pop()
+        if w in read:
+            continue
+        op = w.owner
         if op in opset and op not in seen and not isinstance(op, loop.ReduceOp):
             seen.add(op)
             stack.extend(op.operands)

@@ -51,9 +51,9 @@ def test_outputs_that_read_no_reduction_are_stored_in_its_pass(monkeypatch):
     calls = []
     reduction = emit.KernelEmitter.reduction
 
-    def spy(self, b, r, dims, width, env, stores=(), stash=None):
+    def spy(self, b, r, dims, width, env, stores=(), stash=None, reads=()):
         calls.append(list(stores))
-        return reduction(self, b, r, dims, width, env, stores, stash)
+        return reduction(self, b, r, dims, width, env, stores, stash, reads)
 
     monkeypatch.setattr(emit.KernelEmitter, "reduction", spy)
     g, x = randn(64, 48), randn(64, 48)
@@ -71,9 +71,9 @@ def test_softmax_computes_its_exponentials_once(monkeypatch, dim, rows, cols, dt
     stashed = []
     reduction = emit.KernelEmitter.reduction
 
-    def spy(self, b, r, dims, width, env, stores=(), stash=None):
+    def spy(self, b, r, dims, width, env, stores=(), stash=None, reads=()):
         stashed.append(None if stash is None else (stash[0], stash[1].owner.name))
-        return reduction(self, b, r, dims, width, env, stores, stash)
+        return reduction(self, b, r, dims, width, env, stores, stash, reads)
 
     monkeypatch.setattr(emit.KernelEmitter, "reduction", spy)
     x = randn(rows, cols).to(dtype)
@@ -85,3 +85,27 @@ def test_softmax_computes_its_exponentials_once(monkeypatch, dim, rows, cols, dt
         assert (0, "math.exp") in stashed, stashed  # the sum's pass, storing the exponential into output 0
     else:
         assert all(s is None for s in stashed), stashed
+
+
+def softmax_then_layer_norm(x):
+    return torch.nn.functional.layer_norm(torch.softmax(x, -1), x.shape[-1:])
+
+
+@pytest.mark.parametrize("rows, cols", [(64, 48), (33, 17), (1, 129), (200, 5)])
+def test_softmax_then_layer_norm_is_one_kernel_with_one_exp_per_element(monkeypatch, rows, cols):
+    """softmax's two passes and layer_norm's two fuse into one kernel (four reductions, then the output). The sum's
+    pass stores exp(x - max) in the output; the mean's and the variance's passes and the last one read it back, so
+    exp runs once per element, not four times."""
+    passes = []
+    reduction = emit.KernelEmitter.reduction
+
+    def spy(self, b, r, dims, width, env, stores=(), stash=None, reads=()):
+        passes.append((None if stash is None else stash[1].owner.name, [v.owner.name for _, v in reads]))
+        return reduction(self, b, r, dims, width, env, stores, stash, reads)
+
+    monkeypatch.setattr(emit.KernelEmitter, "reduction", spy)
+    x = randn(rows, cols)
+    program, consts = build(softmax_then_layer_norm, x, cache=False)
+    (got,) = program([x, *consts])
+    torch.testing.assert_close(got, softmax_then_layer_norm(x), **SUM)
+    assert passes == [(None, []), ("math.exp", []), (None, ["math.exp"]), (None, ["math.exp"])], passes
