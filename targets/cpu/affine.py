@@ -261,6 +261,13 @@ def lane_coefficient(e: AffineExpr, d: int, lanes: int) -> int | None:
     return None if r is None else r[0]
 
 
+def aligned_lanes(e: AffineExpr, d: int, lanes: int) -> bool:
+    """Does e take, across one aligned group of `lanes` values of d, the values B .. B + lanes - 1 with B a multiple
+    of `lanes` (LaneCoefficient)? Then e < k is the same in every lane wherever `lanes` divides k."""
+    r = evaluate(e, LaneCoefficient(d, lanes))
+    return r is not None and r[0] == 1 and r[2] % lanes == 0
+
+
 def uses_dim(e: AffineExpr, d: int) -> bool:
     return d in e.used_dims()
 

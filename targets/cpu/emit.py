@@ -40,6 +40,7 @@ from . import parallel
 from . import reduce as red
 from .access import Access, BufSpec
 from .affine import Lin, interval, to_lin, uses_dim, within
+from .branches import Branches, branching_selects
 from .index_ir import IndexIR
 from .ivals import Lanes, add, cdiv, count, fill, ival, imin, mul, sdiv, set_at, splat, udiv, urem
 from .ops import EMIT, Cx
@@ -53,7 +54,7 @@ ARGV = I64.as_pointer().as_pointer()
 MIN_LANES_EXTENT = 4  # a static innermost extent below this runs as scalars (one masked vector above it)
 
 
-class KernelEmitter(Access):
+class KernelEmitter(Access, Branches):
     def __init__(self, module: ir.Module, name: str, nest: loop.NestOp, params, lanes: int, tile: Tile = DEFAULT_TILE):
         self.nest, self.params = nest, list(params)
         self.args = list(nest.parent_block().args)
@@ -63,6 +64,7 @@ class KernelEmitter(Access):
         self.cells: dict[int, ir.Value] = {}
         self.ops = [op for op in nest.body.block.ops if not isinstance(op, loop.YieldOp)]
         self.opset = set(self.ops)
+        self.branching = branching_selects(self.ops)
         self.yields = list(nest.yield_op.values)
         self.reduces = [op for op in self.ops if isinstance(op, loop.ReduceOp)]
         self.after_reduce: set = set()  # the body's ops that read a reduction's value, directly or through others
@@ -155,14 +157,14 @@ class KernelEmitter(Access):
             need.add(op)
             stack.extend(o for o in op.operands if o not in env and o.owner in self.opset)
         local = dict(env)
-        for op in self.ops:
-            if op in need:
-                local[op.results[0]] = self.emit_op(b, op, dims, local, width)
+        self.emit_ops(b, [op for op in self.ops if op in need], dims, local, width)
         return local
 
     def emit_op(self, b, op, dims, env, width):
         if isinstance(op, loop.LoadOp):
             return self.load(b, op, dims, env, width)
+        if (x := self.uniform(b, op, dims, env)) is not None:  # one value for the whole vector (branches.py)
+            return x
         if isinstance(op, loop.IndexOp):
             x = self.aff(b, op.map.data.results[0], dims, width)
             return ir.Constant(I64, x) if isinstance(x, int) else x

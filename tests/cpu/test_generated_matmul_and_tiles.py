@@ -124,7 +124,7 @@ def test_tiles_split_items_as_the_runtime_counts_them():
 
 
 def test_the_emitter_picks_tiles_for_transposed_reads_and_column_reductions():
-    from irc.targets.cpu.tiles import REDUCTION_COLS, TRANSPOSE_TILE
+    from irc.targets.cpu.tiles import TRANSPOSE_TILE
 
     defaults = {}
     for case in ("transpose", "column-sum"):
@@ -132,7 +132,26 @@ def test_the_emitter_picks_tiles_for_transposed_reads_and_column_reductions():
         program, _ = build(fn, *make(), cache=False)
         (ln,) = program.launches
         defaults[case] = (ln.plan["rows"], ln.plan["cols"])
-    assert defaults == {"transpose": tuple(TRANSPOSE_TILE), "column-sum": (1, REDUCTION_COLS)}
+    assert defaults == {"transpose": tuple(TRANSPOSE_TILE), "column-sum": (1, 64)}  # 77 columns: the narrowest item
+
+
+@pytest.mark.parametrize("cols, item", [(256, 64), (512, 128), (768, 128), (1024, 256), (4096, 256), (77, 64), (None, 256)])
+def test_narrow_column_sums_take_narrower_items(cols, item):
+    """A column sum's items are 256 columns wide, narrower (down to 64) where that leaves fewer than 4 items: a
+    bias gradient's 256 columns are 4 items for the threads, not one."""
+    from irc.targets.cpu.tiles import reduction_cols
+
+    assert reduction_cols(cols) == item
+
+
+def test_a_bias_gradient_column_sum_splits_over_the_threads():
+    from irc.targets.cpu import steps
+
+    x = randn(300, 256)
+    program, _ = build(lambda x: x.sum(0), x, cache=False)
+    (ln,) = program.launches
+    assert steps.counter(ln.plan, ln.step.syms) == (4, 300 * 64)  # 4 items of 64 columns, all 300 rows
+    torch.testing.assert_close(program([x])[0], x.sum(0), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("cols", [3, 17, 40, 77, 300])
