@@ -173,13 +173,15 @@ def canon_symbols(nest: loop.NestOp) -> None:
 
 @rule(loop.NestOp)
 def canon_copy_to_reshape(nest: loop.NestOp):
-    """A row-major reshape copy read only by externs stays a tn.reshape: at the mem stage it aliases a contiguous buffer."""
+    """A row-major reshape copy read only by externs (and returned: a training forward saves the reshaped activation
+    its matmul reads) stays a tn.reshape: at the mem stage it aliases a contiguous buffer, the returned one too."""
     ld = copy_source(nest) if nest.res and len(nest.res) == 1 else None
     if ld is None or not isinstance(ld.source.owner, Operation) or ld.source.type.get_element_type() != nest.res[0].type.get_element_type():
         return None
     users = [u.operation for u in nest.res[0].uses]
     src, dst = ld.source.type.get_shape(), nest.res[0].type.get_shape()
-    if not users or not all(_is_extern(u) for u in users) or DYN in src or DYN in dst or src == dst:
+    if not users or not all(_is_extern(u) or isinstance(u, func.ReturnOp) for u in users) or DYN in src or DYN in dst \
+            or src == dst:
         return None
     if not is_reshape_map(src, dst, ld.map.data):
         return None
