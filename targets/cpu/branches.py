@@ -62,7 +62,7 @@ class Branches:
         index with no lane step (`d floordiv 256` in aligned vectors), or a compare of the index d (aligned) with a
         constant the vectors do not straddle (`d < 64` at 16 lanes)."""
         lanes = dims[self.v] if self.v is not None else None
-        if not isinstance(lanes, Lanes):
+        if not isinstance(op, loop.IndexOp | arith.CmpiOp) or not isinstance(lanes, Lanes):
             return None
         scalar = set_at(dims, self.v, lanes.base)
         if isinstance(op, loop.IndexOp) and self.lane_step(e := op.map.data.results[0], self.L) == 0:
