@@ -10,18 +10,23 @@ consumer does not vectorize would run them one point at a time, where its own ne
 a time (dynamic-seq's softmax inside the weighted sum over its rows: 20 us fused, 1 us apart).
 """
 
+import math
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import ShapedType
 from xdsl.ir.affine import AffineConstantExpr
 
 from irc.dialects import loop
 from irc.dialects.math_cost import costly_math
+from irc.ir.types import DYN
 
 from .legality import SiblingPlan, VerticalPlan
 
 FREE = ("loop.load", "loop.index", "loop.yield", "arith.constant")
 VECTOR_MIN = 4  # the targets vectorize an innermost dim of at least this extent (targets/cpu/emit.py MIN_LANES_EXTENT)
 SCALAR_WORK = 256  # math functions run as scalars per call above which a producer stays a kernel of its own
+STREAMING = 1 << 16  # points of a nest whose buffers stream from memory (a sibling fusion must share reads to pay)
+SMALL_SHARE = 16  # a common input this many times smaller than the space is no reason to fuse siblings
 
 
 def cost(nest: loop.NestOp) -> int:
@@ -49,6 +54,23 @@ def scalar_math(plan: VerticalPlan) -> int:
     for e in c.extents[:v]:
         points *= _static(e) or SCALAR_WORK
     return fns * points
+
+
+def shares_little(plan: SiblingPlan) -> bool:
+    """Two nests of at least STREAMING points whose common inputs are all SMALL_SHARE times smaller than that (a
+    broadcast bias, an optimizer's 0-d step sizes): one pass reads nothing once that two would read twice, and it
+    streams every buffer of both at once. AdamW over 8 weights of 512x512 fused into one kernel of 32 input and
+    24 output streams: a step 1.91 -> 1.54 ms apart (inductor 1.87)."""
+    points = 1
+    for e in plan.first.extents:
+        points *= _static(e) or STREAMING
+    if points < STREAMING:
+        return False  # small nests: one launch instead of two is the gain
+    for v in plan.shared:
+        shape = v.type.get_shape() if isinstance(v.type, ShapedType) else ()
+        if DYN in shape or math.prod(shape) * SMALL_SHARE > points:
+            return False
+    return True
 
 
 def depth(nest: loop.NestOp) -> int:
@@ -91,4 +113,6 @@ class Policy:
         size = len(plan.first.body.block.ops) + len(plan.second.body.block.ops)
         if size > self.max_body_ops:
             return f"fused body would have {size} ops (limit {self.max_body_ops})"
+        if shares_little(plan):
+            return "shares only small inputs: one pass would stream both nests' buffers at once"
         return None

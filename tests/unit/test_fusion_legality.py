@@ -102,6 +102,28 @@ def test_siblings_over_one_space_merge_and_different_reductions_do_not():
     assert why_not_sibling(s, t) == "different reduction dims"
 
 
+def _scaled(name: str, src: str, n: int) -> str:  # src * the 0-d %k, over n x n
+    return nest(name, f"() -> ({n}, {n})", '["parallel", "parallel"]', f"tensor<{n}x{n}xf32>",
+                f"    %0 = loop.load %{src}[affine_map<(d0, d1) -> (d0, d1)>] : tensor<{n}x{n}xf32> -> f32\n"
+                "    %1 = loop.load %k[affine_map<(d0, d1) -> ()>] : tensor<f32> -> f32\n"
+                "    %2 = arith.mulf %0, %1 : f32\n    loop.yield %2 : f32")
+
+
+@pytest.mark.parametrize("n, fused", [(512, False), (64, True)])
+def test_big_siblings_sharing_only_a_scalar_stay_apart(n, fused):
+    """Two updates of different 512x512 buffers by one 0-d step size (AdamW's weights) read nothing once by fusing:
+    one kernel would stream all their buffers at once. Small ones still fuse (one launch for both)."""
+    t = f"tensor<{n}x{n}xf32>"
+    a, b = nests(program(_scaled("a", "x", n), _scaled("b", "y", n), ret=f"%a, %b : {t}, {t}",
+                         args=f"%x: {t}, %y: {t}, %k: tensor<f32>"))  # fmt: skip
+    plan = why_not_sibling(a, b)
+    assert isinstance(plan, SiblingPlan)
+    want = None if fused else "shares only small inputs: one pass would stream both nests' buffers at once"
+    assert Policy().sibling(plan) == want
+    big = nests(program(_scaled("a", "x", n), _scaled("b", "x", n), ret=f"%a, %b : {t}, {t}", args=f"%x: {t}, %k: tensor<f32>"))
+    assert Policy().sibling(why_not_sibling(*big)) is None  # a common 512x512 input: read once
+
+
 def test_dependent_nests_are_not_siblings():
     p, c = nests(program(POINTWISE, nest("c", "() -> (4, 8)", '["parallel", "parallel"]', "tensor<4x8xf32>",
                                           "    %0 = loop.load %p[affine_map<(d0, d1) -> (d0, d1)>] : tensor<4x8xf32> -> f32\n"
