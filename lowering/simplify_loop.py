@@ -183,6 +183,9 @@ def canon_copy_to_reshape(nest: loop.NestOp):
     if not users or not all(_is_extern(u) or isinstance(u, func.ReturnOp) for u in users) or DYN in src or DYN in dst \
             or src == dst:
         return None
+    if any(isinstance(u, func.ReturnOp) for u in users) and isinstance(ld.source.owner, loop.NestOp) \
+            and len(list(ld.source.uses)) == 1 and [n for n in src if n != 1] == [n for n in dst if n != 1]:
+        return None  # fusion's output reshape writes a nest's only-read result in the returned shape itself
     if not is_reshape_map(src, dst, ld.map.data):
         return None
     return tn.ReshapeOp(ld.source, nest.res[0].type)

@@ -198,6 +198,10 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
             outs.append(src.lin(r))
         elif g.roots[r.root].buf is r:
             outs.append(f"roots[{r.root}]")
+        elif (root := g.roots[r.root]).kind == "alloc" and r.dtype == root.buf.dtype and all(
+                q.static for q in (*r.sizes, *r.strides, r.offset)):  # a static view (a reshape) of a fresh buffer
+            shape, strides = (tuple(q.const for q in qs) for qs in (r.sizes, r.strides))
+            outs.append(f"roots[{r.root}].as_strided({shape}, {strides}, {r.offset.const})")
         else:
             outs.append(f"tensor_of(cx, {name('B', r)})")
     clear = [r for r, root in enumerate(g.roots) if root.kind != "arena"]

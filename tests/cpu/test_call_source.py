@@ -146,3 +146,15 @@ def test_extern_results_bind_their_sizes_in_the_generated_call(monkeypatch):
     for shape in ((6, 10), (5, 3), (11, 17)):
         agree(program, consts, fn, randn(*shape))
     assert paths.generic == 0
+
+
+def test_a_returned_reshape_of_a_fresh_buffer_is_made_in_the_generated_call(monkeypatch):
+    """A matmul's result returned reshaped (and read by a kernel too) is the product's own buffer, viewed: the
+    generated call makes the view with as_strided, not the generic path's tensor_of."""
+    fn = lambda x, y: ((m := x @ y).reshape(-1), m.tanh())  # noqa: E731
+    x, y = randn(6, 5), randn(5, 4)
+    program, consts = build(fn, x, y, cache=False)
+    paths = Paths(monkeypatch)
+    agree(program, consts, fn, x, y)
+    assert paths.generic == 0
+    assert "tensor_of" not in program.call_source and ".as_strided((24,), (1,), 0)" in program.call_source
