@@ -97,10 +97,14 @@ class Fuser:
         for group in groups:
             if len(group) > 1:
                 fused = merge_scalars(group, self.order)
-                self.members = (self.members - set(group)) | {fused}
-                self.dirty = (self.dirty - set(group)) | {fused}
+                self.members -= set(group)
+                self.dirty -= set(group)
                 for n in group:
                     self.inputs.pop(n, None)
+                if fused is None:  # nothing read them
+                    continue
+                self.members.add(fused)
+                self.dirty.add(fused)
                 for r in self.consumers(fused):
                     self.inputs.pop(r, None)
 

@@ -192,11 +192,17 @@ def fuse_sibling(plan: SiblingPlan, order: BlockOrder) -> loop.NestOp:
     return fused
 
 
-def merge_scalars(members: list[loop.NestOp], order: BlockOrder) -> loop.NestOp:
+def merge_scalars(members: list[loop.NestOp], order: BlockOrder) -> loop.NestOp | None:
     """One 0-d nest in place of `members` (0-d nests in block order, each reading only arguments and earlier
     members): their bodies moved in order, a load of an earlier member becoming the value it yielded; the fused
-    nest yields the members' results that something else reads. Linear in the members' ops."""
+    nest yields the members' results that something else reads (None, the members erased, when nothing does: a
+    nest of no results is invalid). Linear in the members' ops."""
     inside = set(members)
+    outside = [r for m in members for r in m.results if any(order.top(u.operation) not in inside for u in r.uses)]
+    if not outside:
+        for m in reversed(members):  # a later member may read an earlier one: erase readers first
+            _erase(m)
+        return None
     value_of: dict[SSAValue, SSAValue] = {}
     ops: list[Operation] = []
     for m in members:
@@ -209,7 +215,6 @@ def merge_scalars(members: list[loop.NestOp], order: BlockOrder) -> loop.NestOp:
                 continue
             op.detach()
             ops.append(op)
-    outside = [r for m in members for r in m.results if any(order.top(u.operation) not in inside for u in r.uses)]
     fused = build_nest((), 0, (), [], [r.type for r in outside], ops, [value_of[r] for r in outside])
     members[0].parent_block().insert_op_before(fused, members[0])
     order.take_place(fused, members[0])

@@ -30,3 +30,38 @@ def test_kept_producer_behind_eager_calls_compiles(target):
     compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
     assert compare_training(fn, compiled, make_inputs) is None
     assert compare_training(fn, compiled, lambda: make_inputs(grow=1)) is None
+
+
+def test_scalar_nests_nothing_reads_are_dropped_not_merged_into_an_empty_nest():
+    """fuse-loops run alone on a training graph's IR before simplify-loop (irc-opt can run any pass on any stage):
+    batch_norm's unused 0-d constants (its momentum's 0 and 1) were merged into one 0-d nest yielding nothing,
+    which the verifier rejects ("has either tensor results or `outs` buffers": the per-pass property, seed 1127,
+    64 s). Nests of scalars that nothing reads now go."""
+    from xdsl.dialects import func
+
+    from irc.dialects import ALL_DIALECTS, loop
+    from irc.ir import make_context, parse_module
+    from irc.lowering.fusion.fuse import FuseLoopsPass
+
+    src = """func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+      %a = loop.nest space = affine_map<() -> ()> iterators = [] : tensor<f32> {
+        %0 = arith.constant 0.000000e+00 : f32
+        loop.yield %0 : f32
+      }
+      %b = loop.nest space = affine_map<() -> ()> iterators = [] : tensor<f32> {
+        %0 = arith.constant 1.000000e+00 : f32
+        loop.yield %0 : f32
+      }
+      %y = loop.nest space = affine_map<() -> (2)> iterators = ["parallel"] : tensor<2xf32> {
+        %0 = loop.load %x[affine_map<(d0) -> (d0)>] : tensor<2xf32> -> f32
+        %1 = arith.negf %0 : f32
+        loop.yield %1 : f32
+      }
+      func.return %y : tensor<2xf32>
+    }"""
+    ctx = make_context(ALL_DIALECTS)
+    module = parse_module(ctx, src)
+    FuseLoopsPass().apply(ctx, module)
+    module.verify()
+    (f,) = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    assert [op.rank for op in f.body.block.ops if isinstance(op, loop.NestOp)] == [1]
