@@ -21,11 +21,12 @@ def stashes(nest: loop.NestOp, reduces: list[loop.ReduceOp], yields: list[SSAVal
     last pass) by k's pass, for the passes after it. The earliest such value first: it spares the most passes."""
     out: dict[int, tuple[int, SSAValue]] = {}
     free = list(later)
-    needs_after = [set() for _ in reduces]  # the ops the passes after reduction k compute
+    needs_after: list[set] = []  # reversed: the ops the passes after each reduction compute, last reduction first
     acc = set().union(*(cone(yields[i], opset) for i in later))
-    for k in reversed(range(len(reduces))):
-        needs_after[k] = set(acc)
-        acc |= cone(reduces[k].input, opset)
+    for r in reversed(reduces):
+        needs_after.append(set(acc))
+        acc |= cone(r.input, opset)
+    needs_after.reverse()
     for k, r in enumerate(reduces):
         v = r.input
         if v.owner not in needs_after[k] or not isinstance(v.type, Float32Type | Float64Type):

@@ -73,14 +73,14 @@ def test_dynamic_sizes_and_strided_inputs():
     check(cat_columns, randn(64, 9).t(), randn(9, 32))
 
 
-@pytest.mark.parametrize("pick, branches", [
+@pytest.mark.parametrize("pick, whole", [
     (lambda i: i < 64, True), (lambda i: i <= 63, True), (lambda i: i > 31, True), (lambda i: i >= 32, True),
     (lambda i: i < 42, False), (lambda i: i <= 64, False), (lambda i: i > 33, False),  # inside a vector: lane by lane
 ])  # fmt: skip
-def test_column_thresholds_on_either_side_of_a_vector(branched, pick, branches):
+def test_column_thresholds_on_either_side_of_a_vector(branched, pick, whole):
     """A threshold at a multiple of the width (16, 8 or 4 lanes) never splits an aligned vector: one arm per vector."""
     a, b = randn(5, 96), randn(5, 96)
     fn = lambda a, b: torch.where(pick(torch.arange(96)), a * 2, b.exp())  # noqa: E731
     program, consts = build(fn, a, b, cache=False)
     torch.testing.assert_close(program([a, b, *consts])[0], fn(a, b))
-    assert any(branched) == branches, branched
+    assert any(branched) == whole, branched
