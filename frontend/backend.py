@@ -233,7 +233,8 @@ def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stag
     target = targets.get(opts.target)
     plan = Plan(attention=opts.attention, layout=opts.layout,
                 conv_timer=target.conv_timer(opts) if opts.layout == "auto" else None,
-                library_allocates=target.library_allocates(args))  # fmt: skip
+                library_allocates=target.library_allocates(args),
+                transposed_products=target.transposed_products(args))  # fmt: skip
     stage_dump = lambda stage, m: dump(stage, lambda: print_module(m))  # noqa: E731
     progress_stage("tensor-opt")
     try:
@@ -262,7 +263,7 @@ def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stag
     def lower_and_compile(matmul: str, rep: report.GraphReport):
         progress_stage("loop+mem")
         mem = module_copy()
-        cache_key = cache.make_key(text, repr(args)) if use_cache else None
+        cache_key = cache.make_key(text, repr(args), target.name) if use_cache else None  # targets lower differently
         try:
             done = pipeline.run(mem, replace(plan, matmul=matmul), start="tensor-opt", dump=stage_dump, cache_key=cache_key)
         except Exception as e:  # a lowering bug: the graph still runs, on the reference at tensor-opt

@@ -33,6 +33,7 @@ from .fuse_attention import FuseAttentionPass
 from .fusion.fuse import FuseLoopsPass
 from .layout_rules import FoldPermutesPass
 from .matmul_loops import MatmulToLoopsPass
+from .orient_products import OrientProductsPass
 from .output_layout import OutputLayoutPass
 from .plan_buffers import PlanBuffersPass, plan_summary
 from .select_layout import ConvTimer, SelectLayoutPass
@@ -44,7 +45,7 @@ cache_log = logger("cache")
 
 # stage name -> passes that produce it from the previous stage (`fx` and `tensor` come from the frontend)
 TENSOR_OPT = (FuseAttentionPass(), SimplifyTensorPass(), SelectLayoutPass(), FoldPermutesPass(), CommonSubexpressionElimination(), DeadCodeElimination())
-LOOP = (TensorToLoopPass(), SimplifyLoopPass(), FuseLoopsPass(), SimplifyLoopPass(), OutputLayoutPass())
+LOOP = (TensorToLoopPass(), SimplifyLoopPass(), FuseLoopsPass(), OrientProductsPass(), SimplifyLoopPass(), OutputLayoutPass())
 MEM = (BufferizePass(), PlanBuffersPass())
 
 # inference graphs with frozen parameters first run these (freeze() below, given the parameters' values)
@@ -74,6 +75,8 @@ class Plan:
     conv_timer: ConvTimer | None = field(default=None, compare=False, repr=False)
     # the target's word on which externs' library calls allocate their results (bufferize leaves them fresh)
     library_allocates: Callable[[Operation], bool] | None = field(default=None, compare=False, repr=False)
+    # the target's word on which matrix products its library runs faster as their transpose (orient-products)
+    transposed_products: Callable[[Operation], bool] | None = field(default=None, compare=False, repr=False)
 
     def stage_passes(self, stage: str) -> tuple[ModulePass, ...]:
         """The passes that produce `stage` from the one before it (read at call time: tests may patch STAGES)."""
@@ -84,8 +87,11 @@ class Plan:
                 for p in passes
                 if self.attention or not isinstance(p, FuseAttentionPass)
             )
-        elif stage == "loop" and self.matmul == "loops":
-            passes = (MatmulToLoopsPass(), *passes)
+        elif stage == "loop":
+            passes = tuple(OrientProductsPass(transposed=self.transposed_products) if isinstance(p, OrientProductsPass) else p
+                           for p in passes)  # fmt: skip
+            if self.matmul == "loops":
+                passes = (MatmulToLoopsPass(), *passes)
         elif stage == "mem" and self.library_allocates is not None:
             passes = tuple(BufferizePass(self.library_allocates) if isinstance(p, BufferizePass) else p for p in passes)
         return passes
@@ -185,9 +191,9 @@ def _summarise(module: ModuleOp, stage: str, out: Lowered) -> Lowered:
 
 
 def sources_fingerprint() -> str:
-    """A hash of the sources the mem stage depends on (ir, dialects, lowering, frontend): a cached mem stage
-    is reused only by the very compiler that produced it."""
-    return cache.sources("ir", "dialects", "lowering", "frontend")
+    """A hash of the sources the mem stage depends on (ir, dialects, lowering, frontend, and targets: their rules
+    for library calls shape it): a cached mem stage is reused only by the very compiler that produced it."""
+    return cache.sources("ir", "dialects", "lowering", "frontend", "targets")
 
 
 def _mem_key(cache_key: str, matmul: str) -> str:

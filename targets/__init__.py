@@ -38,6 +38,10 @@ class Target(Protocol):
         """Which tn ops' library calls allocate their results on this target, given the graph's arguments (bufferize
         takes those results as fresh buffers rather than copying them into planned ones), or None: none do."""
 
+    def transposed_products(self, args: list[ArgSpec]) -> Callable[[Operation], bool] | None:
+        """Which matrix products (loop-stage tn.mm ops) this target's library runs faster as their transpose, given
+        the graph's arguments (lowering/orient_products.py computes those so), or None: none."""
+
     def select_matmul(self, module: ModuleOp, args: list[ArgSpec], opts: Options, rep: report.GraphReport,
                       build: Callable[[str, report.GraphReport], Run | None]) -> Run | None:  # fmt: skip
         """The run of `build(matmul, rep)` for the lowering of matrix products this target picks for a

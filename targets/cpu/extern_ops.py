@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import torch
 from xdsl.ir import BlockArgument, Operation
+from xdsl.ir.affine import AffineExpr
 
 from irc.dialects import loop, memory
 from irc.dialects import tensor as tn
@@ -307,6 +308,41 @@ def allocates_result(op: Operation, stable: frozenset[int]) -> bool:
         return False
     row_major = not isinstance(op.operands[0].owner, loop.ViewOp)  # a view may be strided: then MKL's path
     return _rule_path(_of_argument(op.operands[1], stable), m, k, n, row_major) != "aten"
+
+
+# x @ W^T with few rows runs faster as W @ x^T (a column-major result) on MKL's sgemm: the first way over the
+# second, M rows \ K x N (interleaved medians, 2-core EPYC, 2026-11-27):
+#     M =          16    32    64   128   256   512        and at M = 2048: 0.92-0.97 (slower)
+#     256x1024   1.25  1.36  1.20  1.14  1.11  1.01
+#     768x3072   1.24  1.15  1.06  1.10  1.12  1.07
+#     3072x768   1.90  1.57  1.28  1.32  1.11  1.05
+#     1024x1024  1.73  1.55  1.50  1.43  1.26  1.12
+# Other operand layouts (g @ W, g^T @ x: a backward's) gain nothing or lose, so only this one is turned.
+TRANSPOSED_MAX_ROWS, TRANSPOSED_MIN_SIDE = 256, 256
+
+
+def computes_transposed(op: Operation, args) -> bool:
+    """Does MKL run this loop-stage f32 product faster as its transpose (lowering/orient_products.py)? A row-major
+    a of at most TRANSPOSED_MAX_ROWS rows times the transposing view of a row-major b (a linear layer's weight),
+    on aten's path. `args`: @main's ArgSpecs (an argument's strides are guarded as compiled)."""
+    if not isinstance(op, tn.MmOp) or torch_dtype(op.result.type.get_element_type()) != torch.float32:
+        return False
+    (m, k), (_, n) = (v.type.get_shape() for v in op.operands)
+    view = op.operands[1].owner
+    if DYN in (m, k, n) or not isinstance(view, loop.ViewOp) or view.sizes or not _row_major(op.operands[0], args):
+        return False
+    stable = frozenset(i for i, a in enumerate(args) if a.stable)
+    return (view.map.data.results == (AffineExpr.dimension(1), AffineExpr.dimension(0))
+            and _row_major(view.source, args) and m <= TRANSPOSED_MAX_ROWS and min(k, n) >= TRANSPOSED_MIN_SIDE
+            and _rule_path(_of_argument(op.operands[1], stable), m, k, n, True) == "aten")  # fmt: skip
+
+
+def _row_major(v, args) -> bool:
+    """A contiguous 2-d value: an argument with row-major strides, or a result of a kernel or another product."""
+    if isinstance(v, BlockArgument):
+        spec = args[v.index] if v.index < len(args) else None
+        return spec is not None and len(spec.sizes) == 2 and tuple(spec.strides) == (spec.sizes[1], 1)
+    return isinstance(v.owner, loop.NestOp | tn.MmOp)
 
 
 def _rule_path(constant: bool, m: int, k: int, n: int, row_major: bool) -> str:

@@ -39,6 +39,12 @@ class CpuTarget:
         stable = frozenset(i for i, a in enumerate(args) if a.stable)
         return lambda op: allocates_result(op, stable)
 
+    def transposed_products(self, args):
+        """f32 products with few rows and a changing weight: MKL runs them faster as their transpose."""
+        from .extern_ops import computes_transposed
+
+        return lambda op: computes_transposed(op, args)
+
     def select_matmul(self, module, args, opts: Options, rep: report.GraphReport, build):
         """`build(matmul, rep)` for the lowering of matrix products opts asks for. max-autotune on a graph of
         small products builds it with generated and with library matmuls and keeps the faster whole graph

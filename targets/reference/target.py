@@ -15,6 +15,9 @@ class ReferenceTarget:
     def library_allocates(self, args):
         return None  # every extern writes a planned buffer
 
+    def transposed_products(self, args):
+        return None  # every product is computed as it is written
+
     def select_matmul(self, module, args, opts: Options, rep: report.GraphReport, build):
         return build("extern", rep)
 

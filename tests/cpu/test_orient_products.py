@@ -1,0 +1,95 @@
+"""orient-products on the CPU target (lowering/orient_products.py, extern_ops.computes_transposed): a training
+forward's x @ W^T with few rows runs as W @ x^T, its kernel reading the column-major result; every other
+product keeps its orientation, and the numbers stay eager's."""
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import irc
+
+
+def products(dump: Path, graph: str) -> list[str]:
+    """The result shapes of the loop stage's tn.mm ops in the dumped graph whose folder name ends with `graph`."""
+    (folder,) = [d for d in dump.iterdir() if d.name.endswith(graph)]
+    (loop,) = folder.glob("*-loop.mlir")
+    return re.findall(r"tn\.mm .* -> tensor<(\w+)xf32>", loop.read_text())
+
+
+def mlp(k: int = 256, n: int = 384) -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(k, n), nn.ReLU(), nn.Linear(n, 10))
+
+
+def train_step(model, x, target):
+    loss = F.cross_entropy(model(x), target)
+    loss.backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    return loss.detach(), grads
+
+
+@pytest.mark.parametrize("rows", [1, 7, 32, 256, 300])
+def test_training_step_matches_eager(rows):
+    model = mlp()
+    x, target = torch.randn(rows, 256), torch.randint(0, 10, (rows,))
+    compiled = torch.compile(mlp(), backend=irc.backend, dynamic=False, options={"cache": False})
+    for _ in range(2):
+        want, got = train_step(model, x, target), train_step(compiled, x, target)
+        torch.testing.assert_close(got[0], want[0], rtol=1e-5, atol=1e-5)
+        for g, w in zip(got[1], want[1]):
+            torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_only_the_forward_linear_with_few_rows_turns(tmp_path):
+    model = torch.compile(mlp(), backend=irc.backend, options={"cache": False, "dump_dir": str(tmp_path)})
+    train_step(model, torch.randn(32, 256), torch.randint(0, 10, (32,)))
+    # the 32x256 @ 256x384 product turned (384x32: W @ x^T); the 10-wide head did not
+    assert products(tmp_path, "forward") == ["384x32", "32x10"]
+    # the backward's products (g @ W, g^T @ x, as AOT autograd writes them) are faster as they are
+    assert sorted(products(tmp_path, "backward")) == ["10x384", "32x384", "384x256"]
+
+
+def test_many_rows_and_transposed_inputs_keep_their_orientation(tmp_path):
+    for i, x in enumerate((torch.randn(300, 256), torch.randn(256, 32).t())):
+        model = torch.compile(mlp(), backend=irc.backend, dynamic=False,
+                              options={"cache": False, "dump_dir": str(tmp_path / str(i))})  # fmt: skip
+        train_step(model, x, torch.randint(0, 10, (x.shape[0],)))
+        assert products(tmp_path / str(i), "forward")[0] == f"{x.shape[0]}x384"
+
+
+def test_inference_turns_only_unfrozen_weights(tmp_path):
+    model, x = mlp(1024, 1024).eval(), torch.randn(32, 1024)  # above extern_ops.SMALL_FLOPS: oneDNN's when frozen
+    with torch.no_grad():
+        want = model(x)
+        for freeze in (True, False):
+            dump = tmp_path / str(freeze)
+            got = torch.compile(model, backend=irc.backend, options={"cache": False, "dump_dir": str(dump),
+                                                                      "freeze": freeze})(x)  # fmt: skip
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+            # a frozen weight is oneDNN's, prepacked as the right operand: turning it would lose the packing
+            assert products(dump, "inference")[0] == ("32x1024" if freeze else "1024x32")
+
+
+@pytest.mark.parametrize("mode", ["reduce-overhead", "max-autotune"])
+def test_modes_match_eager(mode):
+    model, x, target = mlp(), torch.randn(32, 256), torch.randint(0, 10, (32,))
+    compiled = torch.compile(mlp(), backend=irc.backend, options={"cache": False, "mode": mode})
+    for _ in range(2):
+        want, got = train_step(model, x, target), train_step(compiled, x, target)
+        for g, w in zip(got[1], want[1]):
+            torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_dynamic_rows_match_eager():
+    model = mlp()
+    compiled = torch.compile(mlp(), backend=irc.backend, dynamic=True, options={"cache": False})
+    for rows in (5, 32, 97):
+        x, target = torch.randn(rows, 256), torch.randint(0, 10, (rows,))
+        want, got = train_step(model, x, target), train_step(compiled, x, target)
+        for g, w in zip(got[1], want[1]):
+            torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)

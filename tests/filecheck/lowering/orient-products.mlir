@@ -1,0 +1,30 @@
+// RUN: irc-opt --split-input-file %s -p "tensor-to-loop,simplify-loop,fuse-loops,orient-products{every=true},simplify-loop" | filecheck %s
+// RUN: irc-opt --split-input-file %s -p tensor-to-loop,simplify-loop,fuse-loops,orient-products,simplify-loop | filecheck %s --check-prefix=NONE
+// A product computed as its transpose: x @ w^T becomes the view of w @ x^T, and the kernel after it reads
+// that column-major result through its load map (the CPU target's rule picks which products: extern_ops.py).
+
+func.func @main(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %wt = tn.permute %w perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %y = tn.mm %x, %wt : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %yb = tn.add %y, %b : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  %r = tn.relu %yb : tensor<4x16xf32>
+  func.return %r : tensor<4x16xf32>
+}
+// The weight's transposing view folds away: w itself is the left operand.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:  %[[XT:.*]] = loop.view %x[affine_map<(d0, d1) -> (d1, d0)>] : tensor<4x8xf32> -> tensor<8x4xf32>
+// CHECK-NEXT:  %[[P:.*]] = tn.mm %w, %[[XT]] : tensor<16x8xf32>, tensor<8x4xf32> -> tensor<16x4xf32>
+// CHECK-NEXT:  loop.nest space = affine_map<() -> (4, 16)>
+// CHECK:         loop.load %[[P]][affine_map<(d0, d1) -> (d1, d0)>] : tensor<16x4xf32> -> f32
+// NONE-LABEL: func.func @main
+// NONE:       tn.mm %x, %{{.*}} : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+
+// -----
+func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %y = tn.mm %x, %w : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  func.return %y : tensor<4x16xf32>
+}
+// A returned product stays as it is: the graph's output keeps eager's row-major layout.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:  %y = tn.mm %x, %w : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:  func.return %y
