@@ -143,7 +143,15 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
             n, a = len(x.sizes), f"a{root.arg}"
             offset = f"{a}.storage_offset()" + (f" + {consts[-1]}" if consts[-1] else "")
             return f"{a}.as_strided({tuple(consts[:n])}, {tuple(consts[n:2 * n])}, {offset})"
-        return f"tensor_of(cx, {name('B', x)})"
+        return fresh_view(x) or f"tensor_of(cx, {name('B', x)})"
+
+    def fresh_view(x) -> str | None:
+        """A static view of a fresh allocation (a reshape, a transpose), made in the call; None for anything else."""
+        root = g.roots[x.root]
+        if root.kind != "alloc" or x.dtype != root.buf.dtype or not all(q.static for q in (*x.sizes, *x.strides, x.offset)):
+            return None
+        shape, strides = (tuple(q.const for q in qs) for qs in (x.sizes, x.strides))
+        return f"roots[{x.root}].as_strided({shape}, {strides}, {x.offset.const})"
 
     # -- the steps ---------------------------------------------------------------------------------
     launches = iter(compiled.launches)
@@ -198,12 +206,8 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
             outs.append(src.lin(r))
         elif g.roots[r.root].buf is r:
             outs.append(f"roots[{r.root}]")
-        elif (root := g.roots[r.root]).kind == "alloc" and r.dtype == root.buf.dtype and all(
-                q.static for q in (*r.sizes, *r.strides, r.offset)):  # a static view (a reshape) of a fresh buffer
-            shape, strides = (tuple(q.const for q in qs) for qs in (r.sizes, r.strides))
-            outs.append(f"roots[{r.root}].as_strided({shape}, {strides}, {r.offset.const})")
         else:
-            outs.append(f"tensor_of(cx, {name('B', r)})")
+            outs.append(fresh_view(r) or f"tensor_of(cx, {name('B', r)})")
     clear = [r for r, root in enumerate(g.roots) if root.kind != "arena"]
     names["G"], names["_views"] = g, views
     code = ["def call(args):", *(f"    {x}" for x in lines[:prologue]), "    try:", *(f"        {x}" for x in lines[prologue:])]

@@ -158,3 +158,15 @@ def test_a_returned_reshape_of_a_fresh_buffer_is_made_in_the_generated_call(monk
     agree(program, consts, fn, x, y)
     assert paths.generic == 0
     assert "tensor_of" not in program.call_source and ".as_strided((24,), (1,), 0)" in program.call_source
+
+
+def test_an_extern_reading_a_view_of_a_fresh_buffer_gets_it_from_the_generated_call(monkeypatch):
+    """A returned result also read transposed by a product: the product's operand is a view of the result's own
+    buffer, which the generated call makes with as_strided, not the generic path's tensor_of."""
+    fn = lambda x, w: ((e := x.exp()), e.t() @ w)  # noqa: E731
+    x, w = randn(6, 5), randn(6, 4)
+    program, consts = build(fn, x, w, cache=False)
+    paths = Paths(monkeypatch)
+    agree(program, consts, fn, x, w)
+    assert paths.generic == 0
+    assert "tensor_of" not in program.call_source and ".as_strided((5, 6), (1, 5), 0)" in program.call_source
