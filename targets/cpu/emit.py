@@ -46,6 +46,7 @@ from .ivals import Lanes, add, cdiv, count, fill, ival, imin, mul, sdiv, set_at,
 from .ops import EMIT, Cx
 from .stash import stashes
 from .tiles import DEFAULT_TILE, Tile, choose_tile
+from .transpose import Transposes
 from .types import Unsupported, compute_type
 from .vec import I64
 
@@ -54,7 +55,7 @@ ARGV = I64.as_pointer().as_pointer()
 MIN_LANES_EXTENT = 4  # a static innermost extent below this runs as scalars (one masked vector above it)
 
 
-class KernelEmitter(Access, Branches):
+class KernelEmitter(Access, Branches, Transposes):
     def __init__(self, module: ir.Module, name: str, nest: loop.NestOp, params, lanes: int, tile: Tile = DEFAULT_TILE):
         self.nest, self.params = nest, list(params)
         self.args = list(nest.parent_block().args)
@@ -279,9 +280,9 @@ class KernelEmitter(Access, Branches):
             local[v] = self.load_out(b, i, d, w)
         return local
 
-    def region(self, b, dims, width):
-        """Every reduction, then the outputs, at one point of the non-reduction dims."""
-        env = {}
+    def region(self, b, dims, width, env=None):
+        """Every reduction, then the outputs, at one point of the non-reduction dims (`env`: values already known)."""
+        env = dict(env or {})
         kinds = [self.nest.output_kind(i) if self.nest.reduction_dims() else "full" for i in range(len(self.yields))]
         now = [i for i, k in enumerate(kinds) if k == "reduced" or not self.R]
         later = [i for i in range(len(self.yields)) if i not in now]
@@ -347,6 +348,9 @@ class KernelEmitter(Access, Branches):
                 dims[d] = at.get(d, 0)
             if blocked is None:
                 point(b, dims, c)
+            elif self.transposed_loads:  # transposed reads in registers (transpose.py)
+                lo = mul(b, dims[blocked], rows)
+                self.transposed_rows(b, dims, lo, imin(b, add(b, lo, rows), self.extent(blocked)), c)
             else:
                 lo = mul(b, dims[blocked], rows)
                 hi = imin(b, add(b, lo, rows), self.extent(blocked))

@@ -85,7 +85,7 @@ def _whole(nest: loop.NestOp, v: int, lanes: int, native: int) -> bool:
     return all(lane_coefficient(e, v, lanes) is not None for e in exprs if lane_coefficient(e, v, native) is not None)
 
 
-def _steps(k, op: loop.LoadOp, d: int) -> int | None:
+def steps_along(k, op: loop.LoadOp, d: int) -> int | None:
     """How many elements a load of emitter `k` moves per step of dim d (None: known only at run time, or not affine)."""
     spec = k.params[k.args.index(op.source)]
     coefs = [coefficient(e, d) for e in op.map.data.results]
@@ -94,9 +94,9 @@ def _steps(k, op: loop.LoadOp, d: int) -> int | None:
     return sum(c * st.const for c, st in zip(coefs, spec.strides) if c)
 
 
-def _strided_loads(k) -> list[loop.LoadOp]:
+def strided_loads(k) -> list[loop.LoadOp]:
     """Loads that move by a static stride other than 0 or 1 element along the innermost dim."""
-    return [op for op in k.ops if isinstance(op, loop.LoadOp) and _steps(k, op, k.v) not in (None, 0, 1)]
+    return [op for op in k.ops if isinstance(op, loop.LoadOp) and steps_along(k, op, k.v) not in (None, 0, 1)]
 
 
 def choose_tile(k, tile: Tile) -> tuple[Tile, int | None]:
@@ -104,7 +104,7 @@ def choose_tile(k, tile: Tile) -> tuple[Tile, int | None]:
     requested tile (DEFAULT_TILE: the defaults above). A nest whose innermost dim is a reduction has no tile."""
     if not (k.mode == "B" and k.v is not None):
         return Tile(1, None), None
-    strided = _strided_loads(k) if k.outer else []
+    strided = strided_loads(k) if k.outer else []
     if tile == DEFAULT_TILE:
         if k.R:
             tile = Tile(1, reduction_cols(k.ext_static[k.v]))
@@ -113,5 +113,5 @@ def choose_tile(k, tile: Tile) -> tuple[Tile, int | None]:
     if not k.outer or tile.rows == 1:
         return Tile(1, tile.cols), None
     # block the outer dim along which a transposed read is contiguous (its lines serve every row), else the last
-    along = next((d for op in strided for d in reversed(k.outer) if _steps(k, op, d) == 1), k.outer[-1])
+    along = next((d for op in strided for d in reversed(k.outer) if steps_along(k, op, d) == 1), k.outer[-1])
     return tile, along
