@@ -27,29 +27,31 @@ from xdsl.passes import ModulePass
 
 from irc.dialects import loop
 from irc.dialects import tensor as tn
+from irc.ir.types import DYN
 
 _SWAP = AffineMap(2, 0, (AffineExpr.dimension(1), AffineExpr.dimension(0)))
 
 
-def _transposed(v: SSAValue) -> SSAValue | Operation:
-    """v^T: the source of a transposing view, else a new transposing view of v."""
-    if isinstance(v.owner, loop.ViewOp) and v.owner.map.data == _SWAP and not v.owner.sizes:
+def _transposed(v: SSAValue, new: list[Operation]) -> SSAValue:
+    """v^T: the source of a transposing view, else a new transposing view of v (appended to `new`)."""
+    if isinstance(v.owner, loop.ViewOp) and v.owner.map.data == _SWAP:
         return v.owner.source
     m, n = v.type.get_shape()
-    return loop.ViewOp(v, _SWAP, TensorType(v.type.get_element_type(), [n, m]))
+    new.append(view := loop.ViewOp(v, _SWAP, TensorType(v.type.get_element_type(), [n, m])))
+    return view.result
 
 
-def _only_loaded(op: tn.MmOp) -> bool:
+def _eligible(op: tn.MmOp) -> bool:
+    """Static sizes (a view of a dynamic one would need its sizes as operands), a result only kernels load."""
     uses = list(op.result.uses)
-    return bool(uses) and all(isinstance(u.operation, loop.LoadOp) for u in uses)
+    static = DYN not in (*op.lhs.type.get_shape(), *op.rhs.type.get_shape())
+    return static and bool(uses) and all(isinstance(u.operation, loop.LoadOp) for u in uses)
 
 
 def orient(op: tn.MmOp) -> None:
     """Replace `op` (a @ b) by the transposed view of b^T @ a^T."""
-    a_t, b_t = _transposed(op.lhs), _transposed(op.rhs)
-    new = [x for x in (a_t, b_t) if isinstance(x, Operation)]
-    lhs = b_t.results[0] if isinstance(b_t, Operation) else b_t
-    rhs = a_t.results[0] if isinstance(a_t, Operation) else a_t
+    new: list[Operation] = []
+    rhs, lhs = _transposed(op.lhs, new), _transposed(op.rhs, new)
     m, n = op.result.type.get_shape()
     mm = tn.MmOp(lhs, rhs, TensorType(op.result.type.get_element_type(), [n, m]))
     view = loop.ViewOp(mm.result, _SWAP, op.result.type)
@@ -71,7 +73,7 @@ class OrientProductsPass(ModulePass):
         if picks is None:
             return
         for op in [op for op in module.walk() if isinstance(op, tn.MmOp)]:
-            if _only_loaded(op) and picks(op):
+            if _eligible(op) and picks(op):
                 orient(op)
 
 

@@ -28,3 +28,14 @@ func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
 // CHECK-LABEL: func.func @main
 // CHECK-NEXT:  %y = tn.mm %x, %w : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
 // CHECK-NEXT:  func.return %y
+
+// -----
+func.func @main(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>) -> tensor<?x16xf32> {
+  %wt = tn.permute %w perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %y = tn.mm %x, %wt : tensor<?x8xf32>, tensor<8x16xf32> -> tensor<?x16xf32>
+  %r = tn.relu %y : tensor<?x16xf32>
+  func.return %r : tensor<?x16xf32>
+}
+// Dynamic sizes: left as it is (a view of a dynamic tensor takes its sizes as operands).
+// CHECK-LABEL: func.func @main
+// CHECK:       tn.mm %x, %{{.*}} : tensor<?x8xf32>, tensor<8x16xf32> -> tensor<?x16xf32>
