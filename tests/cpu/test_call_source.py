@@ -148,25 +148,17 @@ def test_extern_results_bind_their_sizes_in_the_generated_call(monkeypatch):
     assert paths.generic == 0
 
 
-def test_a_returned_reshape_of_a_fresh_buffer_is_made_in_the_generated_call(monkeypatch):
-    """A matmul's result returned reshaped (and read by a kernel too) is the product's own buffer, viewed: the
-    generated call makes the view with as_strided, not the generic path's tensor_of."""
-    fn = lambda x, y: ((m := x @ y).reshape(-1), m.tanh())  # noqa: E731
-    x, y = randn(6, 5), randn(5, 4)
+@pytest.mark.parametrize("case", ["returned reshape", "extern operand"])
+def test_a_static_view_of_a_fresh_buffer_is_made_in_the_generated_call(monkeypatch, case):
+    """Static views of a fresh buffer are made with as_strided in the generated call, not the generic path's
+    tensor_of: a matmul's result returned reshaped (and read by a kernel too), and a returned result that a product
+    also reads transposed (its operand a view of the result's own buffer)."""
+    fn, x, y, view = {
+        "returned reshape": (lambda x, y: ((m := x @ y).reshape(-1), m.tanh()), randn(6, 5), randn(5, 4), "(24,), (1,), 0"),
+        "extern operand": (lambda x, w: ((e := x.exp()), e.t() @ w), randn(6, 5), randn(6, 4), "(5, 6), (1, 5), 0"),
+    }[case]
     program, consts = build(fn, x, y, cache=False)
     paths = Paths(monkeypatch)
     agree(program, consts, fn, x, y)
     assert paths.generic == 0
-    assert "tensor_of" not in program.call_source and ".as_strided((24,), (1,), 0)" in program.call_source
-
-
-def test_an_extern_reading_a_view_of_a_fresh_buffer_gets_it_from_the_generated_call(monkeypatch):
-    """A returned result also read transposed by a product: the product's operand is a view of the result's own
-    buffer, which the generated call makes with as_strided, not the generic path's tensor_of."""
-    fn = lambda x, w: ((e := x.exp()), e.t() @ w)  # noqa: E731
-    x, w = randn(6, 5), randn(6, 4)
-    program, consts = build(fn, x, w, cache=False)
-    paths = Paths(monkeypatch)
-    agree(program, consts, fn, x, w)
-    assert paths.generic == 0
-    assert "tensor_of" not in program.call_source and ".as_strided((5, 6), (1, 5), 0)" in program.call_source
+    assert "tensor_of" not in program.call_source and f".as_strided({view})" in program.call_source
