@@ -2,7 +2,7 @@
 
 C = A @ B and C^T = B^T @ A^T hold the same numbers; a BLAS call that writes C column-major runs the second
 problem. MKL's sgemm is up to 1.9x faster one way than the other on the same operands (a training
-forward's x @ W^T with few rows: targets/cpu/extern_ops.computes_transposed holds the rule and its
+forward's x @ W^T with few rows: targets/cpu/mm_rules.computes_transposed holds the rule and its
 measurements). The target says which products (`transposed(op)`); each one becomes
 
     %c = tn.mm %a, %bt : MxK, KxN              %at = loop.view %a[(d0, d1) -> (d1, d0)] : MxK -> KxM

@@ -32,7 +32,7 @@ from irc.dialects import memory
 from irc.dialects import tensor as tn
 from irc.ir.types import DYN
 
-from . import extern_ops, parallel, steps
+from . import mm_rules, parallel, steps
 from .vec import I32, I64
 
 VOID = ir.VoidType()
@@ -94,7 +94,7 @@ def _mm_native(st, stable: frozenset[int]) -> str | None:
         return "no sgemm_ in torch's library"
     (m, k), (_, n) = (v.type.get_shape() for v in inner[0].operands)
     if st.results and not st.outs and DYN not in (m, k, n):  # bufferize's fresh result: the library allocates it
-        path = extern_ops.mm_path(st.op, stable, m, k, n, row_major=True)
+        path = mm_rules.mm_path(st.op, stable, m, k, n, row_major=True)
         return f"mm the default runs as {path}, which allocates its result (every mode keeps its library path)"
     if len(st.outs) != 1 or st.results or len(st.ins) != 2:
         return "mm without a planned out buffer"
@@ -110,7 +110,7 @@ def _mm_native(st, stable: frozenset[int]) -> str | None:
     if None in lay or lay[2][0] != "N":
         return "mm operand without a unit stride"
     row_major = m == 1 or tuple(s.const for s in bufs[0].strides) == (k, 1)
-    if (path := extern_ops.mm_path(st.op, stable, m, k, n, row_major)) != "aten":
+    if (path := mm_rules.mm_path(st.op, stable, m, k, n, row_major)) != "aten":
         return f"mm the default runs as {path} (every mode keeps its library path)"
     return None
 

@@ -34,14 +34,14 @@ class CpuTarget:
     def library_allocates(self, args):
         """oneDNN's products (a constant weight's prepacked one) allocate their results: bufferize takes them as
         they come instead of copying each into a planned buffer (BERT's 24 products: 2.7 ms a call)."""
-        from .extern_ops import allocates_result
+        from .mm_rules import allocates_result
 
         stable = frozenset(i for i, a in enumerate(args) if a.stable)
         return lambda op: allocates_result(op, stable)
 
     def transposed_products(self, args):
         """f32 products with few rows and a changing weight: MKL runs them faster as their transpose."""
-        from .extern_ops import computes_transposed
+        from .mm_rules import computes_transposed
 
         return lambda op: computes_transposed(op, args)
 

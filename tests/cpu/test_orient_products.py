@@ -1,4 +1,4 @@
-"""orient-products on the CPU target (lowering/orient_products.py, extern_ops.computes_transposed): a training
+"""orient-products on the CPU target (lowering/orient_products.py, mm_rules.computes_transposed): a training
 forward's x @ W^T with few rows runs as W @ x^T, its kernel reading the column-major result; every other
 product keeps its orientation, and the numbers stay eager's."""
 
@@ -63,7 +63,7 @@ def test_many_rows_and_transposed_inputs_keep_their_orientation(tmp_path):
 
 
 def test_inference_turns_only_unfrozen_weights(tmp_path):
-    model, x = mlp(1024, 1024).eval(), torch.randn(32, 1024)  # above extern_ops.SMALL_FLOPS: oneDNN's when frozen
+    model, x = mlp(1024, 1024).eval(), torch.randn(32, 1024)  # above mm_rules.SMALL_FLOPS: oneDNN's when frozen
     with torch.no_grad():
         want = model(x)
         for freeze in (True, False):

@@ -1,0 +1,95 @@
+"""Which library path an f32 matrix product takes and how it is computed, decided before any call from the loop or
+mem stage: the rule LinearKernel.choose applies at run time (externs.py), read by bufferize (a product oneDNN
+allocates), the reduce-overhead launchers (a product they may run as sgemm_) and orient-products (a product MKL
+runs faster as its transpose)."""
+
+from __future__ import annotations
+
+import torch
+from xdsl.ir import BlockArgument, Operation
+from xdsl.ir.affine import AffineExpr
+
+from irc.dialects import loop, memory
+from irc.dialects import tensor as tn
+from irc.ir.types import DYN, torch_dtype
+
+from . import externs
+
+SMALL_FLOPS = 16e6  # below this a library call's thread wake-ups cost more than its arithmetic
+
+
+def small_product(m: int, k: int, n: int) -> bool:
+    """An m x k @ k x n product below SMALL_FLOPS: it stays on torch.mm (MKL's own path), whatever its operands."""
+    return 2 * m * k * n < SMALL_FLOPS
+
+
+def of_argument(value, stable: frozenset[int]) -> bool:
+    """Is `value` a stable graph input (its position in `stable`) or a view of one (a transposed weight), at the
+    mem stage or the loop stage?"""
+    while isinstance(value.owner, memory.ViewOp | loop.ViewOp):
+        value = value.owner.source
+    return isinstance(value, BlockArgument) and value.index in stable
+
+
+def mm_path(ext: memory.ExternOp, stable: frozenset[int], m: int, k: int, n: int, row_major: bool) -> str:
+    """The path the rule (_mm, then LinearKernel.choose) gives this f32 mm extern of static sizes m x k @ k x n,
+    known before any call. The reduce-overhead launchers take over (as sgemm_) only a product whose path is
+    aten: the others stay this extern, so every mode rounds as the default does."""
+    return rule_path(of_argument(ext.ins[1], stable), m, k, n, row_major)
+
+
+def allocates_result(op: Operation, stable: frozenset[int]) -> bool:
+    """Does the library call of this loop-stage op allocate its result? An f32 product of static sizes that the
+    rule sends to oneDNN (a stable weight, prepacked): torch returns a fresh tensor, with no out= form."""
+    if not isinstance(op, tn.MmOp) or torch_dtype(op.result.type.get_element_type()) != torch.float32:
+        return False
+    (m, k), (_, n) = (v.type.get_shape() for v in op.operands)
+    if DYN in (m, k, n):
+        return False
+    row_major = not isinstance(op.operands[0].owner, loop.ViewOp)  # a view may be strided: then MKL's path
+    return rule_path(of_argument(op.operands[1], stable), m, k, n, row_major) != "aten"
+
+
+# x @ W^T with few rows runs faster as W @ x^T (a column-major result) on MKL's sgemm: the first way over the
+# second, M rows \ K x N (interleaved medians, 2-core EPYC, 2026-11-27):
+#     M =          16    32    64   128   256   512        and at M = 2048: 0.92-0.97 (slower)
+#     256x1024   1.25  1.36  1.20  1.14  1.11  1.01
+#     768x3072   1.24  1.15  1.06  1.10  1.12  1.07
+#     3072x768   1.90  1.57  1.28  1.32  1.11  1.05
+#     1024x1024  1.73  1.55  1.50  1.43  1.26  1.12
+# Other operand layouts (g @ W, g^T @ x: a backward's) gain nothing or lose, so only this one is turned.
+TRANSPOSED_MAX_ROWS, TRANSPOSED_MIN_SIDE = 256, 256
+
+
+def computes_transposed(op: Operation, args) -> bool:
+    """Does MKL run this loop-stage f32 product faster as its transpose (lowering/orient_products.py)? A row-major
+    a of at most TRANSPOSED_MAX_ROWS rows times the transposing view of a row-major b (a linear layer's weight),
+    on aten's path. `args`: @main's ArgSpecs (an argument's strides are guarded as compiled)."""
+    if not isinstance(op, tn.MmOp) or torch_dtype(op.result.type.get_element_type()) != torch.float32:
+        return False
+    (m, k), (_, n) = (v.type.get_shape() for v in op.operands)
+    view = op.operands[1].owner
+    if DYN in (m, k, n) or not isinstance(view, loop.ViewOp) or view.sizes or not _row_major(op.operands[0], args):
+        return False
+    stable = frozenset(i for i, a in enumerate(args) if a.stable)
+    return (view.map.data.results == (AffineExpr.dimension(1), AffineExpr.dimension(0))
+            and _row_major(view.source, args) and m <= TRANSPOSED_MAX_ROWS and min(k, n) >= TRANSPOSED_MIN_SIDE
+            and rule_path(of_argument(op.operands[1], stable), m, k, n, True) == "aten")  # fmt: skip
+
+
+def _row_major(v, args) -> bool:
+    """A contiguous 2-d value: an argument with row-major strides, or a result of a kernel or another product."""
+    if isinstance(v, BlockArgument):
+        spec = args[v.index] if v.index < len(args) else None
+        return spec is not None and len(spec.sizes) == 2 and tuple(spec.strides) == (spec.sizes[1], 1)
+    return isinstance(v.owner, loop.NestOp | tn.MmOp)
+
+
+def rule_path(constant: bool, m: int, k: int, n: int, row_major: bool) -> str:
+    if small_product(m, k, n):
+        return "aten"
+    onednn = externs.onednn_available(torch.float32)
+    paths = ("aten", "mkldnn", "mkldnn_packed") if onednn and constant else ("aten", "mkldnn") if onednn else ("aten",)
+    if (forced := externs.forced_path(paths)) is not None:
+        return forced
+    return "mkldnn_packed" if "mkldnn_packed" in paths and row_major else "aten"
