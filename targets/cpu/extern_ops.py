@@ -21,7 +21,7 @@ from irc.dialects import tensor as tn
 from irc.dialects.semantics.bounds import index_checker
 from irc.dialects.semantics.tensor import check_linalg
 from irc.ir.types import torch_dtype
-from . import externs
+from . import alloc, externs
 from .mm_rules import of_argument, small_product
 
 
@@ -239,7 +239,8 @@ def _embedding_backward(op: tn.EmbeddingBackwardOp, note) -> Extern | None:
     def run(ins, outs):
         grad, idx = ins[0], ins[1]
         rows = int(ins[2]) if len(ins) > 2 else op.result.type.get_shape()[0]
-        out = outs[0] if outs else grad.new_empty(rows, grad.shape[-1])
+        width = grad.shape[-1]
+        out = outs[0] if outs else alloc.empty((rows, width), (width, 1), grad.dtype)  # pooled: its pages already mapped
         out.zero_().index_add_(0, idx.reshape(-1), grad.reshape(-1, grad.shape[-1]))
         if padding >= 0:
             out[padding].zero_()  # aten skips those rows; their sum is dropped alike
