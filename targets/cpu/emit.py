@@ -348,13 +348,13 @@ class KernelEmitter(Access, Branches, Transposes):
                 dims[d] = at.get(d, 0)
             if blocked is None:
                 point(b, dims, c)
-            elif self.transposed_loads:  # transposed reads in registers (transpose.py)
-                lo = mul(b, dims[blocked], rows)
-                self.transposed_rows(b, dims, lo, imin(b, add(b, lo, rows), self.extent(blocked)), c)
             else:
                 lo = mul(b, dims[blocked], rows)
                 hi = imin(b, add(b, lo, rows), self.extent(blocked))
-                self.loop(b, lo, hi, 1, lambda b, r: point(b, set_at(dims, blocked, r), c))
+                if self.transposed_loads:  # transposed reads in registers (transpose.py)
+                    self.transposed_rows(b, dims, lo, hi, c)
+                else:
+                    self.loop(b, lo, hi, 1, lambda b, r: point(b, set_at(dims, blocked, r), c))
             if slots:  # the next item's digits
                 carry = ir.Constant(ir.IntType(1), 1)
                 for slot, v, (_, e) in zip(slots, now, digits):

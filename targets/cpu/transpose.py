@@ -2,8 +2,8 @@
 kernel after a product computed as its transpose) loads whole vectors along the lines and transposes them.
 
 A transposed tile (tiles.TRANSPOSE_TILE) blocks the outer dim along which such a read is contiguous. Read
-lane by lane, each vector of it is a gather of L elements from L lines: 2048^2 `x.t().contiguous()` took 8.5
-ms, 0.30x inductor. Here every L x L block of the tile (L rows of the blocked dim by one vector of columns)
+lane by lane, each vector of it is a gather of L elements from L lines: 2048^2 `x.t().contiguous()` took 8.0-8.5
+ms, 0.30x inductor (2.4-2.9 ms this way, process pairs; inductor 2.56). Here every L x L block of the tile (L rows of the blocked dim by one vector of columns)
 instead loads L vectors, one per column, each contiguous along the blocked dim, and transposes them with
 log2(L) rounds of two-source shuffles (L log2 L shuffles, vpermt2ps on AVX-512): row r of the block then has
 its vector of columns, and the body runs row by row with that value in place of the load. Rows and columns
