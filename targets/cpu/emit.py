@@ -306,6 +306,11 @@ class KernelEmitter(Access, Branches, Transposes):
         if later:
             self.rloops(b, dims, width, full)
 
+    def chunk(self, b, c) -> tuple:
+        """[lo, hi) of column chunk c along the innermost dim."""
+        lo = mul(b, c, self.tile.cols)
+        return lo, imin(b, add(b, lo, self.tile.cols), self.extent(self.v))
+
     def emit(self) -> None:
         b = ir.IRBuilder(self.fn.append_basic_block("items"))
         start, end = self.fn.args[0], self.fn.args[1]
@@ -318,9 +323,7 @@ class KernelEmitter(Access, Branches, Transposes):
         def point(b, dims, c):
             if not cols:
                 return self.region(b, list(dims), None)
-            lo = mul(b, c, cols)
-            hi = imin(b, add(b, lo, cols), self.extent(self.v))
-            self.lanes_loop(b, lo, hi, lambda b, i, w: self.region(b, set_at(dims, self.v, i), w))
+            self.lanes_loop(b, *self.chunk(b, c), lambda b, i, w: self.region(b, set_at(dims, self.v, i), w))
 
         # an item number's digits, fastest first: the column chunk, then the outer dims innermost first
         digits = ([("chunk", nch)] if cols else []) + [(d, nblk if d == blocked else self.extent(d)) for d in reversed(self.outer)]

@@ -235,14 +235,16 @@ def _embedding_backward(op: tn.EmbeddingBackwardOp, note) -> Extern | None:
     dtype = torch_dtype(op.grad.type.get_element_type())
     if op.scale_grad_by_freq is not None or dtype not in (torch.float32, torch.float64):
         return None  # rows divided by their index's count, or narrow types (aten sums those in float32): aten's own call
-    padding = op.padding_idx.value.data
+    padding, table = op.padding_idx.value.data, op.result.type.get_shape()[0]  # table: DYN when an operand gives it
 
     def run(ins, outs):
         grad, idx = ins[0], ins[1]
-        rows = int(ins[2]) if len(ins) > 2 else op.result.type.get_shape()[0]
         width = grad.shape[-1]
-        out = outs[0] if outs else alloc.empty((rows, width), (width, 1), grad.dtype)  # pooled: its pages already mapped
-        out.zero_().index_add_(0, idx.reshape(-1), grad.reshape(-1, grad.shape[-1]))
+        if outs:
+            out = outs[0]
+        else:  # pooled: its pages already mapped
+            out = alloc.empty((int(ins[2]) if len(ins) > 2 else table, width), (width, 1), grad.dtype)
+        out.zero_().index_add_(0, idx.reshape(-1), grad.reshape(-1, width))
         if padding >= 0:
             out[padding].zero_()  # aten skips those rows; their sum is dropped alike
         return [] if outs else [out]

@@ -61,17 +61,17 @@ def allocates_result(op: Operation, stable: frozenset[int]) -> bool:
 TRANSPOSED_MAX_ROWS, TRANSPOSED_MIN_SIDE = 256, 256
 
 
-def computes_transposed(op: Operation, args) -> bool:
+def computes_transposed(op: Operation, args, stable: frozenset[int]) -> bool:
     """Does MKL run this loop-stage f32 product faster as its transpose (lowering/orient_products.py)? A row-major
     a of at most TRANSPOSED_MAX_ROWS rows times the transposing view of a row-major b (a linear layer's weight),
-    on aten's path. `args`: @main's ArgSpecs (an argument's strides are guarded as compiled)."""
+    on aten's path. `args`: @main's ArgSpecs (an argument's strides are guarded as compiled); `stable`: the positions
+    of its stable ones."""
     if not isinstance(op, tn.MmOp) or torch_dtype(op.result.type.get_element_type()) != torch.float32:
         return False
     (m, k), (_, n) = (v.type.get_shape() for v in op.operands)
     view = op.operands[1].owner
     if DYN in (m, k, n) or not isinstance(view, loop.ViewOp) or view.sizes or not _row_major(op.operands[0], args):
         return False
-    stable = frozenset(i for i, a in enumerate(args) if a.stable)
     return (view.map.data.results == (AffineExpr.dimension(1), AffineExpr.dimension(0))
             and _row_major(view.source, args) and m <= TRANSPOSED_MAX_ROWS and min(k, n) >= TRANSPOSED_MIN_SIDE
             and rule_path(of_argument(op.operands[1], stable), m, k, n, True) == "aten")  # fmt: skip

@@ -43,7 +43,8 @@ class CpuTarget:
         """f32 products with few rows and a changing weight: MKL runs them faster as their transpose."""
         from .mm_rules import computes_transposed
 
-        return lambda op: computes_transposed(op, args)
+        stable = frozenset(i for i, a in enumerate(args) if a.stable)
+        return lambda op: computes_transposed(op, args, stable)
 
     def select_matmul(self, module, args, opts: Options, rep: report.GraphReport, build):
         """`build(matmul, rep)` for the lowering of matrix products opts asks for. max-autotune on a graph of

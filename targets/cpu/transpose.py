@@ -20,7 +20,7 @@ from llvmlite import ir
 
 from irc.dialects import loop
 
-from .ivals import Lanes, abi_size, add, imin, ival, mul, sdiv, set_at
+from .ivals import Lanes, abi_size, add, ival, mul, sdiv, set_at
 from .tiles import steps_along, strided_loads
 from .types import storage_type, widen
 
@@ -43,7 +43,8 @@ def transpose(b: ir.IRBuilder, rows: list) -> list:
 
 
 class Transposes:
-    """Mixed into KernelEmitter (which provides L, R, v, tile, blocked, guards, params, args, loop, lanes_loop, region)."""
+    """Mixed into KernelEmitter (which provides L, R, v, tile, blocked, guards, params, args, chunk, loop, lanes_loop,
+    region)."""
 
     @cached_property
     def transposed_loads(self) -> list[loop.LoadOp]:
@@ -54,28 +55,28 @@ class Transposes:
             return []
         return [op for op in strided_loads(self) if steps_along(self, op, self.blocked) == 1 and not any(self.guards[op])]
 
+    def whole(self, b, lo, hi):
+        """The end of the whole blocks of L from lo towards hi."""
+        return add(b, lo, mul(b, sdiv(b, add(b, hi, mul(b, lo, -1)), self.L), self.L))
+
     def transposed_rows(self, b, dims, lo, hi, c) -> None:
         """Rows [lo, hi) of the blocked dim in column chunk c: whole blocks of L rows, then the rest row by row."""
-        n = add(b, hi, mul(b, lo, -1))
-        whole = add(b, lo, mul(b, sdiv(b, n, self.L), self.L))
-        self.loop(b, lo, whole, self.L, lambda b, r: self.row_block(b, set_at(dims, self.blocked, r), c))
-        self.loop(b, whole, hi, 1, lambda b, r: self.columns(b, set_at(dims, self.blocked, r), c, None))
+        cols = self.chunk(b, c)
+        whole = self.whole(b, lo, hi)
+        self.loop(b, lo, whole, self.L, lambda b, r: self.row_block(b, set_at(dims, self.blocked, r), cols))
+        self.loop(b, whole, hi, 1, lambda b, r: self.columns(b, set_at(dims, self.blocked, r), *cols))
 
-    def row_block(self, b, dims, c) -> None:
-        """L rows from dims[blocked]: whole vectors of columns as blocks, the last columns row by row."""
-        v, L = self.v, self.L
-        lo = mul(b, c, self.tile.cols)
-        hi = imin(b, add(b, lo, self.tile.cols), self.extent(v))
-        whole = add(b, lo, mul(b, sdiv(b, add(b, hi, mul(b, lo, -1)), L), L))
-        self.loop(b, lo, whole, L, lambda b, i: self.block(b, set_at(dims, v, i)))
+    def row_block(self, b, dims, cols) -> None:
+        """L rows from dims[blocked] over columns [lo, hi): whole vectors of columns as blocks, the rest row by row."""
+        lo, hi = cols
+        whole = self.whole(b, lo, hi)
+        self.loop(b, lo, whole, self.L, lambda b, i: self.block(b, set_at(dims, self.v, i)))
         r0 = dims[self.blocked]
-        self.loop(b, r0, add(b, r0, L), 1, lambda b, r: self.columns(b, set_at(dims, self.blocked, r), c, whole))
+        self.loop(b, r0, add(b, r0, self.L), 1, lambda b, r: self.columns(b, set_at(dims, self.blocked, r), whole, hi))
 
-    def columns(self, b, dims, c, start) -> None:
-        """One row of column chunk c from column `start` (None: the chunk's first), the plain way."""
-        lo = mul(b, c, self.tile.cols)
-        hi = imin(b, add(b, lo, self.tile.cols), self.extent(self.v))
-        self.lanes_loop(b, lo if start is None else start, hi, lambda b, i, w: self.region(b, set_at(dims, self.v, i), w))
+    def columns(self, b, dims, lo, hi) -> None:
+        """One row over columns [lo, hi), the plain way."""
+        self.lanes_loop(b, lo, hi, lambda b, i, w: self.region(b, set_at(dims, self.v, i), w))
 
     def block(self, b, dims) -> None:
         """The L x L block at dims (blocked: its first row; v: its first column)."""
