@@ -19,6 +19,7 @@ computed a copy of each (a training forward returns each ReLU's output and its d
 
 import operator
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 import torch.fx
@@ -88,10 +89,35 @@ def _sizes_only(node: torch.fx.Node, seen: set[torch.fx.Node]) -> bool:
     return all(_sizes_only(n, seen) for n in node.all_input_nodes)
 
 
+@dataclass(frozen=True)
+class _AsStrided:
+    """Another layout over the same dense span: as_strided(base, size, stride) at the base's own storage offset."""
+
+    size: tuple[int, ...]
+    stride: tuple[int, ...]
+
+
+def _dense_span(node) -> tuple | None:
+    """(storage, offset, numel, dtype) of an output covering its storage's elements [offset, offset + numel) without
+    gaps or overlaps, static sizes only; else None. Two outputs over one span are one memory in eager in two layouts
+    (BERT's forward returns the attention output for the backward, and its head merge `.view(2048, 256)`)."""
+    v = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+    if not isinstance(v, torch.Tensor) or not all(isinstance(n, int) for n in (*v.shape, *v.stride(), v.storage_offset())):
+        return None
+    step = 1
+    for n, stride in sorted((p for p in zip(v.shape, v.stride()) if p[0] != 1), key=lambda p: p[1]):
+        if stride != step:
+            return None  # gaps or overlaps
+        step *= n
+    return (_storage(v), v.storage_offset(), v.numel(), v.dtype) if v.numel() > 1 else None
+
+
 def output_views(gm: torch.fx.GraphModule, skip=()) -> tuple[list[int], Callable[[list, list], tuple] | None]:
     """(indices of the outputs that are views of another output, a function of the graph's inputs and its outputs
     returning them). Such an output's node is another output's node (returned again) or a chain of view ops, whose
-    other arguments are sizes, from one; the outputs at `skip` (input_views') are neither views nor bases."""
+    other arguments are sizes, from one, or it covers the same dense span of memory as one (views of one value
+    through different chains: `x.view(n, d)` returned twice, an output and its reshape, taken by as_strided); the
+    outputs at `skip` (input_views') are neither views nor bases."""
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     outs = tree_flatten(out_node.args[0])[0]
     first: dict[torch.fx.Node, int] = {}  # a returned tensor's node -> where it is first returned
@@ -113,6 +139,14 @@ def output_views(gm: torch.fx.GraphModule, skip=()) -> tuple[list[int], Callable
         if j != i:
             found[i] = (j, chain[::-1])
             sizes |= used
+    spans: dict[tuple, int] = {}  # an output's dense span of memory -> the first output (not itself derived) over it
+    for i, o in enumerate(outs):
+        if i in skip or i in found or (span := _dense_span(o)) is None:
+            continue
+        if span not in spans:
+            spans[span] = i
+        else:
+            found[i] = (spans[span], [_AsStrided(tuple(o.meta["val"].shape), tuple(o.meta["val"].stride()))])
     if not found:
         return [], None
     for i, (j, chain) in found.items():  # a base that is itself a view: from its own base (chains only go back)
@@ -132,6 +166,9 @@ def output_views(gm: torch.fx.GraphModule, skip=()) -> tuple[list[int], Callable
     for j, chain in found.values():
         v = bases[j]
         for n in chain:
+            if isinstance(n, _AsStrided):
+                v = graph.call_function(torch.as_strided, (v, n.size, n.stride))
+                continue
             rest = torch.fx.node.map_arg((n.args[1:], n.kwargs), lambda a: env[a])
             v = graph.call_function(n.target, (v, *rest[0]), rest[1])
         results.append(v)

@@ -51,11 +51,32 @@ def copy_nest(v: SSAValue) -> loop.NestOp:
     return nest
 
 
+def library_fresh(op: Operation) -> bool:
+    """Whether the extern for tn op `op` takes its results as the library allocates them (fresh buffers, never
+    planned) rather than copying each into a planned one: an eager fallback (its meta shapes can be approximate),
+    a convolution and its gradients, heads-last attention and its gradients, an embedding's gradient. torch's
+    kernel allocates the convolution's result (NCHW or NHWC), the (batch, rows, heads, d) ones, the gradients or the
+    zeroed table (the vocabulary's size) anyway, and a copy into a planned buffer costs one more pass."""
+    return isinstance(op, (tn.AtenCallOp, tn.EmbeddingBackwardOp, tn.ConvolutionOp, tn.ConvolutionBackwardOp)) or \
+        (isinstance(op, (tn.ScaledDotProductAttentionOp, tn.ScaledDotProductAttentionBackwardOp)) and op.heads_last is not None)
+
+
+def _returned(v: SSAValue) -> bool:
+    return any(isinstance(u.operation, func.ReturnOp) for u in v.uses)
+
+
 def owns_view(v: SSAValue) -> bool:
-    """A returned view of a nest result nothing else reads (output-layout's): the result is the graph's own
-    output buffer and the view is returned as it is, in eager's layout."""
+    """A returned view returned as it is, in eager's layout (no copy): a view of a nest result (whose buffer then
+    is the graph's own output, never planned) or of a library's fresh result (never planned either), when no other
+    output is or views that result (outputs do not share memory). Other ops may read it: a training forward
+    returns q, k and v, the head-split views of a projection, for the backward while its attention reads them."""
     src = v.owner.source
-    return isinstance(src.owner, loop.NestOp) and len(list(src.uses)) == 1 and len(list(v.uses)) == 1
+    if sum(isinstance(u.operation, func.ReturnOp) for u in v.uses) != 1 or not isinstance(src.owner, Operation) or _returned(src):
+        return False
+    if not isinstance(src.owner, loop.NestOp) and not library_fresh(src.owner):
+        return False
+    return not any(isinstance(u.operation, loop.ViewOp) and u.operation is not v.owner and _returned(u.operation.result)
+                   for u in src.uses)  # fmt: skip
 
 
 def materialize_outputs(f: func.FuncOp) -> None:
@@ -196,15 +217,8 @@ class Bufferizer:
             block.add_ops([op.clone(value_mapper=dict(zip(op.operands, block.args))), memory.YieldOp()])
             self.emit(memory.ExternOp(ins, [], [], Region(block)))
             return
-        # An eager fallback returns what aten returns (its meta shapes can be approximate): fresh buffers. So do
-        # a channels-last convolution, a heads-last attention, an embedding's gradient and what the target says its
-        # library allocates (the cpu target's oneDNN products by a constant weight): torch's kernel allocates the
-        # NHWC result, the (batch, rows, heads, d) one, the zeroed table (the vocabulary's size) or the product
-        # anyway, and copying it into a planned buffer costs one more pass.
-        fresh = isinstance(op, (tn.AtenCallOp, tn.EmbeddingBackwardOp)) or \
-            (isinstance(op, tn.ConvolutionOp) and op.channels_last is not None) or \
-            (isinstance(op, tn.ScaledDotProductAttentionOp) and op.heads_last is not None) or \
-            (self.library_allocates is not None and self.library_allocates(op))
+        # so are what the target says its library allocates (the cpu target's oneDNN products by a constant weight)
+        fresh = library_fresh(op) or (self.library_allocates is not None and self.library_allocates(op))
         static = [r for r in op.results if DYN not in r.type.get_shape() and not fresh]
         dynamic = [r for r in op.results if DYN in r.type.get_shape() or fresh]
         outs = [self.alloc(r.type, r in self.outputs, []) for r in static]

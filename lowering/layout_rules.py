@@ -11,6 +11,11 @@ Cancelling (the `fold-permutes` pass, rules applied to a fixpoint):
     permute(sdpa(q, k, v), heads after rows) -> sdpa heads_last(q, k, v)     heads_last_attention
         (its only use): torch's flash kernel writes that layout, so the head merge's reshape is a view, not a
         strided copy of the attention output (mini-transformer: 4 copies of 4 MB, 0.5-2.4 ms of a 84-92 ms call)
+    sdpa(q, k, v) with its logsumexp -> permute(sdpa heads_last(q, k, v)), both results    heads_last_training_attention
+    sdpa_backward(...) -> permute(sdpa_backward heads_last(...)), each gradient      heads_last_attention_backward
+        (rank >= 4): a training graph's flash kernels write those layouts whatever their operands', so a result is
+        taken as the kernel gives it and only viewed (it was copied into the planned layout: 20 strided copies of
+        2 MB a train-hf-bert step), and the head merge or split after it folds to a plain reshape
 
 NHWC forms (`to_nhwc(op)`, used by select-layout on the ops of a region it puts in NHWC): each op
 becomes its NHWC computation between a permute into NHWC of each 4-d operand and a permute of the
@@ -82,7 +87,34 @@ def heads_last_attention(op):
     return Replace([new], [new.result])
 
 
-RULES = (fold_permute_permute, fold_permute_identity, sink_permute_below_max_pool, heads_last_attention)
+def _swap_last(v: SSAValue, dims: int) -> tn.PermuteOp:
+    """v with its `dims`-th and (dims-1)-th dims from the end swapped (self-inverse)."""
+    n = len(shape(v))
+    return tn.PermuteOp(v, [*range(n - dims), n - dims + 1, n - dims, *range(n - dims + 2, n)])
+
+
+@rule(tn.ScaledDotProductAttentionOp)
+def heads_last_training_attention(op):
+    if op.logsumexp is None or op.heads_last is not None or len(shape(op.query)) < 4:
+        return None
+    new = tn.ScaledDotProductAttentionOp(op.query, op.key, op.value, op.mask, op.scale.value.data, op.causal is not None,
+                                         logsumexp=True, heads_last=True)  # fmt: skip
+    back = [_swap_last(new.result, 3), _swap_last(new.logsumexp, 2)]
+    return Replace([new, *back], [b.result for b in back])
+
+
+@rule(tn.ScaledDotProductAttentionBackwardOp)
+def heads_last_attention_backward(op):
+    if op.heads_last is not None or len(shape(op.query)) < 4:
+        return None
+    new = tn.ScaledDotProductAttentionBackwardOp(op.grad, op.query, op.key, op.value, op.out, op.logsumexp, op.mask,
+                                                 op.scale.value.data, op.causal is not None, heads_last=True)  # fmt: skip
+    back = [_swap_last(g, 3) for g in new.results]
+    return Replace([new, *back], [b.result for b in back])
+
+
+RULES = (fold_permute_permute, fold_permute_identity, sink_permute_below_max_pool, heads_last_attention,
+         heads_last_training_attention, heads_last_attention_backward)
 
 
 def nhwc_type(v: SSAValue) -> TensorType:

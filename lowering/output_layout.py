@@ -12,8 +12,9 @@ nest computing such a result to that order and returns a view:
                                                               func.return %r
 
 so the result is written once, in eager's layout (bufferize allocates %m as the graph's output and
-returns the view). Only a nest of parallel dims with one result, read by nothing but the return,
-is reordered; anything else keeps the row-major result (and the runtime's copy).
+returns the view). Only a nest of parallel dims with one result, read by nothing but the return and library
+calls, is reordered (a training forward's q, k and v: the attention reads them and the backward gets them in
+eager's head-split layout); anything else keeps the row-major result (and the runtime's copy).
 """
 
 from dataclasses import dataclass
@@ -79,12 +80,20 @@ def reorder_dims(nest: loop.NestOp, order: tuple[int, ...]) -> loop.NestOp:
 
 
 def _eligible(v: SSAValue, order, ret) -> bool:
-    """A permutation of the result's dims (irc-opt's input may say anything) over a nest this pass may reorder."""
+    """A permutation of the result's dims (irc-opt's input may say anything) over a nest this pass may reorder,
+    returned once and otherwise read only by library calls (which take a strided view as eager gives them one)."""
     nest = v.owner
+    users = [u.operation for u in v.uses]
     return (sorted(order) == list(range(len(order))) and isinstance(nest, loop.NestOp) and len(nest.res) == 1
             and not nest.reduction_dims()
             and nest.rank == len(order) == len(v.type.get_shape()) and DYN not in v.type.get_shape()
-            and [u.operation for u in v.uses] == [ret])  # fmt: skip
+            and users.count(ret) == 1 and all(u is ret or _library_call(u) for u in users))  # fmt: skip
+
+
+def _library_call(op) -> bool:
+    """A tn op left at the loop stage (an extern) that reads its operands through any strides: not a reshape (it
+    needs its source contiguous) and not a check (it reads the buffer the gather reads)."""
+    return op.name.startswith("tn.") and op.name not in ("tn.reshape", "tn.check_index", "tn.dim")
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from irc.ir import apply_rules, rule
 from irc.ir.cse import cse
 from irc.ir.types import DYN, is_float
 
+from .bufferize import library_fresh
 from .fusion.legality import copy_source
 from .lower_views import is_reshape_map
 
@@ -99,12 +100,16 @@ def _is_extern(op: Operation) -> bool:
 
 @rule(loop.NestOp)
 def canon_copy_to_view(nest: loop.NestOp):
-    """A copy nest read only by externs, through a linear non-negative map: a loop.view, not a kernel."""
+    """A copy nest read only by externs, through a linear non-negative map: a loop.view, not a kernel. So is one
+    the graph returns of a library's fresh result (bufferize returns such a view as it is: a training forward's
+    attention output, saved in eager's layout for the backward)."""
     ld = copy_source(nest) if nest.res and len(nest.res) == 1 else None
     if ld is None or ld.source.type.get_element_type() != nest.res[0].type.get_element_type():
         return None
     users = [u.operation for u in nest.res[0].uses]
-    if not users or not all(_is_extern(u) for u in users) or ld.map.data.num_symbols and _uses_symbols(ld.map.data):
+    returned = isinstance(ld.source.owner, Operation) and library_fresh(ld.source.owner)  # bufferize returns its view
+    if not users or not all(_is_extern(u) or returned and isinstance(u, func.ReturnOp) for u in users) or \
+            ld.map.data.num_symbols and _uses_symbols(ld.map.data):
         return None
     m = AffineMap(ld.map.data.num_dims, 0, ld.map.data.results)
     if loop.linear_coefficients(m) is None:

@@ -136,7 +136,9 @@ def sdpa(q, k, v, mask, scale: float, causal: bool = False, logsumexp: bool = Fa
 def _sdpa(op, *values):
     v = _bind(op, values)
     r = sdpa(v(op.query), v(op.key), v(op.value), v(op.mask), _float(op.scale), _flag(op.causal), op.logsumexp is not None)
-    return r.transpose(-3, -2) if _flag(op.heads_last) else r
+    if not _flag(op.heads_last):
+        return r
+    return (r[0].transpose(-3, -2), r[1].transpose(-2, -1)) if op.logsumexp is not None else r.transpose(-3, -2)
 
 
 def _sdpa_backward(op, *values):
@@ -144,7 +146,7 @@ def _sdpa_backward(op, *values):
     grads = aten._scaled_dot_product_flash_attention_for_cpu_backward(
         v(op.grad), v(op.query), v(op.key), v(op.value), v(op.out), v(op.logsumexp), 0.0, _flag(op.causal),
         attn_mask=v(op.mask), scale=_float(op.scale))
-    return tuple(grads)
+    return tuple(g.transpose(-3, -2) for g in grads) if _flag(op.heads_last) else tuple(grads)
 
 
 NN_SEMANTICS = {

@@ -2,14 +2,10 @@
 its gradient. In a training graph the forward also gives each query row's logsumexp, which the backward reads: the
 pair runs as torch's CPU flash-attention kernels, as in eager."""
 
-from typing import ClassVar
-
 from xdsl.dialects.builtin import Float64Type, FloatAttr, TensorType, UnitAttr, bf16, f16, f32, f64, i1
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
     IRDLOperation,
-    VarConstraint,
-    base,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -46,9 +42,18 @@ def logsumexp_element(query_element):
     return f32 if query_element in (f16, bf16) else query_element
 
 
+def _heads_after_rows(shape: list, heads_last: bool) -> list:
+    """`shape` with its heads dim (-3) after its rows (-2) when heads_last: (batch, rows, heads, d)."""
+    return [*shape[:-3], shape[-2], shape[-3], shape[-1]] if heads_last else list(shape)
+
+
 def _result_shape(q, v, heads_last: bool) -> list:
-    rows = [*q[:-1], v[-1]]
-    return [*rows[:-3], rows[-2], rows[-3], rows[-1]] if heads_last else rows
+    return _heads_after_rows([*q[:-1], v[-1]], heads_last)
+
+
+def _logsumexp_shape(q, heads_last: bool) -> list:
+    """(batch, heads, rows), or (batch, rows, heads) when heads_last: the layout torch's CPU flash kernel writes."""
+    return [*q[:-3], q[-2], q[-3]] if heads_last else list(q[:-1])
 
 
 def _flags(scale: float, causal: bool) -> dict:
@@ -62,7 +67,7 @@ class ScaledDotProductAttentionOp(IRDLOperation):
     scaled_dot_product_attention: a row whose every key is masked gives 0). With a second result, each query row's
     logsumexp of the scores (the forward of training: tn.sdpa_backward reads it). `heads_last` gives the result
     with its heads dim (-3) after the query rows (-2): (batch, rows, heads, d), the layout the head merge reshapes
-    and torch's CPU flash kernel writes.
+    and torch's CPU flash kernel writes, and the logsumexp as (batch, rows, heads), as that kernel writes it.
     %r = tn.sdpa %q, %k, %v mask %m scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32> mask tensor<2x1x1x6xi1> -> tensor<2x4x8x16xf32>
     %h = tn.sdpa %q, %k, %v scale = 0.25 heads_last : tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32> -> tensor<2x8x4x16xf32>"""
 
@@ -85,7 +90,7 @@ class ScaledDotProductAttentionOp(IRDLOperation):
     def __init__(self, query: SSAValue, key: SSAValue, value: SSAValue, mask: SSAValue | None, scale: float,
                  causal: bool = False, logsumexp: bool = False, heads_last: bool = False):  # fmt: skip
         q, v = shape(query), shape(value)
-        lse = [TensorType(logsumexp_element(element(query)), q[:-1])] if logsumexp else []
+        lse = [TensorType(logsumexp_element(element(query)), _logsumexp_shape(q, heads_last))] if logsumexp else []
         types = [TensorType(element(query), _result_shape(q, v, heads_last)), lse]
         operands = [query, key, value, [mask] if mask is not None else []]
         props = _flags(scale, causal) | ({"heads_last": UnitAttr()} if heads_last else {})
@@ -100,7 +105,7 @@ class ScaledDotProductAttentionOp(IRDLOperation):
             raise VerifyException(f"{self.name}: heads_last needs a heads dim (rank >= 4), got rank {len(q)}")
         check_shape(self.name, "result", shape(self.result), _result_shape(q, v, self.heads_last is not None))
         if self.logsumexp is not None:
-            check_shape(self.name, "logsumexp", shape(self.logsumexp), q[:-1])
+            check_shape(self.name, "logsumexp", shape(self.logsumexp), _logsumexp_shape(q, self.heads_last is not None))
             if element(self.logsumexp) != logsumexp_element(element(self.query)):
                 raise VerifyException(f"{self.name}: logsumexp must have {logsumexp_element(element(self.query))} elements")
 
@@ -108,35 +113,39 @@ class ScaledDotProductAttentionOp(IRDLOperation):
 @irdl_op_definition
 class ScaledDotProductAttentionBackwardOp(IRDLOperation):
     """The gradients of tn.sdpa's query, key and value from its result's gradient, its result and logsumexp.
-    %dq, %dk, %dv = tn.sdpa_backward %g, %q, %k, %v, %o, %l scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8xf32>"""
+    `heads_last` gives each gradient with its heads dim (-3) after its rows (-2), the layout torch's CPU flash
+    backward writes whatever its operands' layouts.
+    %dq, %dk, %dv = tn.sdpa_backward %g, %q, %k, %v, %o, %l scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8xf32> -> tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>"""
 
     name = "tn.sdpa_backward"
-    Q: ClassVar = VarConstraint("Q", base(TensorType))
-    K: ClassVar = VarConstraint("K", base(TensorType))
-    V: ClassVar = VarConstraint("V", base(TensorType))
     grad = operand_def(TensorType)
-    query = operand_def(Q)
-    key = operand_def(K)
-    value = operand_def(V)
+    query = operand_def(TensorType)
+    key = operand_def(TensorType)
+    value = operand_def(TensorType)
     out = operand_def(TensorType)
     logsumexp = operand_def(TensorType)
     mask = opt_operand_def(TensorType)
     scale = prop_def(FloatAttr[Float64Type])
     causal = opt_prop_def(UnitAttr)
-    grad_query = result_def(Q)
-    grad_key = result_def(K)
-    grad_value = result_def(V)
+    heads_last = opt_prop_def(UnitAttr)
+    grad_query = result_def(TensorType)
+    grad_key = result_def(TensorType)
+    grad_value = result_def(TensorType)
     traits = traits_def(Pure())
     assembly_format = (
         "$grad `,` $query `,` $key `,` $value `,` $out `,` $logsumexp (`mask` $mask^)? `scale` `=` $scale "
-        "(`causal` $causal^)? attr-dict `:` type($grad) `,` type($query) `,` type($key) `,` type($value) `,` "
-        "type($out) `,` type($logsumexp) (`mask` type($mask)^)?"
+        "(`causal` $causal^)? (`heads_last` $heads_last^)? attr-dict `:` type($grad) `,` type($query) `,` "
+        "type($key) `,` type($value) `,` type($out) `,` type($logsumexp) (`mask` type($mask)^)? "
+        "`->` type($grad_query) `,` type($grad_key) `,` type($grad_value)"
     )
 
     def __init__(self, grad: SSAValue, query: SSAValue, key: SSAValue, value: SSAValue, out: SSAValue,
-                 logsumexp: SSAValue, mask: SSAValue | None, scale: float, causal: bool = False):  # fmt: skip
+                 logsumexp: SSAValue, mask: SSAValue | None, scale: float, causal: bool = False,
+                 heads_last: bool = False):  # fmt: skip
         operands = [grad, query, key, value, out, logsumexp, [mask] if mask is not None else []]
-        super().__init__(operands=operands, result_types=[query.type, key.type, value.type], properties=_flags(scale, causal))
+        types = [TensorType(element(x), _heads_after_rows(shape(x), heads_last)) for x in (query, key, value)]
+        props = _flags(scale, causal) | ({"heads_last": UnitAttr()} if heads_last else {})
+        super().__init__(operands=operands, result_types=types, properties=props)
 
     def verify_(self):
         q, k, v = shape(self.query), shape(self.key), shape(self.value)
@@ -144,6 +153,14 @@ class ScaledDotProductAttentionBackwardOp(IRDLOperation):
         check_shape(self.name, "grad", shape(self.grad), [*q[:-1], v[-1]])
         check_shape(self.name, "out", shape(self.out), [*q[:-1], v[-1]])
         check_shape(self.name, "logsumexp", shape(self.logsumexp), q[:-1])
+        heads_last = self.heads_last is not None
+        if heads_last and len(q) < 4:
+            raise VerifyException(f"{self.name}: heads_last needs a heads dim (rank >= 4), got rank {len(q)}")
+        for name, g, x in (("query", self.grad_query, self.query), ("key", self.grad_key, self.key),
+                           ("value", self.grad_value, self.value)):  # fmt: skip
+            check_shape(self.name, f"the {name} gradient", shape(g), _heads_after_rows(shape(x), heads_last))
+            if element(g) != element(x):
+                raise VerifyException(f"{self.name}: the {name} gradient must have the {name}'s element type")
 
 
 __all__ = ["ScaledDotProductAttentionOp", "ScaledDotProductAttentionBackwardOp"]

@@ -3,8 +3,9 @@ an Extern: `run(ins, outs) -> fresh results` calls the library path externs.py's
 problem (MKL or oneDNN; decided once per problem and remembered by the extern), `path(ins)` says which.
 Each new decision is passed to `note(problem, path)` ("tn.mm 8x64 @ 64x128 float32, constant weight",
 "mkldnn_packed"): the compile report's extern paths. Epilogues (bias, activation, residual) are the fused
-nests launched after the extern. A region that is not a single tabled op runs through the reference
-semantics (targets/reference), whatever it holds.
+nests launched after the extern. An op whose meaning is one torch call of several results (flash attention and
+its backward, a convolution's gradients: LIBRARY_CALLS) calls its semantics directly. A region that is none of
+these runs through the reference semantics (targets/reference), whatever it holds.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import torch
 from irc.dialects import memory
 from irc.dialects import tensor as tn
 from irc.dialects.semantics.bounds import index_checker
+from irc.dialects.semantics.nn import NN_SEMANTICS
 from irc.dialects.semantics.tensor import check_linalg
 from irc.ir.types import torch_dtype
 from . import alloc, externs
@@ -197,21 +199,6 @@ def _convolution(op, weight_is_argument: bool = False, note=lambda problem, path
     return Extern(op.name, _into(compute), lambda ins: choose(*operands(ins)))
 
 
-def _sdpa(op, note) -> Extern:
-    """tn.sdpa: torch's scaled_dot_product_attention on the (strided) operand views."""
-    from irc.dialects.semantics.nn import sdpa
-
-    scale, masked, causal = op.scale.value.data, op.mask is not None, op.causal is not None
-    heads_last = op.heads_last is not None  # torch's flash kernel writes (b, rows, heads, d): the result as it is
-
-    def compute(ins, out):
-        r = sdpa(ins[0], ins[1], ins[2], ins[3] if masked else None, scale, causal)
-        return r.transpose(-3, -2) if heads_last else r
-
-    run = _into(compute)
-    return _fixed(op.name, run, "aten", f"{op.name} {_types(op)}", note)
-
-
 def _reshape(op, note) -> Extern:
     """A reshape the mem stage could not alias (a strided source): one strided copy into the out buffer."""
 
@@ -282,23 +269,53 @@ EXTERNS: dict[type, Callable] = {
     tn.MmOp: _mm,
     tn.BmmOp: _bmm,
     tn.ConvolutionOp: _convolution,
-    tn.ScaledDotProductAttentionOp: _sdpa,
     tn.EmbeddingBackwardOp: _embedding_backward,
 }
 """tn op class -> prepare(op, note) -> Extern (or None: this instance goes to the reference)."""
 
 
+LIBRARY_CALLS = (tn.ScaledDotProductAttentionOp, tn.ScaledDotProductAttentionBackwardOp, tn.ConvolutionBackwardOp)
+"""tn ops whose meaning (dialects/semantics) is one torch library call, of one result or several: torch's flash
+attention and its backward, a convolution's gradients."""
+
+
 def _single_op(ext: memory.ExternOp):
-    """The op of a region that is exactly `%r = op(block args in order); mem.yield %r`, else None."""
+    """The op of a region that is exactly `%r... = op(block args in order); mem.yield` of its results, else None."""
     ops = list(ext.body.block.ops)
-    if len(ops) != 2 or not isinstance(ops[1], memory.YieldOp) or len(ops[0].results) != 1:
+    if len(ops) != 2 or not isinstance(ops[1], memory.YieldOp) or not ops[0].results:
         return None
     inner = ops[0]
-    if list(inner.operands) != list(ext.body.block.args) or list(ops[1].values) != [inner.results[0]]:
-        return None
-    if len(ext.outs) + len(ext.res) != 1:
+    values = list(ops[1].values)
+    if list(inner.operands) != list(ext.body.block.args) or len(values) != len(inner.results) or set(values) != set(inner.results):
         return None
     return inner
+
+
+def _by_yield(compute: Callable, n_out: int) -> Callable:
+    """run(ins, outs) from compute(ins) -> the values a region yields: the first n_out fill the out buffers, the
+    rest come back as they are computed (contiguous)."""
+
+    def run(ins, outs):
+        values = compute(ins)
+        for buf, v in zip(outs, values):
+            buf.copy_(v)
+        return [v.contiguous() for v in values[n_out:]]
+
+    return run
+
+
+def _library_call(inner, ext: memory.ExternOp, note) -> Extern:
+    """`inner`'s own semantics, called without the interpreter. bufferize takes heads-last attention's results and
+    a convolution's gradients as torch allocates them (in the layouts it writes them: no copy)."""
+    call = NN_SEMANTICS[type(inner)]
+    order = [list(inner.results).index(v) for v in ext.body.block.last_op.values]
+
+    def compute(ins):
+        results = call(inner, *ins)
+        results = results if isinstance(results, tuple) else (results,)
+        return [results[i] for i in order]
+
+    return _fixed(inner.name, _by_yield(compute, len(ext.outs)), "aten", f"{inner.name} {_types(inner)}", note)
 
 
 def prepare(ext: memory.ExternOp, interpreter: Callable, note=lambda problem, path: None,
@@ -315,6 +332,8 @@ def prepare(ext: memory.ExternOp, interpreter: Callable, note=lambda problem, pa
         found = _convolution(inner, of_argument(ext.ins[1], stable), note)
         if found is not None:
             return found, "library"
+    elif type(inner) in LIBRARY_CALLS:
+        return _library_call(inner, ext, note), "library"
     elif inner is not None and type(inner) in EXTERNS:
         found = EXTERNS[type(inner)](inner, note)
         if found is not None:
@@ -325,15 +344,7 @@ def prepare(ext: memory.ExternOp, interpreter: Callable, note=lambda problem, pa
 
 
 def _reference(ext: memory.ExternOp, interpreter) -> Callable:
-    n_out = len(ext.outs)
-
-    def run(ins, outs):
-        values = interpreter.run_ssacfg_region(ext.body, tuple(ins), "mem.extern")
-        for buf, v in zip(outs, values):
-            buf.copy_(v)
-        return [v.contiguous() for v in values[n_out:]]
-
-    return run
+    return _by_yield(lambda ins: interpreter.run_ssacfg_region(ext.body, tuple(ins), "mem.extern"), len(ext.outs))
 
 
 __all__ = ["EXTERNS", "Extern", "mm_problem", "prepare"]

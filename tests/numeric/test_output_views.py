@@ -88,3 +88,25 @@ def test_training_step_through_returned_detaches_matches_eager():
         compiled(x).square().sum().backward()
     for p, q in zip(model.parameters(), twin.parameters()):
         torch.testing.assert_close(q.grad, p.grad)
+
+
+def _two_chains(x):
+    y = x.exp() * 2  # not returned itself: each output is a view of it through its own chain
+    return y.view(2, 3, 4).transpose(0, 1), y.view(24), x.sigmoid().view(4, 6), x.sigmoid().view(24)
+
+
+def test_views_of_one_value_through_different_chains_share_its_memory():
+    """Two outputs over one dense span of memory (BERT's forward returns its attention output and the head merge's
+    `.view(2048, 256)` of it; or `x.view(n, d)` once per projection) are one memory in eager: the second is taken
+    from the first by as_strided, not copied. Outputs over the same values computed twice stay apart, as in eager."""
+    x = torch.randn(6, 4)
+    want = _two_chains(x)
+    (g,) = irc.explain(_two_chains, x).graphs
+    assert g.kernels == 2, str(g)  # exp-mul and sigmoid (computed once, CSE), no copy kernel for a second view
+    got = torch.compile(_two_chains, backend=irc.backend)(x)
+    _like_eager(got, want)
+    assert _shares(got[0], got[1]) and not _shares(got[2], got[3])
+    got[0].mul_(3)
+    want[0].mul_(3)
+    for w, g in zip(want, got):
+        torch.testing.assert_close(g, w)

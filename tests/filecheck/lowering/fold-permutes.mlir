@@ -89,3 +89,36 @@ func.func @attention_other_permute(%q: tensor<2x4x8x16xf32>) -> tensor<4x2x8x16x
 // CHECK-LABEL: func.func @attention_other_permute
 // CHECK-NEXT:  %o = tn.sdpa %q, %q, %q scale = 2.500000e-01 : {{.*}} -> tensor<2x4x8x16xf32>
 // CHECK-NEXT:  %t = tn.permute %o perm = [1, 0, 2, 3]
+
+// -----
+func.func @training_attention(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x6x16xf32>, %v: tensor<2x4x6x16xf32>, %g: tensor<2x8x4x16xf32>) -> (tensor<16x64xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8xf32>, tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>) {
+  %o, %l = tn.sdpa %q, %k, %v scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32> -> tensor<2x4x8x16xf32>, tensor<2x4x8xf32>
+  %t = tn.permute %o perm = [0, 2, 1, 3] : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %r = tn.reshape %t : tensor<2x8x4x16xf32> -> tensor<16x64xf32>
+  %go = tn.permute %g perm = [0, 2, 1, 3] : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %dq, %dk, %dv = tn.sdpa_backward %go, %q, %k, %v, %o, %l scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8xf32> -> tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>
+  func.return %r, %o, %l, %dq, %dk, %dv : tensor<16x64xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8xf32>, tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>
+}
+// A training attention and its backward (torch's flash kernels) take their results heads-last, in the layouts
+// those kernels write whatever their operands': the forward's result and logsumexp, and each gradient; a
+// permute views each back, and the head merge reads the result as it lies.
+// CHECK-LABEL: func.func @training_attention
+// CHECK-NEXT:  %[[O:.*]], %[[L:.*]] = tn.sdpa %q, %k, %v scale = 2.500000e-01 heads_last : tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32> -> tensor<2x8x4x16xf32>, tensor<2x8x4xf32>
+// CHECK-NEXT:  %[[OB:.*]] = tn.permute %[[O]] perm = [0, 2, 1, 3] : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+// CHECK-NEXT:  %[[LB:.*]] = tn.permute %[[L]] perm = [0, 2, 1] : tensor<2x8x4xf32> -> tensor<2x4x8xf32>
+// CHECK-NEXT:  %r = tn.reshape %[[O]] : tensor<2x8x4x16xf32> -> tensor<16x64xf32>
+// CHECK-NEXT:  %go = tn.permute %g perm = [0, 2, 1, 3]
+// CHECK-NEXT:  %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = tn.sdpa_backward %go, %q, %k, %v, %[[OB]], %[[LB]] scale = 2.500000e-01 heads_last : {{.*}} -> tensor<2x8x4x16xf32>, tensor<2x6x4x16xf32>, tensor<2x6x4x16xf32>
+// CHECK-NEXT:  %[[DQB:.*]] = tn.permute %[[DQ]] perm = [0, 2, 1, 3] : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+// CHECK-NEXT:  %[[DKB:.*]] = tn.permute %[[DK]] perm = [0, 2, 1, 3] : tensor<2x6x4x16xf32> -> tensor<2x4x6x16xf32>
+// CHECK-NEXT:  %[[DVB:.*]] = tn.permute %[[DV]] perm = [0, 2, 1, 3] : tensor<2x6x4x16xf32> -> tensor<2x4x6x16xf32>
+// CHECK-NEXT:  func.return %r, %[[OB]], %[[LB]], %[[DQB]], %[[DKB]], %[[DVB]]
+
+// -----
+func.func @training_attention_without_heads(%q: tensor<4x8x16xf32>) -> (tensor<4x8x16xf32>, tensor<4x8xf32>) {
+  %o, %l = tn.sdpa %q, %q, %q scale = 0.25 : tensor<4x8x16xf32>, tensor<4x8x16xf32>, tensor<4x8x16xf32> -> tensor<4x8x16xf32>, tensor<4x8xf32>
+  func.return %o, %l : tensor<4x8x16xf32>, tensor<4x8xf32>
+}
+// Without a heads dim (rank 3) there is no heads-last form: the attention stays as it is.
+// CHECK-LABEL: func.func @training_attention_without_heads
+// CHECK-NEXT:  %o, %l = tn.sdpa %q, %q, %q scale = 2.500000e-01 : {{.*}} -> tensor<4x8x16xf32>, tensor<4x8xf32>

@@ -264,7 +264,7 @@ func.func @check_linalg_matrix_dynamic(%info: tensor<?xi32>) {
 // -----
 
 func.func @sdpa_backward_logsumexp(%g: tensor<2x4x8x16xf32>, %q: tensor<2x4x8x16xf32>, %k: tensor<2x4x6x16xf32>, %v: tensor<2x4x6x16xf32>, %o: tensor<2x4x8x16xf32>, %l: tensor<2x4x8x6xf32>) -> tensor<2x4x8x16xf32> {
-  %dq, %dk, %dv = tn.sdpa_backward %g, %q, %k, %v, %o, %l scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x6xf32>
+  %dq, %dk, %dv = tn.sdpa_backward %g, %q, %k, %v, %o, %l scale = 0.25 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x6xf32> -> tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>
   // CHECK: invalid.mlir:[[# @LINE - 1]]:3: error: tn.sdpa_backward: logsumexp
   func.return %dq : tensor<2x4x8x16xf32>
 }

@@ -264,3 +264,27 @@ func.func @sdpa_heads_last_shape(%q: tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf3
   // CHECK: nn-invalid.mlir:[[# @LINE - 1]]:3: error: tn.sdpa: result
   func.return %r : tensor<2x4x8x16xf32>
 }
+
+// -----
+
+func.func @sdpa_logsumexp_heads_last_shape(%q: tensor<2x4x8x16xf32>) -> tensor<2x4x8xf32> {
+  %r, %l = tn.sdpa %q, %q, %q scale = 0.25 heads_last : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>, tensor<2x4x8xf32>
+  // CHECK: nn-invalid.mlir:[[# @LINE - 1]]:3: error: tn.sdpa: logsumexp
+  func.return %l : tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @sdpa_backward_heads_last_rank(%q: tensor<4x8x16xf32>, %l: tensor<4x8xf32>) -> tensor<8x4x16xf32> {
+  %dq, %dk, %dv = tn.sdpa_backward %q, %q, %q, %q, %q, %l scale = 0.25 heads_last : tensor<4x8x16xf32>, tensor<4x8x16xf32>, tensor<4x8x16xf32>, tensor<4x8x16xf32>, tensor<4x8x16xf32>, tensor<4x8xf32> -> tensor<8x4x16xf32>, tensor<8x4x16xf32>, tensor<8x4x16xf32>
+  // CHECK: nn-invalid.mlir:[[# @LINE - 1]]:3: error: tn.sdpa_backward: heads_last needs a heads dim (rank >= 4), got rank 3
+  func.return %dq : tensor<8x4x16xf32>
+}
+
+// -----
+
+func.func @sdpa_backward_gradient_shape(%q: tensor<2x4x8x16xf32>, %l: tensor<2x4x8xf32>) -> tensor<2x4x8x16xf32> {
+  %dq, %dk, %dv = tn.sdpa_backward %q, %q, %q, %q, %q, %l scale = 0.25 heads_last : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8xf32> -> tensor<2x4x8x16xf32>, tensor<2x8x4x16xf32>, tensor<2x8x4x16xf32>
+  // CHECK: nn-invalid.mlir:[[# @LINE - 1]]:3: error: tn.sdpa_backward: the query gradient
+  func.return %dq : tensor<2x4x8x16xf32>
+}

@@ -1023,3 +1023,13 @@ func.func @check_linalg(%info: tensor<i32>, %infos: tensor<?x2xi32>) {
 // CHECK-NEXT:    tn.check_linalg %infos api = "linalg.cholesky" : tensor<?x2xi32>
 // CHECK-NEXT:    func.return
 // CHECK-NEXT:  }
+
+func.func @attention_training(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x6x16xf32>, %l: tensor<2x4x8xf32>) -> (tensor<2x8x4x16xf32>, tensor<2x8x4xf32>, tensor<2x8x4x16xf32>, tensor<2x6x4x16xf32>) {
+  %o, %lh = tn.sdpa %q, %k, %k scale = 0.25 causal heads_last : tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32> -> tensor<2x8x4x16xf32>, tensor<2x8x4xf32>
+  %dq, %dk, %dv = tn.sdpa_backward %q, %q, %k, %k, %q, %l scale = 0.25 causal heads_last : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8xf32> -> tensor<2x8x4x16xf32>, tensor<2x6x4x16xf32>, tensor<2x6x4x16xf32>
+  func.return %o, %lh, %dq, %dk : tensor<2x8x4x16xf32>, tensor<2x8x4xf32>, tensor<2x8x4x16xf32>, tensor<2x6x4x16xf32>
+}
+// CHECK-LABEL: func.func @attention_training(
+// CHECK:         %o, %lh = tn.sdpa %q, %k, %k scale = 2.500000e-01 causal heads_last : tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32> -> tensor<2x8x4x16xf32>, tensor<2x8x4xf32>
+// CHECK-NEXT:    %dq, %dk, %dv = tn.sdpa_backward %q, %q, %k, %k, %q, %l scale = 2.500000e-01 causal heads_last : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8xf32> -> tensor<2x8x4x16xf32>, tensor<2x6x4x16xf32>, tensor<2x6x4x16xf32>
+// CHECK-NEXT:    func.return %o, %lh, %dq, %dk
