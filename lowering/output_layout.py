@@ -87,10 +87,10 @@ def _eligible(v: SSAValue, order, ret) -> bool:
     return (sorted(order) == list(range(len(order))) and isinstance(nest, loop.NestOp) and len(nest.res) == 1
             and not nest.reduction_dims()
             and nest.rank == len(order) == len(v.type.get_shape()) and DYN not in v.type.get_shape()
-            and users.count(ret) == 1 and all(u is ret or _library_call(u) for u in users))  # fmt: skip
+            and users.count(ret) == 1 and all(u is ret or _strided_reader(u) for u in users))  # fmt: skip
 
 
-def _library_call(op) -> bool:
+def _strided_reader(op) -> bool:
     """A tn op left at the loop stage (an extern) that reads its operands through any strides: not a reshape (it
     needs its source contiguous) and not a check (it reads the buffer the gather reads)."""
     return op.name.startswith("tn.") and op.name not in ("tn.reshape", "tn.check_index", "tn.dim")

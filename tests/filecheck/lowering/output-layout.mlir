@@ -41,3 +41,31 @@ func.func @main(%x: tensor<2x3x4x5xf32>) -> (tensor<2x3x4x5xf32>, tensor<2x3x4x5
 // CHECK-LABEL: func.func @main
 // CHECK-NOT:   loop.view
 // CHECK:       func.return
+
+// -----
+func.func @main(%x: tensor<2x6x4x8xf32>, %b: tensor<8xf32>) -> (tensor<2x4x6x8xf32>, tensor<2x4x6x8xf32>) attributes {irc.output_layout = [[0, 2, 1, 3], []]} {
+  %y = tn.add %x, %b : tensor<2x6x4x8xf32>, tensor<8xf32> -> tensor<2x6x4x8xf32>
+  %q = tn.permute %y perm = [0, 2, 1, 3] : tensor<2x6x4x8xf32> -> tensor<2x4x6x8xf32>
+  %o = tn.sdpa %q, %q, %q scale = 0.25 : tensor<2x4x6x8xf32>, tensor<2x4x6x8xf32>, tensor<2x4x6x8xf32> -> tensor<2x4x6x8xf32>
+  func.return %q, %o : tensor<2x4x6x8xf32>, tensor<2x4x6x8xf32>
+}
+// A training forward's head split: returned in eager's layout and read by a library call (the attention), which
+// takes the view as eager gives it; the nest writes the projection's rows as they lie.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:  %[[M:.*]] = loop.nest space = affine_map<() -> (2, 6, 4, 8)>
+// CHECK:       %q = loop.view %[[M]][affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>] : tensor<2x6x4x8xf32> -> tensor<2x4x6x8xf32>
+// CHECK-NEXT:  %o = tn.sdpa %q, %q, %q
+// CHECK-NEXT:  func.return %q, %o
+
+// -----
+func.func @main(%x: tensor<2x6x4x8xf32>) -> (tensor<2x4x6x8xf32>, tensor<2x4x6x8xf32>) attributes {irc.output_layout = [[0, 2, 1, 3], []]} {
+  %y = tn.exp %x : tensor<2x6x4x8xf32>
+  %q = tn.permute %y perm = [0, 2, 1, 3] : tensor<2x6x4x8xf32> -> tensor<2x4x6x8xf32>
+  %s = tn.sum %q dims = [3] : tensor<2x4x6x8xf32> -> tensor<2x4x6x1xf32>
+  %r = tn.sub %q, %s : tensor<2x4x6x8xf32>, tensor<2x4x6x1xf32> -> tensor<2x4x6x8xf32>
+  func.return %q, %r : tensor<2x4x6x8xf32>, tensor<2x4x6x8xf32>
+}
+// A result another kernel reads keeps the order that kernel was fused for (the runtime copies it into eager's).
+// CHECK-LABEL: func.func @main
+// CHECK-NOT:   loop.view
+// CHECK:       func.return
