@@ -20,6 +20,7 @@ from xdsl.passes import ModulePass
 
 from irc.dialects import loop, memory
 from irc.dialects import tensor as tn
+from irc.ir.cse import structural_key
 from irc.ir.types import DYN
 
 INTERMEDIATE = "irc.intermediate"
@@ -98,7 +99,7 @@ class Bufferizer:
     def __init__(self, module: ModuleOp, main: func.FuncOp, library_allocates: Callable[[Operation], bool] | None = None):
         self.module, self.main = module, main
         self.library_allocates = library_allocates
-        self.kernels: dict[str, str] = {}  # kernel text (name-free) -> name
+        self.kernels: dict[tuple, str] = {}  # structural_key of a kernel (named "kernel") -> its name
         self.new_funcs: list[func.FuncOp] = []
         self.buf: dict[SSAValue, SSAValue] = {}
         self.ops: list[Operation] = []
@@ -201,7 +202,7 @@ class Bufferizer:
                              body=body)
         block.add_ops([kernel, func.ReturnOp()])
         f = func.FuncOp("kernel", (arg_types, []), Region(block))
-        key = _text(f)
+        key = structural_key(f)
         if key not in self.kernels:
             self.kernels[key] = f"kernel{len(self.kernels)}"
             f.sym_name = _sym(self.kernels[key])
@@ -230,12 +231,6 @@ class Bufferizer:
             self.buf[r] = b
         for r, b in zip(dynamic, ext.res):
             self.buf[r] = b
-
-
-def _text(f: func.FuncOp) -> str:
-    from irc.ir import print_module
-
-    return print_module(f)
 
 
 def _sym(name: str) -> Attribute:

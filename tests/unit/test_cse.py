@@ -64,3 +64,26 @@ def test_the_same_module_as_xdsls_cse_on_a_train_step():
         xdsl_cse(theirs)
         assert print_module(ours) == print_module(theirs)
         assert print_module(ours) != text  # it had something to eliminate
+
+
+def _kernel(name: str, op: str, width: int = 8, index: str = "d0", arg: str = "a") -> str:
+    """A bufferized kernel: one nest reading its first buffer and writing its second."""
+    return (f"func.func @{name}(%{arg}: memref<{width}xf32>, %o: memref<{width}xf32>) {{\n"
+            f'  loop.nest space = affine_map<() -> ({width})> iterators = ["parallel"] outs(%o : memref<{width}xf32>) {{\n'
+            f"    %v = loop.load %{arg}[affine_map<(d0) -> ({index})>] : memref<{width}xf32> -> f32\n"
+            f"    %r = {op} %v : f32\n    loop.yield %r : f32\n  }}\n  func.return\n}}\n")
+
+
+def test_structural_key_names_a_kernel_up_to_its_value_names():
+    """bufferize shares kernels by structural_key (their printed text before): the same program under other value
+    names is one key; another op, size, index map or operand is another."""
+    from irc.ir.cse import structural_key
+
+    def key(text: str):
+        (f,) = parse_module(make_context(ALL_DIALECTS), text).ops
+        return structural_key(f)
+
+    base = key(_kernel("kernel", "math.exp"))
+    assert key(_kernel("kernel", "math.exp", arg="input")) == base
+    assert all(key(k) != base for k in (_kernel("kernel", "math.tanh"), _kernel("kernel", "math.exp", width=9),
+                                          _kernel("kernel", "math.exp", index="7 - d0"), _kernel("other", "math.exp")))  # fmt: skip
