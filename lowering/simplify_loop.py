@@ -107,8 +107,8 @@ def canon_copy_to_view(nest: loop.NestOp):
     if ld is None or ld.source.type.get_element_type() != nest.res[0].type.get_element_type():
         return None
     users = [u.operation for u in nest.res[0].uses]
-    returned = isinstance(ld.source.owner, Operation) and library_fresh(ld.source.owner)  # bufferize returns its view
-    if not users or not all(_is_extern(u) or returned and isinstance(u, func.ReturnOp) for u in users) or \
+    fresh = isinstance(ld.source.owner, Operation) and library_fresh(ld.source.owner)  # bufferize returns its view
+    if not users or not all(_is_extern(u) or fresh and isinstance(u, func.ReturnOp) for u in users) or \
             ld.map.data.num_symbols and _uses_symbols(ld.map.data):
         return None
     m = AffineMap(ld.map.data.num_dims, 0, ld.map.data.results)
