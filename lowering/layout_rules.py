@@ -14,7 +14,7 @@ Cancelling (the `fold-permutes` pass, rules applied to a fixpoint):
     sdpa(q, k, v) with its logsumexp -> permute(sdpa heads_last(q, k, v)), both results    heads_last_training_attention
     sdpa_backward(...) -> permute(sdpa_backward heads_last(...)), each gradient      heads_last_attention_backward
         (rank >= 4): a training graph's flash kernels write those layouts whatever their operands', so a result is
-        taken as the kernel gives it and only viewed (it was copied into the planned layout: 20 strided copies of
+        taken as the kernel gives it and only viewed (it was copied into the planned layout: 16 copies of
         2 MB a train-hf-bert step), and the head merge or split after it folds to a plain reshape. (The forward's
         output follows its query's layout: a query computed contiguous (batch, heads, rows, d), as GPT-2's fused
         q/k/v kernel writes it, gives one copy into the heads-last result, the copy the planned buffer took.)

@@ -228,7 +228,7 @@ def test_forward_saves_a_reshaped_activation_without_copying_it(tmp_path):
 def test_attention_step_takes_flash_results_as_they_come(tmp_path):
     """torch's flash attention and its backward (tn.sdpa with its logsumexp, tn.sdpa_backward) are library calls
     whose results are taken in the heads-last layouts the kernels write: no copy kernel in either program, and the forward returns q, k, v and the attention output for the backward as views in eager's
-    layout (each was copied, then copied again into eager's strides: 20 copies of 2 MB a train-hf-bert step)."""
+    layout (each was copied, then copied again into eager's strides: 32 copies of 2 MB a train-hf-bert step)."""
     eager, _, model, mine, inputs = _pair("heads-attention")
     fwd = compile_irc(mine, dump_dir=str(tmp_path))
     target, start = targets_for(model(*inputs)), report.mark()
