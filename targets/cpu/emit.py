@@ -323,7 +323,7 @@ class KernelEmitter(Access, Branches, Transposes):
         def point(b, dims, c):
             if not cols:
                 return self.region(b, list(dims), None)
-            self.lanes_loop(b, *self.chunk(b, c), lambda b, i, w: self.region(b, set_at(dims, self.v, i), w))
+            self.columns(b, dims, *self.chunk(b, c))
 
         # an item number's digits, fastest first: the column chunk, then the outer dims innermost first
         digits = ([("chunk", nch)] if cols else []) + [(d, nblk if d == blocked else self.extent(d)) for d in reversed(self.outer)]

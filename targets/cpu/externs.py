@@ -98,6 +98,21 @@ def forced_path(paths: tuple[str, ...]) -> str | None:
 
 
 # linear / mm / addmm ------------------------------------------------------------------------------
+def linear_paths(dtype: torch.dtype, constant: bool) -> tuple[str, ...]:
+    """The library paths of a product by a weight of `dtype` (a `constant` one may be prepacked)."""
+    if not onednn_available(dtype):
+        return ("aten",)
+    return ("aten", "mkldnn", "mkldnn_packed") if constant else ("aten", "mkldnn")
+
+
+def linear_rule(paths: tuple[str, ...], dtype: torch.dtype, row_major: bool) -> str:
+    """The path of a product among `paths`: IRC_EXTERN_PATH's where it is one, else oneDNN's prepacked weight for a
+    row-major float32 input, else MKL's (mm_rules.rule_path applies the same rule before any call)."""
+    if (forced := forced_path(paths)) is not None:
+        return forced
+    return "mkldnn_packed" if dtype == torch.float32 and "mkldnn_packed" in paths and row_major else "aten"
+
+
 class LinearKernel:
     """y = epilogue(x @ weight.T + bias) for x of shape [..., K]; weight [N, K], bias [N] or None.
 
@@ -111,9 +126,7 @@ class LinearKernel:
         self._packed: torch.Tensor | None = None
 
     def paths(self) -> tuple[str, ...]:
-        if not onednn_available(self.weight.dtype) or _needs_grad(self.weight):
-            return ("aten",)
-        return ("aten", "mkldnn", "mkldnn_packed") if self.constant else ("aten", "mkldnn")
+        return ("aten",) if _needs_grad(self.weight) else linear_paths(self.weight.dtype, self.constant)
 
     def packed(self, m_hint: int) -> torch.Tensor:
         if self._packed is None:
@@ -136,11 +149,7 @@ class LinearKernel:
             return self.fixed_path
         if x.numel() == 0 or self.weight.numel() == 0:
             return "aten"  # empty products: nothing to run, aten handles them
-        paths = self.paths()
-        if (forced := forced_path(paths)) is not None:
-            return forced
-        packed = self.weight.dtype == torch.float32 and "mkldnn_packed" in paths and x.is_contiguous()
-        return "mkldnn_packed" if packed else "aten"
+        return linear_rule(self.paths(), self.weight.dtype, x.is_contiguous())
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         return self.run(x, self.choose(x))

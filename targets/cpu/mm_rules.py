@@ -86,10 +86,7 @@ def _row_major(v, args) -> bool:
 
 
 def rule_path(constant: bool, m: int, k: int, n: int, row_major: bool) -> str:
+    """The path of an f32 product of these sizes: _mm's small-product rule, then LinearKernel's."""
     if small_product(m, k, n):
         return "aten"
-    onednn = externs.onednn_available(torch.float32)
-    paths = ("aten", "mkldnn", "mkldnn_packed") if onednn and constant else ("aten", "mkldnn") if onednn else ("aten",)
-    if (forced := externs.forced_path(paths)) is not None:
-        return forced
-    return "mkldnn_packed" if "mkldnn_packed" in paths and row_major else "aten"
+    return externs.linear_rule(externs.linear_paths(torch.float32, constant), torch.float32, row_major)

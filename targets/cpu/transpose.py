@@ -75,7 +75,7 @@ class Transposes:
         self.loop(b, r0, add(b, r0, self.L), 1, lambda b, r: self.columns(b, set_at(dims, self.blocked, r), whole, hi))
 
     def columns(self, b, dims, lo, hi) -> None:
-        """One row over columns [lo, hi), the plain way."""
+        """One row over columns [lo, hi), the plain way (the emitter's own point too)."""
         self.lanes_loop(b, lo, hi, lambda b, i, w: self.region(b, set_at(dims, self.v, i), w))
 
     def block(self, b, dims) -> None:
