@@ -108,7 +108,7 @@ def _mm(op, weight_is_argument: bool = False, note=lambda problem, path: None) -
         return h["kernel"]
 
     def choose(a, k):
-        key = (tuple(a.shape), a.is_contiguous(), tuple(k.weight.shape), a.dtype, k.constant)  # the rule reads each
+        key = (tuple(a.shape), externs.unit_rows(a), tuple(k.weight.shape), a.dtype, k.constant)  # the rule reads each
         path = chosen.get(key)
         if path is None:  # a small product stays on MKL's own (single-threaded) path: no thread wake-up
             path = chosen[key] = "aten" if small_product(a.shape[0], a.shape[1], k.weight.shape[0]) else k.choose(a)

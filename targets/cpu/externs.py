@@ -105,12 +105,20 @@ def linear_paths(dtype: torch.dtype, constant: bool) -> tuple[str, ...]:
     return ("aten", "mkldnn", "mkldnn_packed") if constant else ("aten", "mkldnn")
 
 
-def linear_rule(paths: tuple[str, ...], dtype: torch.dtype, row_major: bool) -> str:
+def linear_rule(paths: tuple[str, ...], dtype: torch.dtype, unit_rows: bool) -> str:
     """The path of a product among `paths`: IRC_EXTERN_PATH's where it is one, else oneDNN's prepacked weight for a
-    row-major float32 input, else MKL's (mm_rules.rule_path applies the same rule before any call)."""
+    float32 input whose rows are contiguous, else MKL's (mm_rules.rule_path applies the same rule before any call).
+    Rows with gaps between them (GPT-2's last position, `h[:, -1]`) are gathered into one block first: a copy of
+    m x k elements beside 2 m k n flops, where MKL's sgemm runs a wide weight at a fraction of oneDNN's packed
+    rate (16x256 @ 256x50257: 11.8 ms against 2.6 ms). A transposed input stays on MKL, which reads it in place."""
     if (forced := forced_path(paths)) is not None:
         return forced
-    return "mkldnn_packed" if dtype == torch.float32 and "mkldnn_packed" in paths and row_major else "aten"
+    return "mkldnn_packed" if dtype == torch.float32 and "mkldnn_packed" in paths and unit_rows else "aten"
+
+
+def unit_rows(x: torch.Tensor) -> bool:
+    """Is each row of x (its last dim) contiguous, whatever the steps between rows?"""
+    return x.is_contiguous() or x.stride(-1) == 1
 
 
 class LinearKernel:
@@ -149,7 +157,7 @@ class LinearKernel:
             return self.fixed_path
         if x.numel() == 0 or self.weight.numel() == 0:
             return "aten"  # empty products: nothing to run, aten handles them
-        return linear_rule(self.paths(), self.weight.dtype, x.is_contiguous())
+        return linear_rule(self.paths(), self.weight.dtype, unit_rows(x))
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         return self.run(x, self.choose(x))

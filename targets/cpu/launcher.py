@@ -94,7 +94,7 @@ def _mm_native(st, stable: frozenset[int]) -> str | None:
         return "no sgemm_ in torch's library"
     (m, k), (_, n) = (v.type.get_shape() for v in inner[0].operands)
     if st.results and not st.outs and DYN not in (m, k, n):  # bufferize's fresh result: the library allocates it
-        path = mm_rules.mm_path(st.op, stable, m, k, n, row_major=True)
+        path = mm_rules.mm_path(st.op, stable, m, k, n, unit_rows=True)
         return f"mm the default runs as {path}, which allocates its result (every mode keeps its library path)"
     if len(st.outs) != 1 or st.results or len(st.ins) != 2:
         return "mm without a planned out buffer"
@@ -109,8 +109,8 @@ def _mm_native(st, stable: frozenset[int]) -> str | None:
     lay = [_mm_layout(*(s.const for s in b.sizes), *(s.const for s in b.strides)) for b in bufs]
     if None in lay or lay[2][0] != "N":
         return "mm operand without a unit stride"
-    row_major = m == 1 or tuple(s.const for s in bufs[0].strides) == (k, 1)
-    if (path := mm_rules.mm_path(st.op, stable, m, k, n, row_major)) != "aten":
+    unit_rows = m == 1 or k == 1 or bufs[0].strides[1].const == 1
+    if (path := mm_rules.mm_path(st.op, stable, m, k, n, unit_rows)) != "aten":
         return f"mm the default runs as {path} (every mode keeps its library path)"
     return None
 

@@ -31,11 +31,11 @@ def of_argument(value, stable: frozenset[int]) -> bool:
     return isinstance(value, BlockArgument) and value.index in stable
 
 
-def mm_path(ext: memory.ExternOp, stable: frozenset[int], m: int, k: int, n: int, row_major: bool) -> str:
+def mm_path(ext: memory.ExternOp, stable: frozenset[int], m: int, k: int, n: int, unit_rows: bool) -> str:
     """The path the rule (_mm, then LinearKernel.choose) gives this f32 mm extern of static sizes m x k @ k x n,
     known before any call. The reduce-overhead launchers take over (as sgemm_) only a product whose path is
     aten: the others stay this extern, so every mode rounds as the default does."""
-    return rule_path(of_argument(ext.ins[1], stable), m, k, n, row_major)
+    return rule_path(of_argument(ext.ins[1], stable), m, k, n, unit_rows)
 
 
 def allocates_result(op: Operation, stable: frozenset[int]) -> bool:
@@ -46,8 +46,18 @@ def allocates_result(op: Operation, stable: frozenset[int]) -> bool:
     (m, k), (_, n) = (v.type.get_shape() for v in op.operands)
     if DYN in (m, k, n):
         return False
-    row_major = not isinstance(op.operands[0].owner, loop.ViewOp)  # a view may be strided: then MKL's path
-    return rule_path(of_argument(op.operands[1], stable), m, k, n, row_major) != "aten"
+    return rule_path(of_argument(op.operands[1], stable), m, k, n, _unit_rows(op.operands[0])) != "aten"
+
+
+def _unit_rows(v) -> bool:
+    """Will the value's rows be contiguous? A computed value or argument is taken as row-major (the runtime rule
+    checks the argument's strides at the call); a view keeps unit rows where its last dim walks its source's
+    last dim, one element a step (a row picked out of a batch), not where it transposes."""
+    if not isinstance(v.owner, loop.ViewOp):
+        return True
+    last = AffineExpr.dimension(len(v.type.get_shape()) - 1)
+    results = v.owner.map.data.results
+    return bool(results) and results[-1] == last and last not in results[:-1] and _unit_rows(v.owner.source)
 
 
 # x @ W^T with few rows runs faster as W @ x^T (a column-major result) on MKL's sgemm: the first way over the
@@ -85,8 +95,8 @@ def _row_major(v, args) -> bool:
     return isinstance(v.owner, loop.NestOp | tn.MmOp)
 
 
-def rule_path(constant: bool, m: int, k: int, n: int, row_major: bool) -> str:
+def rule_path(constant: bool, m: int, k: int, n: int, unit_rows: bool) -> str:
     """The path of an f32 product of these sizes: _mm's small-product rule, then LinearKernel's."""
     if small_product(m, k, n):
         return "aten"
-    return externs.linear_rule(externs.linear_paths(torch.float32, constant), torch.float32, row_major)
+    return externs.linear_rule(externs.linear_paths(torch.float32, constant), torch.float32, unit_rows)

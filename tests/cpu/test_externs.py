@@ -307,3 +307,25 @@ def test_choices_measured_on_a_busy_machine_stay_in_the_process(tmp_path, monkey
     finally:
         cache.set_dir(None)
     assert len(calls) == (2 if busy else 1)
+
+
+@pytest.mark.parametrize("pick, want", [(lambda h: h[:, -1], "mkldnn_packed"), (lambda h: h[0].t(), "aten")],
+                         ids=["gapped-rows", "transposed"])  # fmt: skip
+def test_a_frozen_weight_takes_rows_with_gaps_through_onednn(pick, want):
+    """A row picked out of each batch (GPT-2's last position before its vocabulary head) has contiguous rows with gaps
+    between them: the rule gathers them and runs oneDNN's prepacked weight, at the compile (a fresh result) and at the
+    call alike, where MKL's sgemm ran a wide weight at a fraction of that rate. A transposed input stays on MKL."""
+    from irc import report
+    from tests.conftest import compile_irc
+
+    lin = torch.nn.Linear(256, 2048).eval()  # 2 x 16 x 256 x 2048 flops: above the small-product cut
+    fn = lambda h: lin(pick(h))  # noqa: E731
+    h = torch.randn(16, 5, 256) if want != "aten" else torch.randn(3, 256, 16)
+    start = report.mark()
+    with torch.no_grad():
+        f = compile_irc(fn)
+        for _ in range(2):
+            torch.testing.assert_close(f(h), fn(h), **TOL)
+    (g,) = report.reports_since(start).graphs
+    expected = want if externs.onednn_available(torch.float32) else "aten"
+    assert g.extern_paths == {"tn.mm 16x256 @ 256x2048 float32, constant weight": expected}, g.extern_paths
