@@ -176,7 +176,8 @@ class Engine:
         with _lock:
             text = self._prepare(module)
             key = self.key(text)
-            if (lib := self._loaded.get(key) if not use_cache else self.load(key)) is not None:
+            lib = self.load(key) if use_cache else self._loaded.get(key)
+            if lib is not None and (use_cache or not lib.cache_hit):  # without the cache, not what it gave earlier
                 return lib
             ref = self.optimize(text)
             opt_ir = str(ref)
