@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from irc.dialects import tensor as tn
 
-PRODUCTS = (tn.MmOp, tn.BmmOp, tn.ConvolutionOp, tn.ScaledDotProductAttentionOp)
+PRODUCTS = (tn.MmOp, tn.AddmmOp, tn.BmmOp, tn.ConvolutionOp, tn.ScaledDotProductAttentionOp)
 
 
 def _size(lin, vals) -> int:
@@ -103,14 +103,14 @@ def describe(p: dict) -> str:
         extra = "".join((f" d{p['dilation']}" if set(p["dilation"]) != {1} else "", f" g{p['groups']}" if p["groups"] != 1 else "",
                          " +bias" if len(dims) > 2 else "", " NHWC" if p["channels_last"] else ""))  # fmt: skip
         return f"{p['op']} {dims[0]} * {dims[1]} s{p['stride']} p{p['padding']}{extra} {p['dtype']}"
-    return f"{p['op']} {' @ '.join(dims[:2]) if p['op'] in ('tn.mm', 'tn.bmm') else ', '.join(dims)} {p['dtype']}"
+    return f"{p['op']} {' @ '.join(dims[:2]) if p['op'] in ('tn.mm', 'tn.addmm', 'tn.bmm') else ', '.join(dims)} {p['dtype']}"
 
 
 def flops(p: dict) -> float:
-    """Multiply-adds x 2 of a product: mm M*K*N, bmm B*M*K*N, convolution out * (C/groups * kernel)
+    """Multiply-adds x 2 of a product: mm (and addmm) M*K*N, bmm B*M*K*N, convolution out * (C/groups * kernel)
     (transposed: in * (O/groups * kernel)), attention B*H*L*S*(E + Ev) (scores, then the weighted values)."""
     s = p["shapes"]
-    if p["op"] == "tn.mm":
+    if p["op"] in ("tn.mm", "tn.addmm"):
         return 2.0 * s[0][0] * s[0][1] * s[1][1]
     if p["op"] == "tn.bmm":
         return 2.0 * s[0][0] * s[0][1] * s[0][2] * s[1][2]
@@ -172,11 +172,16 @@ def candidates(p: dict) -> dict:
     dtype = getattr(torch, p["dtype"])
     s = p["shapes"]
     r = lambda *shape: torch.randn(*shape, dtype=dtype)  # noqa: E731
-    if p["op"] == "tn.mm":
+    if p["op"] in ("tn.mm", "tn.addmm"):
         (m, k), n = s[0], s[1][1]
         a, b, w, out = r(m, k), r(k, n), r(n, k), torch.empty(m, n, dtype=dtype)
-        c = {"torch.mm": lambda: torch.mm(a, b, out=out), "torch.mm (weight^T)": lambda: torch.mm(a, w.t(), out=out)}
-        kern = externs.LinearKernel(w, constant=True)
+        bias = r(n) if p["op"] == "tn.addmm" else None
+        if bias is None:
+            c = {"torch.mm": lambda: torch.mm(a, b, out=out), "torch.mm (weight^T)": lambda: torch.mm(a, w.t(), out=out)}
+        else:
+            c = {"torch.addmm": lambda: torch.addmm(bias, a, b, out=out),
+                 "torch.addmm (weight^T)": lambda: torch.addmm(bias, a, w.t(), out=out)}  # fmt: skip
+        kern = externs.LinearKernel(w, bias, constant=True)
         c.update({f"linear {path}": (lambda path=path: kern.run(a, path)) for path in kern.paths()})
         return c
     if p["op"] == "tn.bmm":

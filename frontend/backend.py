@@ -234,7 +234,7 @@ def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stag
     plan = Plan(attention=opts.attention, layout=opts.layout,
                 conv_timer=target.conv_timer(opts) if opts.layout == "auto" else None,
                 library_allocates=target.library_allocates(args),
-                transposed_products=target.transposed_products(args))  # fmt: skip
+                transposed_products=target.transposed_products(args), biased_products=target.biased_products(args))  # fmt: skip
     stage_dump = lambda stage, m: dump(stage, lambda: print_module(m))  # noqa: E731
     progress_stage("tensor-opt")
     try:

@@ -28,6 +28,7 @@ from irc.log import get as logger
 
 from .bufferize import BufferizePass
 from .fold_batch_norm import FoldBatchNormPass, fold_batch_norm
+from .fold_bias import FoldBiasPass
 from .fold_constants import ConstantArgs, FoldConstantsPass, fold_constants
 from .fuse_attention import FuseAttentionPass
 from .fusion.fuse import FuseLoopsPass
@@ -45,7 +46,8 @@ cache_log = logger("cache")
 
 # stage name -> passes that produce it from the previous stage (`fx` and `tensor` come from the frontend)
 TENSOR_OPT = (FuseAttentionPass(), SimplifyTensorPass(), SelectLayoutPass(), FoldPermutesPass(), CommonSubexpressionElimination(), DeadCodeElimination())
-LOOP = (TensorToLoopPass(), SimplifyLoopPass(), FuseLoopsPass(), OrientProductsPass(), SimplifyLoopPass(), OutputLayoutPass())
+LOOP = (TensorToLoopPass(), SimplifyLoopPass(), FuseLoopsPass(), FoldBiasPass(), OrientProductsPass(), SimplifyLoopPass(),
+        OutputLayoutPass())
 MEM = (BufferizePass(), PlanBuffersPass())
 
 # inference graphs with frozen parameters first run these (freeze() below, given the parameters' values)
@@ -77,6 +79,8 @@ class Plan:
     library_allocates: Callable[[Operation], bool] | None = field(default=None, compare=False, repr=False)
     # the target's word on which matrix products its library runs faster as their transpose (orient-products)
     transposed_products: Callable[[Operation], bool] | None = field(default=None, compare=False, repr=False)
+    # the target's word on which matrix products its library call adds a bias to (fold-bias)
+    biased_products: Callable[[Operation], bool] | None = field(default=None, compare=False, repr=False)
 
     def stage_passes(self, stage: str) -> tuple[ModulePass, ...]:
         """The passes that produce `stage` from the one before it (read at call time: tests may patch STAGES)."""
@@ -88,7 +92,8 @@ class Plan:
                 if self.attention or not isinstance(p, FuseAttentionPass)
             )
         elif stage == "loop":
-            passes = tuple(OrientProductsPass(transposed=self.transposed_products) if isinstance(p, OrientProductsPass) else p
+            passes = tuple(OrientProductsPass(transposed=self.transposed_products) if isinstance(p, OrientProductsPass)
+                           else FoldBiasPass(picks=self.biased_products) if isinstance(p, FoldBiasPass) else p
                            for p in passes)  # fmt: skip
             if self.matmul == "loops":
                 passes = (MatmulToLoopsPass(), *passes)

@@ -42,6 +42,10 @@ class Target(Protocol):
         """Which matrix products (loop-stage tn.mm ops) this target's library runs faster as their transpose, given
         the graph's arguments (lowering/orient_products.py computes those so), or None: none."""
 
+    def biased_products(self, args: list[ArgSpec]) -> Callable[[Operation], bool] | None:
+        """Which matrix products (loop-stage tn.mm ops) this target's library call also adds a bias to, given the
+        graph's arguments (lowering/fold_bias.py joins a standalone bias add to those), or None: none."""
+
     def select_matmul(self, module: ModuleOp, args: list[ArgSpec], opts: Options, rep: report.GraphReport,
                       build: Callable[[str, report.GraphReport], Run | None]) -> Run | None:  # fmt: skip
         """The run of `build(matmul, rep)` for the lowering of matrix products this target picks for a

@@ -152,6 +152,7 @@ def _sdpa_backward(op, *values):
 NN_SEMANTICS = {
     # linear algebra
     tn.MmOp: lambda op, a, b: torch.mm(a, b),
+    tn.AddmmOp: lambda op, a, b, bias: torch.addmm(bias, a, b),
     tn.BmmOp: lambda op, a, b: torch.bmm(a, b),
     tn.ScaledDotProductAttentionOp: _sdpa,
     tn.ScaledDotProductAttentionBackwardOp: _sdpa_backward,

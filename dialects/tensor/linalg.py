@@ -1,4 +1,5 @@
-"""tn linear algebra: matrix products (2-d and batched). addmm/baddbmm are imported as these plus mul/add."""
+"""tn linear algebra: matrix products (2-d and batched). addmm/baddbmm are imported as these plus mul/add; tn.addmm
+is made later, by fold-bias, for a target whose library adds a bias in the product's own pass."""
 
 from typing import ClassVar
 
@@ -62,3 +63,31 @@ class BmmOp(Contraction):
 
     name = "tn.bmm"
     RANK: ClassVar[int] = 3
+
+
+@irdl_op_definition
+class AddmmOp(IRDLOperation):
+    """A matrix product plus a bias per column, in one library call (the target adds it in the product's own pass);
+    fold-bias makes it from tn.mm and its bias add where the target asks.
+    %r = tn.addmm %a, %b bias %c : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<4x16xf32>"""
+
+    name = "tn.addmm"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs `bias` $bias attr-dict `:` type($lhs) `,` type($rhs) `,` type($bias) `->` type($result)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, bias: SSAValue, result_type: Attribute):
+        super().__init__(operands=[lhs, rhs, bias], result_types=[result_type])
+
+    def verify_(self):
+        if not element(self.lhs) == element(self.rhs) == element(self.bias) == element(self.result):
+            raise VerifyException(f"{self.name}: operands and result must share one element type")
+        a, b = shape(self.lhs), shape(self.rhs)
+        if len(a) != 2 or len(b) != 2:
+            raise VerifyException(f"{self.name}: operands must have rank 2, got {len(a)} and {len(b)}")
+        _meet(self.name, "contraction", a[1], b[0])
+        check_shape(self.name, "result", shape(self.result), [a[0], b[1]])
+        check_shape(self.name, "bias", shape(self.bias), [b[1]])

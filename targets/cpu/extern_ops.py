@@ -2,8 +2,8 @@
 an Extern: `run(ins, outs) -> fresh results` calls the library path externs.py's rule picks for the
 problem (MKL or oneDNN; decided once per problem and remembered by the extern), `path(ins)` says which.
 Each new decision is passed to `note(problem, path)` ("tn.mm 8x64 @ 64x128 float32, constant weight",
-"mkldnn_packed"): the compile report's extern paths. Epilogues (bias, activation, residual) are the fused
-nests launched after the extern. An op whose meaning is one torch call of several results (flash attention and
+"mkldnn_packed"): the compile report's extern paths. A bias add that stands alone is oneDNN's (tn.addmm:
+lowering/fold_bias.py); other epilogues (activation, residual) are the fused nests launched after the extern. An op whose meaning is one torch call of several results (flash attention and
 its backward, a convolution's gradients: LIBRARY_CALLS) calls its semantics directly. A region that is none of
 these runs through the reference semantics (targets/reference), whatever it holds.
 """
@@ -65,22 +65,22 @@ def _dtype(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
-def mm_problem(a_shape, b_shape, dtype: torch.dtype, how: str = "") -> str:
-    """How the report names one mm problem: "tn.mm 8x64 @ 64x128 float32[, how]"."""
-    return f"tn.mm {_dims(a_shape)} @ {_dims(b_shape)} {_dtype(dtype)}{', ' + how if how else ''}"
+def mm_problem(a_shape, b_shape, dtype: torch.dtype, how: str = "", name: str = "tn.mm") -> str:
+    """How the report names one mm (or addmm) problem: "tn.mm 8x64 @ 64x128 float32[, how]"."""
+    return f"{name} {_dims(a_shape)} @ {_dims(b_shape)} {_dtype(dtype)}{', ' + how if how else ''}"
 
 
-def _mm(op, weight_is_argument: bool = False, note=lambda problem, path: None) -> Extern:
+def _mm(op: tn.MmOp | tn.AddmmOp, weight_is_argument: bool = False, note=lambda problem, path: None) -> Extern:
     """`weight_is_argument`: the right operand is a view of a stable graph input (targets/args.ArgSpec.stable: a
     constant or a frozen parameter; never a training graph's weight), so one kernel may hold it prepacked for oneDNN while the same tensor arrives
     unchanged. A weight that does change between calls (training) is not packed again: from then on this
     extern treats it as a plain operand."""
-    (m, k), (_, n) = (v.type.get_shape() for v in op.operands)
+    (m, k), (_, n) = (v.type.get_shape() for v in (op.lhs, op.rhs))
     if min(m, k, n) >= 0 and small_product(m, k, n):
         # decided now, not per call; noted at the first call, as the others are (a reduce-overhead launcher may run
         # it as sgemm_ instead, and notes that)
         problem = mm_problem((m, k), (k, n), torch_dtype(op.operands[0].type.get_element_type()),
-                             "constant weight" if weight_is_argument else "")  # fmt: skip
+                             "constant weight" if weight_is_argument else "", op.name)  # fmt: skip
         noted = False
 
         def small(ins, out):
@@ -88,6 +88,8 @@ def _mm(op, weight_is_argument: bool = False, note=lambda problem, path: None) -
             if not noted:
                 noted = True
                 note(problem, "aten")
+            if len(ins) > 2:  # tn.addmm
+                return torch.addmm(ins[2], ins[0], ins[1], out=out) if out is not None else torch.addmm(ins[2], ins[0], ins[1])
             return torch.mm(ins[0], ins[1], out=out) if out is not None else torch.mm(ins[0], ins[1])
 
         return Extern(op.name, _into(small), lambda ins: "aten")
@@ -113,16 +115,18 @@ def _mm(op, weight_is_argument: bool = False, note=lambda problem, path: None) -
         if path is None:  # a small product stays on MKL's own (single-threaded) path: no thread wake-up
             path = chosen[key] = "aten" if small_product(a.shape[0], a.shape[1], k.weight.shape[0]) else k.choose(a)
             how = "constant weight" if k.constant else "weight changes" if weight_is_argument else ""
-            note(mm_problem(a.shape, k.weight.shape[::-1], a.dtype, how), path)
+            note(mm_problem(a.shape, k.weight.shape[::-1], a.dtype, how, op.name), path)
         return path
 
     def compute(ins, out):
-        a, b = ins
+        a, b, *bias = ins  # tn.addmm: its bias, added in the library call
         k = kernel(b)
         path = choose(a, k)
+        if path == "aten" and out is not None:
+            return torch.addmm(bias[0], a, b, out=out) if bias else torch.mm(a, b, out=out)
         if path == "aten":
-            return torch.mm(a, b, out=out) if out is not None else torch.mm(a, b)
-        return k.run(a, path)
+            return torch.addmm(bias[0], a, b) if bias else torch.mm(a, b)
+        return k.run(a, path, *bias)
 
     return Extern(op.name, _into(compute), lambda ins: choose(ins[0], kernel(ins[1])))
 
@@ -326,7 +330,7 @@ def prepare(ext: memory.ExternOp, interpreter: Callable, note=lambda problem, pa
     if type(check := ext.body.block.first_op) in CHECKS:
         return CHECKS[type(check)](check), "library"
     inner = _single_op(ext)
-    if isinstance(inner, tn.MmOp):
+    if isinstance(inner, tn.MmOp | tn.AddmmOp):
         return _mm(inner, of_argument(ext.ins[1], stable), note), "library"
     if isinstance(inner, tn.ConvolutionOp):
         found = _convolution(inner, of_argument(ext.ins[1], stable), note)

@@ -141,15 +141,17 @@ class LinearKernel:
             self._packed = torch.ops.mkldnn._reorder_linear_weight(self.weight.contiguous(), m_hint)
         return self._packed
 
-    def run(self, x: torch.Tensor, path: str) -> torch.Tensor:
+    def run(self, x: torch.Tensor, path: str, bias: torch.Tensor | None = None) -> torch.Tensor:
+        """`bias`: one given with this call (a graph's tn.addmm operand), else the kernel's own."""
+        bias = self.bias if bias is None else bias
         if path == "aten":
             x2 = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])  # not -1: K may be 0
             wt = self.weight.t()
-            y = torch.addmm(self.bias, x2, wt) if self.bias is not None else torch.mm(x2, wt)
+            y = torch.addmm(bias, x2, wt) if bias is not None else torch.mm(x2, wt)
             return apply_epilogue_(y, self.epilogue).reshape(*x.shape[:-1], y.shape[-1])
         w = self.packed(x.numel() // x.shape[-1]) if path == "mkldnn_packed" else self.weight.contiguous()
         attr, scalars, alg = _ONEDNN_ATTR[self.epilogue]
-        return torch.ops.mkldnn._linear_pointwise(x.contiguous(), w, self.bias, attr, scalars, alg)
+        return torch.ops.mkldnn._linear_pointwise(x.contiguous(), w, bias, attr, scalars, alg)
 
     def choose(self, x: torch.Tensor) -> str:
         """The path by the module's rule: a function of the problem (dtype, constant weight), not of timings."""

@@ -1,7 +1,7 @@
 """Which library path an f32 matrix product takes and how it is computed, decided before any call from the loop or
 mem stage: the rule LinearKernel.choose applies at run time (externs.py), read by bufferize (a product oneDNN
-allocates), the reduce-overhead launchers (a product they may run as sgemm_) and orient-products (a product MKL
-runs faster as its transpose)."""
+allocates), fold-bias (a product oneDNN adds a bias to), the reduce-overhead launchers (a product they may run as
+sgemm_) and orient-products (a product MKL runs faster as its transpose)."""
 
 from __future__ import annotations
 
@@ -41,9 +41,9 @@ def mm_path(ext: memory.ExternOp, stable: frozenset[int], m: int, k: int, n: int
 def allocates_result(op: Operation, stable: frozenset[int]) -> bool:
     """Does the library call of this loop-stage op allocate its result? An f32 product of static sizes that the
     rule sends to oneDNN (a stable weight, prepacked): torch returns a fresh tensor, with no out= form."""
-    if not isinstance(op, tn.MmOp) or torch_dtype(op.result.type.get_element_type()) != torch.float32:
+    if not isinstance(op, tn.MmOp | tn.AddmmOp) or torch_dtype(op.result.type.get_element_type()) != torch.float32:
         return False
-    (m, k), (_, n) = (v.type.get_shape() for v in op.operands)
+    (m, k), (_, n) = (v.type.get_shape() for v in (op.lhs, op.rhs))
     if DYN in (m, k, n):
         return False
     return rule_path(of_argument(op.operands[1], stable), m, k, n, _unit_rows(op.operands[0])) != "aten"

@@ -18,6 +18,9 @@ class ReferenceTarget:
     def transposed_products(self, args):
         return None  # every product is computed as it is written
 
+    def biased_products(self, args):
+        return None  # a bias is added by a kernel of its own
+
     def select_matmul(self, module, args, opts: Options, rep: report.GraphReport, build):
         return build("extern", rep)
 

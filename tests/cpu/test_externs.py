@@ -318,7 +318,7 @@ def test_a_frozen_weight_takes_rows_with_gaps_through_onednn(pick, want):
     from irc import report
     from tests.conftest import compile_irc
 
-    lin = torch.nn.Linear(256, 2048).eval()  # 2 x 16 x 256 x 2048 flops: above the small-product cut
+    lin = torch.nn.Linear(256, 2048, bias=False).eval()  # 2 x 16 x 256 x 2048 flops: above the small-product cut
     fn = lambda h: lin(pick(h))  # noqa: E731
     h = torch.randn(16, 5, 256) if want != "aten" else torch.randn(3, 256, 16)
     start = report.mark()

@@ -26,6 +26,7 @@ func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  tensor-to-loop
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  simplify-loop
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  fuse-loops
+// CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  fold-bias
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  orient-products
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  simplify-loop
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  output-layout

@@ -288,3 +288,11 @@ func.func @sdpa_backward_gradient_shape(%q: tensor<2x4x8x16xf32>, %l: tensor<2x4
   // CHECK: nn-invalid.mlir:[[# @LINE - 1]]:3: error: tn.sdpa_backward: the query gradient
   func.return %dq : tensor<2x4x8x16xf32>
 }
+
+// -----
+
+func.func @addmm_bias(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %c: tensor<4xf32>) -> tensor<4x16xf32> {
+  %r = tn.addmm %a, %b bias %c : tensor<4x8xf32>, tensor<8x16xf32>, tensor<4xf32> -> tensor<4x16xf32>
+  // CHECK: nn-invalid.mlir:[[# @LINE - 1]]:3: error: tn.addmm: bias shape [4] does not match expected [16]
+  func.return %r : tensor<4x16xf32>
+}

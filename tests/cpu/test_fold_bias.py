@@ -1,0 +1,69 @@
+"""fold-bias on the CPU target (lowering/fold_bias.py, CpuTarget.biased_products): a frozen linear layer whose bias
+add no kernel joins (its output goes to attention, or is returned) runs as one oneDNN call that adds the bias, with
+eager's numbers; a bias add a kernel does more in, or a training graph's product (MKL's), keeps its kernel."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from irc import report
+from irc.targets.cpu import externs
+from tests.conftest import compile_irc
+
+TOL = dict(rtol=1e-4, atol=1e-4, equal_nan=True)
+ONEDNN = externs.onednn_available(torch.float32)
+
+
+class Attention(torch.nn.Module):
+    """q and k projections straight into attention (BERT's shape of it, small), and k returned too."""
+
+    def __init__(self, d=128, heads=4):
+        super().__init__()
+        self.q, self.k, self.heads = torch.nn.Linear(d, d), torch.nn.Linear(d, d), heads
+
+    def forward(self, x):
+        b, s, d = x.shape
+        split = lambda t: t.view(b, s, self.heads, d // self.heads).transpose(1, 2)  # noqa: E731
+        k = self.k(x)
+        return F.scaled_dot_product_attention(split(self.q(x)), split(k), split(k)), k
+
+
+def _compile(model, x):
+    start = report.mark()
+    f = compile_irc(model)
+    torch.testing.assert_close(f(x), model(x), **TOL)
+    torch.testing.assert_close(f(x + 1), model(x + 1), **TOL)
+    (g,) = report.reports_since(start).graphs
+    return g
+
+
+@pytest.mark.parametrize("seq", [64, 67], ids=["s64", "s67"])
+def test_bias_of_a_product_read_by_library_calls_joins_onednn(seq):
+    """2 x 8 x seq x 128 x 128 flops a projection: above the small-product cut, so oneDNN's; seq 67 is a prime (the
+    rule and the call do not depend on it)."""
+    model, x = Attention().eval(), torch.randn(8, seq, 128)
+    with torch.no_grad():
+        g = _compile(model, x)
+    problems = {p: path for p, path in g.extern_paths.items() if "addmm" in p or "tn.mm" in p}
+    if ONEDNN:
+        assert problems == {f"tn.addmm {8 * seq}x128 @ 128x128 float32, constant weight": "mkldnn_packed"}, problems
+    else:
+        assert all(p.startswith("tn.mm") for p in problems), problems
+
+
+def test_a_bias_with_more_work_and_training_products_keep_their_kernels():
+    """A relu after the bias (oneDNN's relu maps NaN to 0, eager's keeps it) stays a kernel; a training forward's
+    weight changes every step, so its product is MKL's addmm-free mm and its bias a kernel, as before."""
+    lin = torch.nn.Linear(128, 128)
+    relu = lambda x: torch.relu(lin(x))  # noqa: E731
+    x = torch.randn(512, 128)
+    x[0, 0] = float("nan")
+    with torch.no_grad():
+        g = _compile(relu, x)
+    assert not any("addmm" in p for p in g.extern_paths), g.extern_paths
+    start = report.mark()
+    f = compile_irc(Attention())
+    xs = torch.randn(8, 64, 128, requires_grad=True)
+    out, k = f(xs)
+    (out.sum() + k.sum()).backward()
+    assert not any("addmm" in p for g in report.reports_since(start).graphs for p in g.extern_paths)

@@ -1,0 +1,54 @@
+// RUN: irc-opt --split-input-file %s -p "tensor-to-loop,simplify-loop,fuse-loops,fold-bias{every=true}" | filecheck %s
+// RUN: irc-opt --split-input-file %s -p tensor-to-loop,simplify-loop,fuse-loops,fold-bias | filecheck %s --check-prefix=NONE
+// A product's bias add that no kernel joined becomes part of the library call: tn.addmm (the CPU target's rule
+// picks which products: its oneDNN ones, targets/cpu/target.py biased_products).
+
+func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %y = tn.mm %x, %w : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %r = tn.add %y, %b : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  func.return %r : tensor<4x16xf32>
+}
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:  %[[R:.*]] = tn.addmm %x, %w bias %b : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:  func.return %[[R]]
+// NONE-LABEL: func.func @main
+// NONE:       tn.mm %x, %w
+// NONE:       loop.nest
+// NONE-NOT:   tn.addmm
+
+// -----
+func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %y = tn.mm %x, %w : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %r = tn.add %b, %y : tensor<16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  %s = tn.relu %r : tensor<4x16xf32>
+  func.return %s : tensor<4x16xf32>
+}
+// A nest that does more than add the bias (here a relu: oneDNN's maps NaN to 0, eager's keeps it) stays a kernel.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:  %[[P:.*]] = tn.mm %x, %w
+// CHECK-NEXT:  loop.nest
+// CHECK-NOT:   tn.addmm
+
+// -----
+func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %y = tn.mm %x, %w : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %r = tn.add %y, %b : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  func.return %r, %y : tensor<4x16xf32>, tensor<4x16xf32>
+}
+// The product without its bias is also returned: both stay.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:  %[[P:.*]] = tn.mm %x, %w
+// CHECK-NEXT:  loop.nest
+// CHECK-NOT:   tn.addmm
+
+// -----
+func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<4x1xf32>) -> tensor<4x16xf32> {
+  %y = tn.mm %x, %w : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %r = tn.add %y, %b : tensor<4x16xf32>, tensor<4x1xf32> -> tensor<4x16xf32>
+  func.return %r : tensor<4x16xf32>
+}
+// A bias per row is not a linear layer's: it stays a kernel.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:  %[[P:.*]] = tn.mm %x, %w
+// CHECK-NEXT:  loop.nest
+// CHECK-NOT:   tn.addmm
