@@ -3,8 +3,9 @@ an Extern: `run(ins, outs) -> fresh results` calls the library path externs.py's
 problem (MKL or oneDNN; decided once per problem and remembered by the extern), `path(ins)` says which.
 Each new decision is passed to `note(problem, path)` ("tn.mm 8x64 @ 64x128 float32, constant weight",
 "mkldnn_packed"): the compile report's extern paths. A bias add that stands alone is oneDNN's (tn.addmm:
-lowering/fold_bias.py); other epilogues (activation, residual) are the fused nests launched after the extern. An op whose meaning is one torch call of several results (flash attention and
-its backward, a convolution's gradients: LIBRARY_CALLS) calls its semantics directly. A region that is none of
+lowering/fold_bias.py); other epilogues (activation, residual) are the fused nests launched after the extern. An
+op whose meaning is one torch call of several results (flash attention and its backward, a convolution's
+gradients: LIBRARY_CALLS) calls its semantics directly. A region that is none of
 these runs through the reference semantics (targets/reference), whatever it holds.
 """
 
@@ -70,6 +71,12 @@ def mm_problem(a_shape, b_shape, dtype: torch.dtype, how: str = "", name: str = 
     return f"{name} {_dims(a_shape)} @ {_dims(b_shape)} {_dtype(dtype)}{', ' + how if how else ''}"
 
 
+def _mkl(a, b, bias: list, out):
+    """MKL's a @ b, eager's call: torch.mm, or torch.addmm with tn.addmm's bias (`bias`: [] or [it])."""
+    fn, args = (torch.addmm, (bias[0], a, b)) if bias else (torch.mm, (a, b))
+    return fn(*args, out=out) if out is not None else fn(*args)
+
+
 def _mm(op: tn.MmOp | tn.AddmmOp, weight_is_argument: bool = False, note=lambda problem, path: None) -> Extern:
     """`weight_is_argument`: the right operand is a view of a stable graph input (targets/args.ArgSpec.stable: a
     constant or a frozen parameter; never a training graph's weight), so one kernel may hold it prepacked for oneDNN while the same tensor arrives
@@ -88,9 +95,7 @@ def _mm(op: tn.MmOp | tn.AddmmOp, weight_is_argument: bool = False, note=lambda 
             if not noted:
                 noted = True
                 note(problem, "aten")
-            if len(ins) > 2:  # tn.addmm
-                return torch.addmm(ins[2], ins[0], ins[1], out=out) if out is not None else torch.addmm(ins[2], ins[0], ins[1])
-            return torch.mm(ins[0], ins[1], out=out) if out is not None else torch.mm(ins[0], ins[1])
+            return _mkl(ins[0], ins[1], ins[2:], out)
 
         return Extern(op.name, _into(small), lambda ins: "aten")
     chosen: dict = {}
@@ -122,11 +127,7 @@ def _mm(op: tn.MmOp | tn.AddmmOp, weight_is_argument: bool = False, note=lambda 
         a, b, *bias = ins  # tn.addmm: its bias, added in the library call
         k = kernel(b)
         path = choose(a, k)
-        if path == "aten" and out is not None:
-            return torch.addmm(bias[0], a, b, out=out) if bias else torch.mm(a, b, out=out)
-        if path == "aten":
-            return torch.addmm(bias[0], a, b) if bias else torch.mm(a, b)
-        return k.run(a, path, *bias)
+        return _mkl(a, b, bias, out) if path == "aten" else k.run(a, path, *bias)
 
     return Extern(op.name, _into(compute), lambda ins: choose(ins[0], kernel(ins[1])))
 
