@@ -47,11 +47,8 @@ class CpuTarget:
         return lambda op: computes_transposed(op, args, stable)
 
     def biased_products(self, args):
-        """oneDNN's products add a bias in their own pass: the same products as library_allocates's."""
-        from .mm_rules import allocates_result
-
-        stable = frozenset(i for i, a in enumerate(args) if a.stable)
-        return lambda op: allocates_result(op, stable)
+        """oneDNN's products add a bias in their own pass, and they are the products whose results it allocates."""
+        return self.library_allocates(args)
 
     def select_matmul(self, module, args, opts: Options, rep: report.GraphReport, build):
         """`build(matmul, rep)` for the lowering of matrix products opts asks for. max-autotune on a graph of
