@@ -49,8 +49,9 @@ def _view_chain(node: torch.fx.Node, seen: set[torch.fx.Node]) -> bool:
     return all(_view_chain(n, seen) for n in node.all_input_nodes)
 
 
-def input_views(gm: torch.fx.GraphModule) -> tuple[list[int], Callable[[list], tuple] | None]:
-    """(indices of the outputs that are views of an input, a function of the graph's inputs returning them)."""
+def input_views(gm: torch.fx.GraphModule) -> tuple[list[int], Callable[[list], tuple] | None, set[int]]:
+    """(indices of the outputs that are views of an input, a function of the graph's inputs returning them, the
+    inputs it reads)."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     inputs = {s for n in placeholders if (s := _storage(n.meta.get("val"))) is not None}
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
@@ -64,7 +65,7 @@ def input_views(gm: torch.fx.GraphModule) -> tuple[list[int], Callable[[list], t
             nodes.append(o)
             keep |= chain
     if not indices:
-        return [], None
+        return [], None, set()
     graph = torch.fx.Graph()
     env: dict[torch.fx.Node, torch.fx.Node] = {}
     for n in gm.graph.nodes:
@@ -72,7 +73,8 @@ def input_views(gm: torch.fx.GraphModule) -> tuple[list[int], Callable[[list], t
             env[n] = graph.node_copy(n, lambda a: env[a])
     graph.output(tuple(env[n] for n in nodes))
     replay = torch.fx.GraphModule(gm, graph)
-    return indices, lambda args: replay.forward(*args)  # forward: not nn.Module's call, with its hooks (~5 us)
+    reads = {i for i, n in enumerate(placeholders) if n in keep}
+    return indices, lambda args: replay.forward(*args), reads  # forward: not nn.Module's call, with its hooks (~5 us)
 
 
 def _is_view(node: torch.fx.Node) -> bool:
@@ -112,9 +114,9 @@ def _dense_span(node) -> tuple | None:
     return (_storage(v), v.storage_offset(), v.numel(), v.dtype) if v.numel() > 1 else None
 
 
-def output_views(gm: torch.fx.GraphModule, skip=()) -> tuple[list[int], Callable[[list, list], tuple] | None]:
+def output_views(gm: torch.fx.GraphModule, skip=()) -> tuple[list[int], Callable[[list, list], tuple] | None, set[int]]:
     """(indices of the outputs that are views of another output, a function of the graph's inputs and its outputs
-    returning them). Such an output's node is another output's node (returned again) or a chain of view ops, whose
+    returning them, the outputs they are views of: these keep eager's layout, which the views assume). Such an output's node is another output's node (returned again) or a chain of view ops, whose
     other arguments are sizes, from one, or it covers the same dense span of memory as one (views of one value
     through different chains: `x.view(n, d)` returned twice, an output and its reshape, taken by as_strided); the
     outputs at `skip` (input_views') are neither views nor bases."""
@@ -148,7 +150,7 @@ def output_views(gm: torch.fx.GraphModule, skip=()) -> tuple[list[int], Callable
         else:
             found[i] = (spans[span], [_AsStrided(tuple(o.meta["val"].shape), tuple(o.meta["val"].stride()))])
     if not found:
-        return [], None
+        return [], None, set()
     for i, (j, chain) in found.items():  # a base that is itself a view: from its own base (chains only go back)
         while j in found:
             j, chain = found[j][0], found[j][1] + chain
@@ -175,7 +177,7 @@ def output_views(gm: torch.fx.GraphModule, skip=()) -> tuple[list[int], Callable
     graph.output(tuple(results))
     replay = torch.fx.GraphModule(gm, graph)
     base_ids = list(bases)
-    return list(found), lambda args, outputs: replay.forward(*args, *[outputs[j] for j in base_ids])
+    return list(found), lambda args, outputs: replay.forward(*args, *[outputs[j] for j in base_ids]), set(base_ids)
 
 
 def drop_view_results(module, outputs: list[tuple], aliased: list[int], writes=(), derived=()) -> tuple[list[tuple], list[tuple[int, int]]]:

@@ -33,6 +33,7 @@ from . import compile_log, warm
 from .aliases import drop_view_results, input_views, output_views
 from .decompositions import decomposition_table
 from .freeze import plan as plan_freeze, static_inputs
+from .saved_layouts import in_eager_layouts, keep_saved_layouts, take_saved_layouts
 from .fx_import import GraphUnsupported, import_graph
 
 
@@ -77,16 +78,17 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, opts: Options, kind:
     rep.nodes = sum(1 for n in gm.graph.nodes if n.op == "call_function")
     dump = _dumper(opts, rep)
     dump("fx", lambda: gm.print_readable(print_output=False))
+    relaid, restore = take_saved_layouts(gm, example_inputs) if kind == "backward" else ({}, {})
     with Progress(compile_log.graph_name(rep)), lifetime.compiling():  # a line on stderr when this takes over a second
         try:
             if refusal := _device_refusal(opts.target, devices(example_inputs)):
                 raise GraphUnsupported(refusal)
             freezer = plan_freeze(gm, opts, kind, static, n_inputs)
-            compiled = _compile(gm, opts, rep, dump, freezer)
+            compiled = _compile(gm, opts, rep, dump, freezer, relaid)
             if freezer is not None:  # a frozen input that changes sends the calls to a compile without freezing
                 compiled = freezer.guard(compiled, lambda: compile_graph(gm, example_inputs, opts, kind, dynamo_graph))
             compile_log.graph_done(rep)
-            return compiled
+            return in_eager_layouts(compiled, restore)
         except GraphUnsupported as e:
             rep.eager_graph = str(e)
             compile_log.eager_graph(rep, error=False)
@@ -96,7 +98,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, opts: Options, kind:
             compile_log.fallbacks.warning("irc: internal error compiling graph %d (%s); running it eagerly", rep.index, e,
                                           exc_info=True)  # fmt: skip
             rep.eager_graph = f"internal error: {type(e).__name__}: {e}"
-    return make_boxed_func(gm.forward)
+    return in_eager_layouts(make_boxed_func(gm.forward), relaid | restore)
 
 
 def devices(values) -> set[str]:
@@ -137,11 +139,12 @@ def _record_output_layouts(module, specs, metas) -> None:
         main.attributes[ATTR] = layout_attr([orders.get(k, ()) for k in range(max(orders) + 1)])
 
 
-def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> CompiledGraph:
-    """FX -> tn (import, freezing), then `build`; the outputs as eager lays them out. A graph compiled before (same
-    FX graph, sizes and options; frontend/warm.py) starts from its cached mem stage instead."""
+def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None, relaid=None) -> CompiledGraph:
+    """FX -> tn (import, freezing), then `build`; the outputs as eager lays them out (but a forward's saved ones:
+    saved_layouts.py). A graph compiled before (same FX graph, sizes and options; frontend/warm.py) starts from its
+    cached mem stage instead. `relaid`: the inputs not in eager's strides (saved_layouts.take_saved_layouts)."""
     graph_key = warm.key(gm, rep.kind, opts) if freezer is None else None
-    if graph_key is not None and (compiled := _warm_start(gm, graph_key, opts, rep)) is not None:
+    if graph_key is not None and (compiled := _warm_start(gm, graph_key, opts, rep, relaid)) is not None:
         return compiled
     t0 = time.perf_counter()
     result = import_graph(gm, opts.eager_ops)
@@ -154,7 +157,7 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> 
         result.constants = freezer.apply(module, result.constants, rep)
         dump("freeze", lambda: print_module(module))
 
-    metas, aliased, views, derived, derive = _outputs(gm)
+    metas, aliased, views, derived, derive, bases = _outputs(gm, relaid)
     # the program computes no replayed view
     result.outputs, writes = drop_view_results(module, result.outputs, aliased, result.writes, derived)
     rep.input_writes = len(writes)
@@ -168,6 +171,8 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None) -> 
     if graph_key is not None and built:
         warm.remember(graph_key, warm.Record(built["mem_key"], built["matmul"], result.outputs, writes, dict(rep.imported),
                                              [(str(t), r) for t, r in rep.fallbacks], rep.attention, rep.layouts))  # fmt: skip
+    if rep.kind == "forward":
+        specs = keep_saved_layouts(specs, getattr(run, "result_strides", None), bases)
     return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views, writes, _effect_tokens(gm), derive)
 
 
@@ -178,16 +183,19 @@ def _effect_tokens(gm) -> list[int]:
             if n.users and all(u.target is torch.ops.higher_order.with_effects and u.args[0] is n for u in n.users)]
 
 
-def _outputs(gm):
-    """The example values of the graph's outputs, the outputs that are views of its inputs (aliases.input_views) and
-    those that are views of other outputs (aliases.output_views)."""
+def _outputs(gm, relaid=None):
+    """The example values of the graph's outputs, the outputs that are views of its inputs (aliases.input_views:
+    replayed on the `relaid` inputs it reads in eager's strides) and those that are views of other outputs
+    (aliases.output_views), and the outputs these view."""
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     metas = [getattr(o, "meta", {}).get("val") for o in torch.utils._pytree.tree_flatten(out_node.args[0])[0]]
-    aliased, views = input_views(gm)
+    aliased, views, reads = input_views(gm)
+    if views is not None and relaid:
+        views = in_eager_layouts(views, {i: s for i, s in relaid.items() if i in reads})
     return metas, aliased, views, *output_views(gm, set(aliased))
 
 
-def _warm_start(gm, graph_key: str, opts: Options, rep: report.GraphReport) -> CompiledGraph | None:
+def _warm_start(gm, graph_key: str, opts: Options, rep: report.GraphReport, relaid=None) -> CompiledGraph | None:
     """The graph from its warm-start record and cached mem stage, or None (no record, an evicted mem stage, a
     target that fails on it: the caller compiles)."""
     rec = warm.recall(graph_key)
@@ -209,8 +217,10 @@ def _warm_start(gm, graph_key: str, opts: Options, rep: report.GraphReport) -> C
     rep.imported, rep.fallbacks = Counter(rec.imported), list(rec.fallbacks)
     rep.attention, rep.layouts, rep.input_writes = rec.attention, list(rec.layouts), len(rec.writes)
     _report_lowered(rep, done.lowered)
-    metas, _, views, _, derive = _outputs(gm)
+    metas, _, views, _, derive, bases = _outputs(gm, relaid)
     specs = [output_spec(src, meta) for src, meta in zip(rec.outputs, metas)]
+    if rep.kind == "forward":
+        specs = keep_saved_layouts(specs, getattr(run, "result_strides", None), bases)
     return CompiledGraph(run, specs, constants, getattr(run, "fresh", ()), views, rec.writes, _effect_tokens(gm), derive)
 
 

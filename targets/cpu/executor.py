@@ -50,6 +50,7 @@ class Executor:
         self._pack = struct.Struct(f"<{len(self._tensor_args)}q")
         # results that are whole buffers this program allocates: they never share memory with an input
         self.fresh = [isinstance(r, Buf) and g.roots[r.root].kind == "alloc" and g.roots[r.root].buf is r for r in g.returns]
+        self.result_strides = [_dense_static_strides(r, g.roots[r.root]) if isinstance(r, Buf) else None for r in g.returns]
         self.launcher_error: str | None = None  # why a context runs its steps one by one under reduce-overhead
         self.reset()
 
@@ -246,6 +247,20 @@ class Executor:
         if root.buf is r:
             return cx.roots[r.root]
         return steps.tensor_of(cx, r)
+
+
+def _dense_static_strides(r: Buf, root) -> tuple[int, ...] | None:
+    """The strides every call gives result `r`, where the program alone decides them (a buffer it allocates, or a
+    view it makes: not a library's own result or an input) and they lay its elements densely, else None."""
+    if root.kind in ("extern", "input") and root.buf is r or not all(s.static for s in (*r.sizes, *r.strides)):
+        return None
+    sizes, strides = [s.const for s in r.sizes], [s.const for s in r.strides]
+    step = 1
+    for n, st in sorted((p for p in zip(sizes, strides) if p[0] != 1), key=lambda p: p[1]):
+        if st != step:
+            return None
+        step *= n
+    return tuple(strides)
 
 
 def _where(args, where):
