@@ -51,8 +51,7 @@ class SymbolTable:
             sympy.Add: arith.AddiOp,
             sympy.Mul: arith.MuliOp,
             FloorDiv: arith.FloorDivSIOp,
-            Mod: arith.RemSIOp,
-            PythonMod: arith.RemSIOp,
+            Mod: arith.RemSIOp,  # torch's Mod: nonnegative operands only
             Max: arith.MaxSIOp,
             Min: arith.MinSIOp,
         }
@@ -60,6 +59,9 @@ class SymbolTable:
             if isinstance(e, kind):
                 parts = [self.value(a) for a in e.args]
                 return reduce(lambda a, b: self.emit(op_cls(a, b)), parts)
+        if isinstance(e, PythonMod):  # Python's %: the divisor's sign, as floor division gives (roll's shift - 3)
+            a, b = (self.value(x) for x in e.args)
+            return self.emit(arith.SubiOp(a, self.emit(arith.MuliOp(self.emit(arith.FloorDivSIOp(a, b)), b))))
         if isinstance(e, sympy.Pow) and e.exp.is_Integer and int(e.exp) > 0:
             base = self.value(e.base)
             return reduce(lambda a, _: self.emit(arith.MuliOp(a, base)), range(int(e.exp) - 1), base)

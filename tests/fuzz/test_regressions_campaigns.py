@@ -370,3 +370,22 @@ def test_layer_norm_over_a_symbolic_size_the_shape_env_pinned_to_1(target):
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
     assert compare_training(fn, compiled, make_inputs) is None
+
+
+@pytest.mark.parametrize("target", targets())
+def test_roll_further_than_a_dynamic_size(target):
+    """roll(x, 3) of a dynamic size-2 dim: its index shift is Python's (s - 3) % s = 1, which the importer took as C's
+    remainder (-1), so the gather read position -1 and raised IndexError where eager runs (seed 811, training)."""
+
+    def fn(a0):
+        return (torch.roll(a0.flip((0,)), 3, 0),)
+
+    def make_inputs(grow=0):
+        a0 = torch.randint(-24, 25, (2 + grow,), generator=torch.Generator().manual_seed(0)).div(8).requires_grad_()
+        torch._dynamo.maybe_mark_dynamic(a0, 0)
+        return [a0]
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
+    assert compare_training(fn, compiled, make_inputs) is None
+    assert compare_training(fn, compiled, lambda: make_inputs(grow=3)) is None
