@@ -16,8 +16,8 @@ Cancelling (the `fold-permutes` pass, rules applied to a fixpoint):
         (rank >= 4): a training graph's flash kernels write those layouts whatever their operands', so a result is
         taken as the kernel gives it and only viewed (it was copied into the planned layout: 16 copies of
         2 MB a train-hf-bert step), and the head merge or split after it folds to a plain reshape. (The forward's
-        output follows its query's layout: a query computed contiguous (batch, heads, rows, d), as GPT-2's fused
-        q/k/v kernel writes it, gives one copy into the heads-last result, the copy the planned buffer took.)
+        output follows its query's layout: output-layout computes a query's nest heads-last where it can, GPT-2's
+        fused q/k/v nest among them; a query computed (batch, heads, rows, d) gives one copy into the result.)
 
 NHWC forms (`to_nhwc(op)`, used by select-layout on the ops of a region it puts in NHWC): each op
 becomes its NHWC computation between a permute into NHWC of each 4-d operand and a permute of the

@@ -15,6 +15,10 @@ so the result is written once, in eager's layout (bufferize allocates %m as the 
 returns the view). Only a nest of parallel dims with one result, read by nothing but the return and library
 calls, is reordered (a training forward's q, k and v: the attention reads them and the backward gets them in
 eager's head-split layout); anything else keeps the row-major result (and the runtime's copy).
+
+The same reordering computes a heads-last attention's query heads-last, (batch, rows, heads, d), with every other
+result of its nest (GPT-2's q, k and v are one nest in training): torch's flash kernel writes its output in its
+query's layout, so the heads-last result needs no copy, nor does the backward's kernel copy q, k and v.
 """
 
 from dataclasses import dataclass
@@ -27,6 +31,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 
 from irc.dialects import loop
+from irc.dialects import tensor as tn
 from irc.ir.types import DYN
 
 ATTR = "irc.output_layout"
@@ -67,11 +72,10 @@ def reorder_dims(nest: loop.NestOp, order: tuple[int, ...]) -> loop.NestOp:
             extra = [AffineExpr.dimension(rank + j) for j in range(m.num_dims - rank)]  # gathers' index dims stay
             results = tuple(e.replace_dims_and_symbols([*new_of, *extra], syms) for e in m.results)
             op.properties["map"] = type(op.properties["map"])(AffineMap(m.num_dims, m.num_symbols, results))
-    t = nest.res[0].type
     space = AffineMap(0, nsyms, tuple(nest.extents[d] for d in order))
     kinds = nest.iterator_kinds()
     new = loop.NestOp(space, [kinds[d] for d in order], list(nest.symbols),
-                      [TensorType(t.get_element_type(), [t.get_shape()[d] for d in order])])  # fmt: skip
+                      [TensorType(r.type.get_element_type(), [r.type.get_shape()[d] for d in order]) for r in nest.res])  # fmt: skip
     ops = list(body.ops)
     for op in ops:
         op.detach()
@@ -90,6 +94,31 @@ def _eligible(v: SSAValue, order, ret) -> bool:
             and users.count(ret) == 1 and all(u is ret or _strided_reader(u) for u in users))  # fmt: skip
 
 
+def _query_nest(op) -> loop.NestOp | None:
+    """The nest computing a heads-last attention's query, where this pass may compute all its results heads-last:
+    torch's flash kernel writes its output in its query's layout, and a query computed (batch, heads, rows, d) gave a
+    copy into the heads-last result every call (GPT-2's and nn.MultiheadAttention's q, k, v nest in training)."""
+    if not isinstance(op, tn.ScaledDotProductAttentionOp) or op.heads_last is None:
+        return None
+    nest, shape = op.query.owner, op.query.type.get_shape()
+    if not isinstance(nest, loop.NestOp) or nest.reduction_dims() or DYN in shape or nest.rank != len(shape):
+        return None
+    ok = all(r.type.get_shape() == shape and all(isinstance(u.operation, func.ReturnOp) or _strided_reader(u.operation)
+                                                  for u in r.uses) for r in nest.res)  # fmt: skip
+    return nest if ok else None
+
+
+def _reorder_with_views(block, old: loop.NestOp, order) -> None:
+    """`old` replaced by its reordered nest and a view of each of its results in the old dims."""
+    new = reorder_dims(old, order)
+    view_map = AffineMap(len(order), 0, tuple(AffineExpr.dimension(d) for d in order))
+    views = [loop.ViewOp(r, view_map, o.type) for r, o in zip(new.res, old.res)]
+    block.insert_ops_before([new, *views], old)
+    for o, v in zip(old.res, views):
+        o.replace_all_uses_with(v.result)
+    block.erase_op(old)
+
+
 def _strided_reader(op) -> bool:
     """A tn op left at the loop stage (an extern) that reads its operands through any strides: not a reshape (it
     needs its source contiguous) and not a check (it reads the buffer the gather reads)."""
@@ -106,17 +135,15 @@ class OutputLayoutPass(ModulePass):
         for f in module.ops:
             if not isinstance(f, func.FuncOp) or f.sym_name.data != "main" or not f.body.blocks:  # a declaration: no body
                 continue
-            ret = f.body.block.last_op
+            block = f.body.block
+            ret = block.last_op
             for i, order in enumerate(orders_of(f)):
-                if not order or i >= len(ret.operands) or not _eligible(ret.operands[i], order, ret):
-                    continue
-                old = ret.operands[i].owner
-                new = reorder_dims(old, order)
-                view_map = AffineMap(len(order), 0, tuple(AffineExpr.dimension(d) for d in order))
-                view = loop.ViewOp(new.res[0], view_map, old.res[0].type)
-                f.body.block.insert_ops_before([new, view], old)
-                old.res[0].replace_all_uses_with(view.result)
-                f.body.block.erase_op(old)
+                if order and i < len(ret.operands) and _eligible(ret.operands[i], order, ret):
+                    _reorder_with_views(block, ret.operands[i].owner, order)
+            for op in list(block.ops):
+                if (nest := _query_nest(op)) is not None:
+                    r = nest.rank
+                    _reorder_with_views(block, nest, (*range(r - 3), r - 2, r - 3, r - 1))  # heads after rows
 
 
 __all__ = ["OutputLayoutPass", "memory_order", "orders_of", "layout_attr", "ATTR"]
