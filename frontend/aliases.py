@@ -116,10 +116,11 @@ def _dense_span(node) -> tuple | None:
 
 def output_views(gm: torch.fx.GraphModule, skip=()) -> tuple[list[int], Callable[[list, list], tuple] | None, set[int]]:
     """(indices of the outputs that are views of another output, a function of the graph's inputs and its outputs
-    returning them, the outputs they are views of: these keep eager's layout, which the views assume). Such an output's node is another output's node (returned again) or a chain of view ops, whose
-    other arguments are sizes, from one, or it covers the same dense span of memory as one (views of one value
-    through different chains: `x.view(n, d)` returned twice, an output and its reshape, taken by as_strided); the
-    outputs at `skip` (input_views') are neither views nor bases."""
+    returning them, the outputs they view: these keep eager's layout, which the replayed views assume). Such an
+    output's node is another output's node (returned again) or a chain of view ops, whose other arguments are
+    sizes, from one, or it covers the same dense span of memory as one (views of one value through different
+    chains: `x.view(n, d)` returned twice, an output and its reshape, taken by as_strided); the outputs at `skip`
+    (input_views') are neither views nor bases."""
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     outs = tree_flatten(out_node.args[0])[0]
     first: dict[torch.fx.Node, int] = {}  # a returned tensor's node -> where it is first returned
@@ -177,7 +178,8 @@ def output_views(gm: torch.fx.GraphModule, skip=()) -> tuple[list[int], Callable
     graph.output(tuple(results))
     replay = torch.fx.GraphModule(gm, graph)
     base_ids = list(bases)
-    return list(found), lambda args, outputs: replay.forward(*args, *[outputs[j] for j in base_ids]), set(base_ids)
+    derive = lambda args, outputs: replay.forward(*args, *[outputs[j] for j in base_ids])  # noqa: E731
+    return list(found), derive, set(base_ids)
 
 
 def drop_view_results(module, outputs: list[tuple], aliased: list[int], writes=(), derived=()) -> tuple[list[tuple], list[tuple[int, int]]]:

@@ -33,8 +33,8 @@ from . import compile_log, warm
 from .aliases import drop_view_results, input_views, output_views
 from .decompositions import decomposition_table
 from .freeze import plan as plan_freeze, static_inputs
-from .saved_layouts import in_eager_layouts, keep_saved_layouts, take_saved_layouts
 from .fx_import import GraphUnsupported, import_graph
+from .saved_layouts import in_eager_layouts, keep_saved_layouts, take_saved_layouts
 
 
 def backend(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None):
