@@ -97,7 +97,8 @@ def _eligible(v: SSAValue, order, ret) -> bool:
 def _query_nest(op) -> loop.NestOp | None:
     """The nest computing a heads-last attention's query, where this pass may compute all its results heads-last:
     torch's flash kernel writes its output in its query's layout, and a query computed (batch, heads, rows, d) gave a
-    copy into the heads-last result every call (GPT-2's and nn.MultiheadAttention's q, k, v nest in training)."""
+    copy into the heads-last result every call (GPT-2's q, k, v nest in training; nn.MultiheadAttention's is rank 3,
+    (batch * heads, rows, d), and left alone)."""
     if not isinstance(op, tn.ScaledDotProductAttentionOp) or op.heads_last is None:
         return None
     nest, shape = op.query.owner, op.query.type.get_shape()
