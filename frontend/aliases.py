@@ -27,6 +27,8 @@ from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._pytree import tree_flatten
 from xdsl.dialects import func
 
+from irc.targets.runtime import is_dense
+
 
 def _storage(v) -> StorageWeakRef | None:
     return StorageWeakRef(v.untyped_storage()) if isinstance(v, torch.Tensor) else None
@@ -106,11 +108,8 @@ def _dense_span(node) -> tuple | None:
     v = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
     if not isinstance(v, torch.Tensor) or not all(isinstance(n, int) for n in (*v.shape, *v.stride(), v.storage_offset())):
         return None
-    step = 1
-    for n, stride in sorted((p for p in zip(v.shape, v.stride()) if p[0] != 1), key=lambda p: p[1]):
-        if stride != step:
-            return None  # gaps or overlaps
-        step *= n
+    if not is_dense(v.shape, v.stride()):
+        return None
     return (_storage(v), v.storage_offset(), v.numel(), v.dtype) if v.numel() > 1 else None
 
 

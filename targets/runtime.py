@@ -33,6 +33,16 @@ def output_spec(source, meta) -> OutputSpec:
     return OutputSpec(source, None, order, broadcast)
 
 
+def is_dense(sizes, strides) -> bool:
+    """Whether `strides` lay the elements of `sizes` without gaps or overlaps (in any order of the dims)."""
+    step = 1
+    for n, stride in sorted((p for p in zip(sizes, strides) if p[0] != 1), key=lambda p: p[1]):
+        if stride != step:
+            return False
+        step *= n
+    return True
+
+
 def _dense_strides(shape, order, broadcast=()) -> list[int]:
     """Strides of a dense tensor whose dims lie in `order`, innermost first; `broadcast` dims get stride 0."""
     strides = [0] * len(shape)

@@ -26,6 +26,8 @@ import torch
 import torch.autograd.profiler as torch_profiler  # _is_profiler_enabled: True while a torch.profiler records
 from torch._C._profiler import _RecordFunctionFast
 
+from irc.targets.runtime import is_dense
+
 from . import alloc, call_source, extern_ops, launcher, parallel, steps
 from .affine import Lin
 from .graph import Buf
@@ -254,13 +256,8 @@ def _dense_static_strides(r: Buf, root) -> tuple[int, ...] | None:
     view it makes: not a library's own result or an input) and they lay its elements densely, else None."""
     if root.kind in ("extern", "input") and root.buf is r or not all(s.static for s in (*r.sizes, *r.strides)):
         return None
-    sizes, strides = [s.const for s in r.sizes], [s.const for s in r.strides]
-    step = 1
-    for n, st in sorted((p for p in zip(sizes, strides) if p[0] != 1), key=lambda p: p[1]):
-        if st != step:
-            return None
-        step *= n
-    return tuple(strides)
+    strides = tuple(s.const for s in r.strides)
+    return strides if is_dense([s.const for s in r.sizes], strides) else None
 
 
 def _where(args, where):
