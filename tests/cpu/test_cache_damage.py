@@ -1,8 +1,9 @@
-"""A damaged disk cache costs a rebuild, never the process: every kind of entry (obj, mem, mem-ir: the mem stage's
+"""A damaged disk cache costs a rebuild, never the process: every kind of entry (obj, mem-ir: the mem stage's
 binary form, emitted: the cpu target's emission record, graph: a warm-start record, autotune, layout, Triton
-source) damaged every way, two processes racing to fill one cache, a directory others may write.
+source; the mem stage's text, cached only where its binary form fails, is a JSON entry as graph and autotune are)
+damaged every way, two processes racing to fill one cache, a directory others may write.
 
-Each child process compiles the same four graphs (a convolution: obj, mem, emitted, layout; a max-autotune
+Each child process compiles the same four graphs (a convolution: obj, mem-ir, emitted, layout; a max-autotune
 linear: autotune; a Triton kernel: triton source and its graph record; a reduction: emitted and graph records
 that do not depend on a measured layout), checks their results against eager and prints the warnings
 of the irc.cache logger. The children run concurrently to keep the test short."""
@@ -44,7 +45,7 @@ with torch.no_grad():
         torch.testing.assert_close(f(a), fn(a), rtol=1e-4, atol=1e-4)
 print(json.dumps(warnings))
 """
-KINDS = ("obj", "mem", "mem-ir", "emitted", "graph", "autotune", "layout", "triton")
+KINDS = ("obj", "mem-ir", "emitted", "graph", "autotune", "layout", "triton")
 ROOT = Path(__file__).resolve().parents[2]
 
 

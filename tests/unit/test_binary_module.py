@@ -1,6 +1,7 @@
 """The mem stage's binary form in the disk cache (ir/text.py dump_module/load_module, lowering/pipeline.py): it reads
 back as the module it was, also for chains of ops far deeper than Python's recursion limit, and a warm compile takes
-it instead of parsing the stage's text; without it (missing or from another xDSL) the text still serves."""
+it instead of parsing the stage's text. The text is written only for a module the binary form cannot hold, and then
+serves a warm compile in its place."""
 
 import sys
 
@@ -35,7 +36,7 @@ def _lower(text: str, key: str) -> tuple[str, pipeline.Result]:
     return print_module(module), done
 
 
-def test_a_warm_compile_reads_the_binary_form_and_the_text_still_serves(tmp_path, monkeypatch):
+def test_a_warm_compile_reads_the_binary_form_and_no_text_is_written(tmp_path, monkeypatch):
     text = _chain(40)
     cache.set_dir(tmp_path)
     try:
@@ -44,10 +45,21 @@ def test_a_warm_compile_reads_the_binary_form_and_the_text_still_serves(tmp_path
             m.setattr(pipeline, "parse_module", lambda *a: (_ for _ in ()).throw(AssertionError("parsed the text")))
             warm, second = _lower(text, "binary-test")
         assert not first.cached and second.cached and warm == cold
-        binary = [p for p in (tmp_path / "mem-ir").rglob("*") if p.is_file()]
-        assert len(binary) == 1  # the binary form beside the text
-        binary[0].unlink()
-        text_only, third = _lower(text, "binary-test")
-        assert third.cached and text_only == cold
+        assert len([p for p in (tmp_path / "mem-ir").rglob("*") if p.is_file()]) == 1
+        assert not (tmp_path / "mem").exists()  # printing the text cost 8x the binary's dump
+    finally:
+        cache.set_dir(None)
+
+
+def test_a_module_the_binary_form_cannot_hold_is_cached_as_text(tmp_path, monkeypatch):
+    text = _chain(40)
+    cache.set_dir(tmp_path)
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(pipeline, "dump_module", lambda module: (_ for _ in ()).throw(TypeError("cannot pickle")))
+            cold, first = _lower(text, "text-test")
+        assert not (tmp_path / "mem-ir").exists() and [p for p in (tmp_path / "mem").rglob("*") if p.is_file()]
+        warm, second = _lower(text, "text-test")
+        assert not first.cached and second.cached and warm == cold
     finally:
         cache.set_dir(None)
