@@ -77,11 +77,13 @@ def _mkl(a, b, bias: list, out):
     return fn(*args, out=out) if out is not None else fn(*args)
 
 
-def _mm(op: tn.MmOp | tn.AddmmOp, weight_is_argument: bool = False, note=lambda problem, path: None) -> Extern:
+def _mm(op: tn.MmOp | tn.AddmmOp, weight_is_argument: bool = False, note=lambda problem, path: None,
+        planned: bool = False) -> Extern:  # fmt: skip
     """`weight_is_argument`: the right operand is a view of a stable graph input (targets/args.ArgSpec.stable: a
     constant or a frozen parameter; never a training graph's weight), so one kernel may hold it prepacked for oneDNN while the same tensor arrives
     unchanged. A weight that does change between calls (training) is not packed again: from then on this
-    extern treats it as a plain operand."""
+    extern treats it as a plain operand. `planned`: bufferize gave the result a buffer (a product of dynamic sizes):
+    oneDNN's plain path, which has no out= form, gives way to MKL's there, which writes it without a copy."""
     (m, k), (_, n) = (v.type.get_shape() for v in (op.lhs, op.rhs))
     if min(m, k, n) >= 0 and small_product(m, k, n):
         # decided now, not per call; noted at the first call, as the others are (a reduce-overhead launcher may run
@@ -118,7 +120,8 @@ def _mm(op: tn.MmOp | tn.AddmmOp, weight_is_argument: bool = False, note=lambda 
         key = (tuple(a.shape), externs.unit_rows(a), tuple(k.weight.shape), a.dtype, k.constant)  # the rule reads each
         path = chosen.get(key)
         if path is None:  # a small product stays on MKL's own (single-threaded) path: no thread wake-up
-            path = chosen[key] = "aten" if small_product(a.shape[0], a.shape[1], k.weight.shape[0]) else k.choose(a)
+            path = "aten" if small_product(a.shape[0], a.shape[1], k.weight.shape[0]) else k.choose(a)
+            path = chosen[key] = "aten" if planned and path == "mkldnn" else path
             how = "constant weight" if k.constant else "weight changes" if weight_is_argument else ""
             note(mm_problem(a.shape, k.weight.shape[::-1], a.dtype, how, op.name), path)
         return path
@@ -332,7 +335,7 @@ def prepare(ext: memory.ExternOp, interpreter: Callable, note=lambda problem, pa
         return CHECKS[type(check)](check), "library"
     inner = _single_op(ext)
     if isinstance(inner, tn.MmOp | tn.AddmmOp):
-        return _mm(inner, of_argument(ext.ins[1], stable), note), "library"
+        return _mm(inner, of_argument(ext.ins[1], stable), note, planned=bool(ext.outs)), "library"
     if isinstance(inner, tn.ConvolutionOp):
         found = _convolution(inner, of_argument(ext.ins[1], stable), note)
         if found is not None:

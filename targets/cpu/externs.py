@@ -41,6 +41,7 @@ kernel has it. `measure` (interleaved medians) is the timing helper of autotune.
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 import time
@@ -59,6 +60,20 @@ _ONEDNN_ATTR = {None: ("none", [], ""), "relu": ("relu", [], ""), "gelu": ("gelu
 def onednn_available(dtype: torch.dtype = torch.float32) -> bool:
     return (torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
             and dtype in (torch.float32, torch.bfloat16))  # fmt: skip
+
+
+@functools.cache
+def onednn_outruns_mkl() -> bool:
+    """Does oneDNN run a float32 product faster than MKL here, whatever its weight? MKL picks its kernels by the CPU's
+    vendor and runs generic ones on AMD's, where oneDNN runs its AVX-512 ones: on the 2-core AMD EPYC, with a weight
+    that changed since its last product (training) and oneDNN reordering it in every call, oneDNN took 0.34 ms where
+    MKL took 0.60 (32x1024 @ 1024x1024), 2.3 against 5.1 (2048x256 @ 256x1024), 4.8 against 10.5 (1024^3). A
+    property of the machine, not a timing: every process on it takes the same paths and rounds alike."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("vendor_id") and line.split(":", 1)[1].strip() == "AuthenticAMD" for line in f)
+    except OSError:
+        return False
 
 
 def _needs_grad(w: torch.Tensor) -> bool:
@@ -106,14 +121,20 @@ def linear_paths(dtype: torch.dtype, constant: bool) -> tuple[str, ...]:
 
 
 def linear_rule(paths: tuple[str, ...], dtype: torch.dtype, unit_rows: bool) -> str:
-    """The path of a product among `paths`: IRC_EXTERN_PATH's where it is one, else oneDNN's prepacked weight for a
-    float32 input whose rows are contiguous, else MKL's (mm_rules.rule_path applies the same rule before any call).
-    Rows with gaps between them (GPT-2's last position, `h[:, -1]`) are gathered into one block first: a copy of
-    m x k elements beside 2 m k n flops, where MKL's sgemm runs a wide weight at a fraction of oneDNN's packed
-    rate (16x256 @ 256x50257: 11.8 ms against 2.6 ms). A transposed input stays on MKL, which reads it in place."""
+    """The path of a product among `paths`: IRC_EXTERN_PATH's where it is one, else for a float32 input whose rows
+    are contiguous oneDNN's prepacked weight, or its plain one (any strides: oneDNN reorders it in the call) where
+    oneDNN outruns MKL on this machine (onednn_outruns_mkl), else MKL's (mm_rules.rule_path applies the same rule
+    before any call). Rows with gaps between them (GPT-2's last position, `h[:, -1]`) are gathered into one block
+    first: a copy of m x k elements beside 2 m k n flops, where MKL's sgemm runs a wide weight at a fraction of
+    oneDNN's packed rate (16x256 @ 256x50257: 11.8 ms against 2.6 ms). A transposed input stays on MKL, which
+    reads it in place (torch would copy it for oneDNN)."""
     if (forced := forced_path(paths)) is not None:
         return forced
-    return "mkldnn_packed" if dtype == torch.float32 and "mkldnn_packed" in paths and unit_rows else "aten"
+    if dtype != torch.float32 or not unit_rows:
+        return "aten"
+    if "mkldnn_packed" in paths:
+        return "mkldnn_packed"
+    return "mkldnn" if "mkldnn" in paths and onednn_outruns_mkl() else "aten"
 
 
 def unit_rows(x: torch.Tensor) -> bool:
@@ -149,7 +170,7 @@ class LinearKernel:
             wt = self.weight.t()
             y = torch.addmm(bias, x2, wt) if bias is not None else torch.mm(x2, wt)
             return apply_epilogue_(y, self.epilogue).reshape(*x.shape[:-1], y.shape[-1])
-        w = self.packed(x.numel() // x.shape[-1]) if path == "mkldnn_packed" else self.weight.contiguous()
+        w = self.packed(x.numel() // x.shape[-1]) if path == "mkldnn_packed" else _plain(self.weight)
         attr, scalars, alg = _ONEDNN_ATTR[self.epilogue]
         return torch.ops.mkldnn._linear_pointwise(x.contiguous(), w, bias, attr, scalars, alg)
 
@@ -163,6 +184,12 @@ class LinearKernel:
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         return self.run(x, self.choose(x))
+
+
+def _plain(w: torch.Tensor) -> torch.Tensor:
+    """A weight as oneDNN's plain path takes it without a copy: row- or column-major (a backward's g @ W reads W
+    transposed); other strides are copied."""
+    return w if w.dim() == 2 and (w.is_contiguous() or w.t().is_contiguous()) else w.contiguous()
 
 
 def linear(x, weight, bias=None, epilogue: str | None = None, *, path: str | None = None):

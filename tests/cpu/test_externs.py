@@ -109,7 +109,8 @@ def test_path_is_a_rule_not_a_timing(monkeypatch):
     for (p1, y1), (p2, y2) in zip(*runs):
         assert p1 == p2 and torch.equal(y1, y2)
     f32_packed = externs.onednn_available(torch.float32)
-    want = [("mkldnn_packed" if f32_packed else "aten", "aten"), *[("aten", "aten")] * 2]  # linear, per dtype
+    plain = "mkldnn" if f32_packed and externs.onednn_outruns_mkl() else "aten"  # a property of the machine
+    want = [("mkldnn_packed" if f32_packed else "aten", plain), *[("aten", "aten")] * 2]  # linear, per dtype
     got = [(runs[0][6 * i][0], runs[0][6 * i + 1][0]) for i in range(3)]
     assert got == want
 
@@ -230,8 +231,9 @@ def test_graph_weight_prepacked_once_and_never_stale(monkeypatch):
 def test_a_prepacked_product_is_taken_as_onednn_returns_it(tmp_path):
     """oneDNN's product has no out= form: a product by a constant weight (prepacked) is taken as the fresh tensor
     it returns (at the mem stage an extern with a result and no out buffer) instead of being copied into a planned
-    buffer, so a call makes no aten::copy_; a product by a weight that is a plain input writes its planned buffer
-    through torch.mm's out=, as does every product in a torch built without oneDNN. All match eager."""
+    buffer, so a call makes no aten::copy_; so is a product by a weight that is a plain input where oneDNN's plain
+    path outruns MKL (externs.onednn_outruns_mkl), else it writes its planned buffer through torch.mm's out=, as
+    does every product in a torch built without oneDNN. All match eager."""
     from torch.profiler import ProfilerActivity, profile
 
     from tests.conftest import compile_irc
@@ -250,13 +252,13 @@ def test_a_prepacked_product_is_taken_as_onednn_returns_it(tmp_path):
                 f(*args)
             (mem,) = (tmp_path / name).glob("*/*-mem.mlir")
             (line,) = [ln for ln in mem.read_text().splitlines() if "mem.extern" in ln]
-            assert ("outs(:) -> memref<64x512xf32>" in line) == (name == "constant" and onednn), line
+            assert ("outs(:) -> memref<64x512xf32>" in line) == (onednn and (name == "constant" or externs.onednn_outruns_mkl())), line
             assert not any(e.name == "aten::copy_" for e in prof.events()), (name, [e.name for e in prof.events()])
 
 
 def test_plain_graph_input_weight_is_not_prepacked(monkeypatch):
     """A weight passed as an ordinary input (not a parameter of an inference graph) may change every call:
-    it is never prepacked, and its product runs eager's own call (aten)."""
+    it is never prepacked (its product runs MKL's call, or oneDNN's plain path: externs.linear_rule)."""
     from tests.conftest import compile_irc
 
     packs = []

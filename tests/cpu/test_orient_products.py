@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import irc
+from irc.targets.cpu import externs
 
 
 def products(dump: Path, graph: str) -> list[str]:
@@ -62,7 +63,11 @@ def test_many_rows_and_transposed_inputs_keep_their_orientation(tmp_path):
         assert products(tmp_path / str(i), "forward")[0] == f"{x.shape[0]}x384"
 
 
-def test_inference_turns_only_unfrozen_weights(tmp_path):
+@pytest.mark.parametrize("onednn_plain", [False, True], ids=["mkl", "onednn"])
+def test_inference_turns_only_unfrozen_weights(tmp_path, monkeypatch, onednn_plain):
+    """Only MKL's products turn: an unfrozen weight's goes to oneDNN's plain path, unturned, on a machine where
+    that outruns MKL (externs.onednn_outruns_mkl, read at compile time as at run time)."""
+    monkeypatch.setattr(externs, "onednn_outruns_mkl", lambda: onednn_plain)
     model, x = mlp(1024, 1024).eval(), torch.randn(32, 1024)  # above mm_rules.SMALL_FLOPS: oneDNN's when frozen
     with torch.no_grad():
         want = model(x)
@@ -72,7 +77,7 @@ def test_inference_turns_only_unfrozen_weights(tmp_path):
                                                                       "freeze": freeze})(x)  # fmt: skip
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
             # a frozen weight is oneDNN's, prepacked as the right operand: turning it would lose the packing
-            assert products(dump, "inference")[0] == ("32x1024" if freeze else "1024x32")
+            assert products(dump, "inference")[0] == ("32x1024" if freeze or onednn_plain else "1024x32")
 
 
 @pytest.mark.parametrize("mode", ["reduce-overhead", "max-autotune"])
