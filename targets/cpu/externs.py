@@ -17,9 +17,11 @@ Paths for conv2d:
 
 The paths round differently, so the choice is a rule on the problem, never a timing (a compiled
 graph's numbers must not depend on the load of the machine that compiled it):
-    linear  float32, constant weight, row-major input, oneDNN -> mkldnn_packed; anything else (a weight
-            that changes, a transposed input, float16, bfloat16) -> aten, eager's own call (narrow types: one
-            rounding, as eager; a transposed operand reaches MKL as a transpose flag, oneDNN would copy it)
+    linear  float32, constant weight, row-major input, oneDNN -> mkldnn_packed; the same with a weight that
+            changes -> mkldnn where oneDNN outruns MKL on the machine (onednn_outruns_mkl: an AMD CPU, on which
+            MKL runs generic kernels), else aten; anything else (a transposed input, float16, bfloat16) -> aten,
+            eager's own call (narrow types: one rounding, as eager; a transposed operand reaches MKL as a
+            transpose flag, oneDNN would copy it)
     conv    channels-last input -> mkldnn_packed (constant weight, oneDNN) else aten_cl; an NCHW input
             -> aten. On a channels-last input the three paths equal eager bit for bit (f32, bf16, f16,
             checked on nine shapes); on an NCHW input only aten does.
@@ -33,7 +35,7 @@ load of about 7 (interleaved medians, so only the ratios mean anything), relu ep
                    is eager's call, and packed bf16 is not known to round alike on every shape)
     f32 conv 3x3 64->64 on 8x64x56x56   NCHW input: aten 252 ms, aten_cl 173, mkldnn_packed 148;
                    channels-last input: aten 204, aten_cl 164, mkldnn_packed 102
-A weight that changes (training) stays on aten: issue 15 measured mkldnn at 1.85 ms against addmm's
+A weight that changes (training) is never packed: issue 15 measured a repack at 1.85 ms against addmm's
 0.15 ms on a 32x1024x1024 product with a changing weight. Which weights are constant is the caller's to
 say (targets/args.ArgSpec.stable: a training graph's weights and saved activations never are). IRC_EXTERN_PATH=<path> forces a path where a
 kernel has it. `measure` (interleaved medians) is the timing helper of autotune.py and conv_layout.py.
