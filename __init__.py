@@ -11,7 +11,8 @@ from .report import CompileReport, GraphReport
 
 def backend(gm, example_inputs, *, mode=None, options=None):
     """The torch.compile backend (see irc.frontend.backend). torch._dynamo.reset() calls backend.reset."""
-    with lifetime.compiling():  # the first call imports the compiler (xDSL's many op classes): over a frozen heap, as a compile
+    # the first call imports the compiler (xDSL's many op classes): over a frozen heap, as a compile runs
+    with lifetime.compiling():
         from .frontend.backend import backend as _backend
 
     lifetime.arm(backend)

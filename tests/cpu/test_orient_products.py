@@ -1,6 +1,7 @@
 """orient-products on the CPU target (lowering/orient_products.py, mm_rules.computes_transposed): a training
-forward's x @ W^T with few rows runs as W @ x^T, its kernel reading the column-major result; every other
-product keeps its orientation, and the numbers stay eager's."""
+forward's x @ W^T with few rows runs as W @ x^T on MKL's path, its kernel reading the column-major result; every
+other product keeps its orientation (also one that oneDNN's plain path takes, where externs.onednn_outruns_mkl:
+there only products under mm_rules.SMALL_FLOPS, which stay on MKL, turn), and the numbers stay eager's."""
 
 import re
 from pathlib import Path
