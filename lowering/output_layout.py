@@ -86,15 +86,12 @@ def reorder_dims(nest: loop.NestOp, order: tuple[int, ...]) -> loop.NestOp:
 def _eligible(v: SSAValue, order, ret) -> bool:
     """A permutation of the result's dims (irc-opt's input may say anything) over a nest this pass may reorder,
     returned once and otherwise read only by library calls (which take a strided view as eager gives them one)."""
-    nest = v.owner
-    users = [u.operation for u in v.uses]
-    return (sorted(order) == list(range(len(order))) and isinstance(nest, loop.NestOp) and len(nest.res) == 1
-            and not nest.reduction_dims()
-            and nest.rank == len(order) == len(v.type.get_shape()) and DYN not in v.type.get_shape()
-            and users.count(ret) == 1 and all(u is ret or _strided_reader(u) for u in users))  # fmt: skip
+    shape = v.type.get_shape()
+    return (sorted(order) == list(range(len(order))) and len(order) == len(shape) and _parallel_static(v.owner, shape)
+            and len(v.owner.res) == 1 and [u.operation for u in v.uses].count(ret) == 1 and _read_in_place(v, ret))  # fmt: skip
 
 
-def _query_nest(op) -> loop.NestOp | None:
+def _query_nest(op, ret) -> loop.NestOp | None:
     """The nest computing a heads-last attention's query, where this pass may compute all its results heads-last:
     torch's flash kernel writes its output in its query's layout, and a query computed (batch, heads, rows, d) gave a
     copy into the heads-last result every call (GPT-2's q, k, v nest in training; nn.MultiheadAttention's is rank 3,
@@ -102,11 +99,19 @@ def _query_nest(op) -> loop.NestOp | None:
     if not isinstance(op, tn.ScaledDotProductAttentionOp) or op.heads_last is None:
         return None
     nest, shape = op.query.owner, op.query.type.get_shape()
-    if not isinstance(nest, loop.NestOp) or nest.reduction_dims() or DYN in shape or nest.rank != len(shape):
+    if not _parallel_static(nest, shape):
         return None
-    ok = all(r.type.get_shape() == shape and all(isinstance(u.operation, func.ReturnOp) or _strided_reader(u.operation)
-                                                  for u in r.uses) for r in nest.res)  # fmt: skip
-    return nest if ok else None
+    return nest if all(r.type.get_shape() == shape and _read_in_place(r, ret) for r in nest.res) else None
+
+
+def _parallel_static(nest, shape) -> bool:
+    """A nest this pass may reorder: parallel dims only, its results static and of its rank (`shape`)."""
+    return isinstance(nest, loop.NestOp) and not nest.reduction_dims() and DYN not in shape and nest.rank == len(shape)
+
+
+def _read_in_place(v: SSAValue, ret) -> bool:
+    """Is `v` read only by the return and by library calls, which take it through any strides?"""
+    return all(u.operation is ret or _strided_reader(u.operation) for u in v.uses)
 
 
 def _reorder_with_views(block, old: loop.NestOp, order) -> None:
@@ -142,7 +147,7 @@ class OutputLayoutPass(ModulePass):
                 if order and i < len(ret.operands) and _eligible(ret.operands[i], order, ret):
                     _reorder_with_views(block, ret.operands[i].owner, order)
             for op in list(block.ops):
-                if (nest := _query_nest(op)) is not None:
+                if (nest := _query_nest(op, ret)) is not None:
                     r = nest.rank
                     _reorder_with_views(block, nest, (*range(r - 3), r - 2, r - 3, r - 1))  # heads after rows
 
