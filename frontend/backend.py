@@ -34,6 +34,7 @@ from .aliases import drop_view_results, input_views, output_views
 from .decompositions import decomposition_table
 from .freeze import plan as plan_freeze, static_inputs
 from .fx_import import GraphUnsupported, import_graph
+from .partition import recompute_partition
 from .saved_layouts import in_eager_layouts, keep_saved_layouts, take_saved_layouts
 
 
@@ -54,6 +55,7 @@ def backend(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None
     aot = aot_autograd(
         fw_compiler=compiler("forward"),
         bw_compiler=compiler("backward"),
+        partition_fn=recompute_partition,  # the forward saves the min-cut of what the backward reads
         inference_compiler=compiler("inference"),
         decompositions=decomposition_table(opts.attention),
         # an inference graph's writes to its inputs (an optimizer step, a cache update) stay in it as copy_: the
