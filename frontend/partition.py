@@ -6,7 +6,7 @@ recompute the rest from: a pointwise value (a step of GPT-2's GELU, a scaled inp
 backward's fused kernels from one already saved instead of being written by the forward, kept alive between the
 two and read back. Matrix products, convolutions, reductions and random draws are never recomputed.
 
-Three changes to AOT's min-cut, for what views cost in irc:
+Three changes to AOT's min-cut, two of them for what views cost in irc:
 - A view the backward reads of a value the forward saves is saved too, as it is (the default cut's choice). It
   costs no memory, and recomputing it is not free in irc: the backward reads its inputs in any strides, so
   merging the dims of a strided input (attention's heads-last output back to rows) takes a copy kernel.
