@@ -152,21 +152,39 @@ class V:
 
     def scalef(self, x, n):
         """x * 2**floor(n) with AVX-512 vscalefps/pd (exact, overflow and subnormals right), or None
-        when the host or the shape has no such instruction."""
+        when the host or the shape has no such instruction. A vector wider than a register (the
+        emitter's 64 x f32 bodies: four) is scaled one 512-bit register at a time."""
         from .jit import host
 
         h = host()
         if not self.lanes or not h.has("avx512f"):
             return None
         total = self.lanes * self.bits
+        if total > 512 and total % 512 == 0:
+            per = 512 // self.bits
+            parts = [self._scalef(self._lanes(x, k, per), self._lanes(n, k, per)) for k in range(0, self.lanes, per)]
+            while len(parts) > 1:  # concatenate pairwise: shuffles of whole registers, free in the machine code
+                parts = [self._concat(parts[i], parts[i + 1]) for i in range(0, len(parts), 2)]
+            return parts[0]
         if total not in (128, 256, 512) or (total < 512 and not h.has("avx512vl")):
             return None
-        mty = ir.IntType(max(8, self.lanes))
+        return self._scalef(x, n)
+
+    def _scalef(self, x, n):
+        lanes = x.type.count
+        total = lanes * self.bits
         kind = "pd" if self.bits == 64 else "ps"
         tail = [ir.Constant(I32, 4)] if total == 512 else []  # 4: current rounding direction
-        args = [x, n, x, ir.Constant(mty, -1), *tail]
-        fn = intrinsic(self.b.module, f"llvm.x86.avx512.mask.scalef.{kind}.{total}", self.ty, [a.type for a in args])
+        args = [x, n, x, ir.Constant(ir.IntType(max(8, lanes)), -1), *tail]
+        fn = intrinsic(self.b.module, f"llvm.x86.avx512.mask.scalef.{kind}.{total}", x.type, [a.type for a in args])
         return self.b.call(fn, args)
+
+    def _lanes(self, x, start: int, count: int):
+        return self.b.shuffle_vector(x, x, ir.Constant(ir.VectorType(I32, count), list(range(start, start + count))))
+
+    def _concat(self, a, b):
+        n = a.type.count
+        return self.b.shuffle_vector(a, b, ir.Constant(ir.VectorType(I32, 2 * n), list(range(2 * n))))
 
     # width changes -----------------------------------------------------------------------------
     def widen(self) -> V:
