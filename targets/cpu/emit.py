@@ -68,6 +68,7 @@ class KernelEmitter(Access, Branches, Transposes):
         self.branching = branching_selects(self.ops)
         self.yields = list(nest.yield_op.values)
         self.reduces = [op for op in self.ops if isinstance(op, loop.ReduceOp)]
+        self.first_pass = False
         self.after_reduce: set = set()  # the body's ops that read a reduction's value, directly or through others
         for op in self.ops:
             if isinstance(op, loop.ReduceOp) or any(o.owner in self.after_reduce for o in op.operands):
@@ -293,7 +294,9 @@ class KernelEmitter(Access, Branches, Transposes):
         stash = stashes(self.nest, self.reduces, self.yields, self.opset, later)
         for k, r in enumerate(self.reduces):
             reads = [stash[j] for j in stash if j < k]
+            self.first_pass = k == 0  # the pass that reads the row from memory (access.ITEMS_AHEAD)
             env[r.result] = self.reduction(b, r, dims, width, env, early if k == 0 else (), stash.get(k), reads)
+        self.first_pass = False
         vals = self.evaluate(b, width, dims, env, [self.yields[i] for i in now])
         for i in now:
             self.store(b, i, vals[self.yields[i]], fill(dims, self.R), width)

@@ -236,6 +236,21 @@ def test_a_wide_step_prefetches_every_line_it_reads(monkeypatch):
     ahead = sorted(int(m) for m in re.findall(r"getelementptr i8, i8\* %\S+, i64 (\d+)", row.llvm_ir))
     assert ahead == [access.PREFETCH + access.CACHE_LINE * j for j in range(lines)]
 
+def test_rows_of_several_passes_prefetch_the_rows_ahead_in_the_first():
+    """softmax then layer_norm: each row is read from memory in the first of its passes and from L1 in the four
+    others, and a row of a page or less is where the hardware prefetchers start over. The first pass's load also
+    prefetches the row ITEMS_AHEAD items ahead (one prefetch per line of its step), at any buffer size; the later
+    passes and a one-pass row sum of a cached buffer prefetch nothing."""
+    from irc.targets.cpu import access
+
+    x = randn(64, 1024)
+    rows = check(lambda x: F.layer_norm(torch.softmax(x, -1), (1024,)), x)
+    (launch,) = rows.launches
+    lines = launch.plan["lanes"] * 4 // access.CACHE_LINE
+    assert rows.llvm_ir.count("call void @\"llvm.prefetch.p0\"") == lines
+    assert "llvm.prefetch" not in check(lambda x: x.sum(-1), x).llvm_ir
+
+
 def _autotuned_transpose(monkeypatch):
     """The transposed copy compiled under max-autotune with every variant qualifying; its report, checked against eager."""
     from irc.targets.cpu import autotune
