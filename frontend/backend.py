@@ -275,7 +275,8 @@ def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stag
     def lower_and_compile(matmul: str, rep: report.GraphReport):
         progress_stage("loop+mem")
         mem = module_copy()
-        cache_key = cache.make_key(text, repr(args), target.name) if use_cache else None  # targets lower differently
+        # targets lower differently, and so does one target on machines whose libraries differ
+        cache_key = cache.make_key(text, repr(args), target.name, target.machine_facts()) if use_cache else None
         try:
             done = pipeline.run(mem, replace(plan, matmul=matmul), start="tensor-opt", dump=stage_dump, cache_key=cache_key)
         except Exception as e:  # a lowering bug: the graph still runs, on the reference at tensor-opt

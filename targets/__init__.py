@@ -31,6 +31,10 @@ class Target(Protocol):
     name: str
     stage: str  # the stage `compile` takes: "mem", or "tensor-opt" for the reference (which runs any stage)
 
+    def machine_facts(self) -> str:
+        """What of this machine decides the lowering for this target (the library paths its rules pick): part of the
+        mem stage's disk-cache key, so a cache shared across machines never hands one another's lowering."""
+
     def conv_timer(self, opts: Options):
         """select-layout's measurement of a convolution in each layout on this target, or None (estimated)."""
 

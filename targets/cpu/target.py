@@ -25,6 +25,13 @@ class CpuTarget:
     name = "cpu"
     stage = "mem"
 
+    def machine_facts(self) -> str:
+        """Which library runs a changing weight's products here (externs.linear_rule): the results bufferize takes as
+        oneDNN allocates them and the products fold-bias and orient-products rewrite follow it."""
+        from .externs import onednn_outruns_mkl
+
+        return f"onednn_outruns_mkl={onednn_outruns_mkl()}"
+
     def conv_timer(self, opts: Options):
         """torch's convolution in each layout, measured once per shape and kept in the on-disk cache."""
         from .conv_layout import conv_seconds

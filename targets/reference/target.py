@@ -9,6 +9,9 @@ class ReferenceTarget:
     name = "reference"
     stage = "tensor-opt"
 
+    def machine_facts(self) -> str:
+        return ""  # its lowering reads nothing of the machine
+
     def conv_timer(self, opts: Options):
         return None
 

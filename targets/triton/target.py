@@ -21,6 +21,9 @@ class TritonTarget:
     name = "triton"
     stage = "mem"
 
+    def machine_facts(self) -> str:
+        return ""  # its lowering reads nothing of the machine
+
     def conv_timer(self, opts: Options):
         return None  # select-layout estimates from the flops
 

@@ -116,6 +116,24 @@ def test_an_emission_record_is_not_taken_for_code_emitted_with_another_prefetch_
     torch.testing.assert_close(second([a])[0], fn(a))
 
 
+def test_a_machine_whose_libraries_differ_lowers_afresh(cache_dir, monkeypatch):
+    """A cache shared by machines on which a changing weight's products take different libraries (oneDNN where it
+    outruns MKL: externs.onednn_outruns_mkl) never hands one machine the other's lowering: the warm record and the
+    mem stage are keyed by the target's machine facts, so the other machine imports and lowers again."""
+    from irc.targets.cpu import externs
+
+    x = torch.randn(5, 7, 24)
+    here = externs.onednn_outruns_mkl()
+    _train_step(x)
+    torch._dynamo.reset()
+    monkeypatch.setattr(externs, "onednn_outruns_mkl", lambda: not here)
+    other = _train_step(x)
+    assert all("tensor" in g.stage_seconds and "loop+mem" in g.stage_seconds for g in other), [g.stage_seconds for g in other]
+    torch._dynamo.reset()
+    again = _train_step(x)  # the other machine's second start is warm
+    assert all("warm start" in g.stage_seconds for g in again)
+
+
 CHILD = r"""
 import json, torch, irc
 from irc import report
