@@ -41,13 +41,13 @@ _TRANSPOSES = {torch.ops.aten.permute.default, torch.ops.aten.t.default, torch.o
 def saved_views(saved: list[torch.fx.Node], in_forward) -> list[torch.fx.Node]:
     """`saved`, each transposed view only the backward reads replaced by what it transposes, and after it each
     forward view but a transpose (through other views) of a saved value that a backward node reads."""
-    out = []
+    out, seen = [], set()
     for n in saved:
         while isinstance(n, torch.fx.Node) and n.target in _TRANSPOSES and not any(in_forward(u) for u in n.users):
             n = n.args[0]
-        if n not in out:
+        if n not in seen:
+            seen.add(n)
             out.append(n)
-    seen = set(out)
     stack = [n for n in out if isinstance(n, torch.fx.Node)]
     while stack:
         for user in stack.pop().users:
