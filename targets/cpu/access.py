@@ -105,12 +105,9 @@ class Access:
                     if mask is not None:
                         return widen(b, self.masked("load", b, vp, mask), elem)
                     self.prefetch(b, ptr, spec, abi_size(st), width)
-                    if (r := self.row_prefetch_dim) is not None and any(uses_dim(e, r) for e in exprs):
-                        self.prefetch_rows(b, spec, [self.aff(b, e, self.rows_ahead(b, scalar_dims), None, extra) for e in exprs],
-                                           abi_size(st) * width)  # fmt: skip
-                    elif self.first_pass and (r := self.item_prefetch_dim) is not None and any(uses_dim(e, r) for e in exprs):
-                        ahead = set_at(scalar_dims, r, add(b, scalar_dims[r], ITEMS_AHEAD))
-                        self.prefetch_rows(b, spec, [self.aff(b, e, ahead, None, extra) for e in exprs], abi_size(st) * width)
+                    if (ahead := self.load_prefetch_ahead()) is not None and any(uses_dim(e, ahead[0]) for e in exprs):
+                        moved = self.moved(b, scalar_dims, *ahead)
+                        self.prefetch_rows(b, spec, [self.aff(b, e, moved, None, extra) for e in exprs], abi_size(st) * width)
                     return widen(b, b.load(vp, align=max(1, abi_size(st))), elem)
                 iota = ir.Constant(ir.VectorType(I64, width), list(range(width)))
                 idx = b.add(splat(b, ival(flat), width), b.mul(splat(b, ival(step), width), iota))
@@ -181,14 +178,23 @@ class Access:
             return None
         return self.outer[-1]
 
-    def rows_ahead(self, b, dims) -> list:
-        """The step's scalar dims moved ROWS_AHEAD along row_prefetch_dim."""
-        ahead = list(dims)
-        ahead[self.row_prefetch_dim] = add(b, dims[self.row_prefetch_dim], ROWS_AHEAD)
-        return ahead
+    def load_prefetch_ahead(self) -> tuple[int, int] | None:
+        """(dim, steps) along which the current pass's streaming loads also prefetch ahead: a column reduction's
+        rows (row_prefetch_dim, ROWS_AHEAD), the first pass of a rows kernel's items (item_prefetch_dim,
+        ITEMS_AHEAD); None elsewhere."""
+        if self.row_prefetch_dim is not None:
+            return self.row_prefetch_dim, ROWS_AHEAD
+        if self.first_pass and self.item_prefetch_dim is not None:
+            return self.item_prefetch_dim, ITEMS_AHEAD
+        return None
+
+    @staticmethod
+    def moved(b, dims, d: int, steps: int) -> list:
+        """The step's scalar dims moved `steps` along dim d."""
+        return set_at(dims, d, add(b, dims[d], steps))
 
     def prefetch_rows(self, b, spec: BufSpec, index, nbytes: int, write: bool = False):
-        """Prefetch the `nbytes` of `spec` at `index` (an access's index at rows_ahead)."""
+        """Prefetch the `nbytes` of `spec` at `index` (an access's index at the dims moved ahead)."""
         _prefetch_lines(b, b.gep(self.base_ptr(spec), [ival(self.flat(b, spec, index))]), 0, nbytes, write)
 
     def flat(self, b, spec: BufSpec, idx):
@@ -273,7 +279,7 @@ class Access:
             if mask is not None:
                 return self.masked("store", b, vp, mask, value)
             if (r := self.row_prefetch_dim) is not None and r in self.out_dims[i]:
-                ahead = self.rows_ahead(b, [x.base if isinstance(x, Lanes) else x for x in dims])
+                ahead = self.moved(b, [x.base if isinstance(x, Lanes) else x for x in dims], r, ROWS_AHEAD)
                 self.prefetch_rows(b, spec, self.out_index(i, ahead), abi_size(value.type.element) * width, write=True)
             b.store(value, vp, align=max(1, abi_size(value.type.element)))
         else:

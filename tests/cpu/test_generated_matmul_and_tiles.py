@@ -236,6 +236,7 @@ def test_a_wide_step_prefetches_every_line_it_reads(monkeypatch):
     ahead = sorted(int(m) for m in re.findall(r"getelementptr i8, i8\* %\S+, i64 (\d+)", row.llvm_ir))
     assert ahead == [access.PREFETCH + access.CACHE_LINE * j for j in range(lines)]
 
+
 def test_rows_of_several_passes_prefetch_the_rows_ahead_in_the_first():
     """softmax then layer_norm: each row is read from memory in the first of its passes and from L1 in the four
     others, and a row of a page or less is where the hardware prefetchers start over. The first pass's load also
