@@ -15,7 +15,8 @@ from irc.dialects import loop
 from irc.dialects.math_cost import costly_math
 
 from .affine import Lin, coefficient, lane_coefficient, uses_dim
-from .ivals import Lanes, abi_size, add, count, ival, kconst, mangle_el, mul, same, set_at, splat
+from .ivals import Lanes, abi_size, add, count, imin, ival, kconst, mangle_el, mul, same, set_at, splat
+from .stash import cone
 from .types import narrow, storage_type, widen
 from .vec import I1, I8, I32, I64
 
@@ -94,6 +95,8 @@ class Access:
                 vp = b.bitcast(b.gep(self.base_ptr(spec), [ival(flat)]), ir.VectorType(st, width).as_pointer())
                 inside = self.inside(b, [e for e, g in zip(exprs, guard) if g], [n for n, g in zip(spec.sizes, guard) if g],
                                      dims, width, extra)  # fmt: skip
+                if mask is None:
+                    self.prefetch_ahead(b, op, spec, scalar_dims, extra, abi_size(st) * width)
                 return widen(b, self.masked("load", b, vp, inside if mask is None else b.and_(inside, mask)), elem)
             if not any(guard):
                 flat = self.flat(b, spec, [self.aff(b, e, scalar_dims, None, extra) for e in exprs])
@@ -105,9 +108,7 @@ class Access:
                     if mask is not None:
                         return widen(b, self.masked("load", b, vp, mask), elem)
                     self.prefetch(b, ptr, spec, abi_size(st), width)
-                    if (ahead := self.load_prefetch_ahead()) is not None and any(uses_dim(e, ahead[0]) for e in exprs):
-                        moved = self.moved(b, scalar_dims, *ahead)
-                        self.prefetch_rows(b, spec, [self.aff(b, e, moved, None, extra) for e in exprs], abi_size(st) * width)
+                    self.prefetch_ahead(b, op, spec, scalar_dims, extra, abi_size(st) * width)
                     return widen(b, b.load(vp, align=max(1, abi_size(st))), elem)
                 iota = ir.Constant(ir.VectorType(I64, width), list(range(width)))
                 idx = b.add(splat(b, ival(flat), width), b.mul(splat(b, ival(step), width), iota))
@@ -187,6 +188,27 @@ class Access:
         if self.first_pass and self.item_prefetch_dim is not None:
             return self.item_prefetch_dim, ITEMS_AHEAD
         return None
+
+    def prefetch_ahead(self, b, op: loop.LoadOp, spec: BufSpec, dims, extra, nbytes: int) -> None:
+        """Where the pass prefetches ahead (load_prefetch_ahead), prefetch the `nbytes` this load reads that many steps
+        on. A gather (an index loaded in the body: an embedding's row) needs its index there: the ops computing it
+        run again at the step ahead, clamped into the dim so that the index's own load stays inside its buffer
+        (the prefetch itself never faults, whatever row the index names)."""
+        if (ahead := self.load_prefetch_ahead()) is None:
+            return
+        d, steps = ahead
+        exprs = op.map.data.results
+        if op.indices:
+            if not self.first_pass or any(o in self.after_reduce for v in op.indices for o in cone(v, self.opset)):
+                return  # a column reduction's rows, or an index computed from a reduction's value
+            moved = set_at(dims, d, imin(b, add(b, dims[d], steps), add(b, self.extent(d), -1)))
+            at = self.evaluate(b, None, moved, {}, list(op.indices))
+            extra = [at[v] for v in op.indices]
+        elif any(uses_dim(e, d) for e in exprs):
+            moved = self.moved(b, dims, d, steps)
+        else:
+            return
+        self.prefetch_rows(b, spec, [self.aff(b, e, moved, None, extra) for e in exprs], nbytes)
 
     @staticmethod
     def moved(b, dims, d: int, steps: int) -> list:

@@ -252,6 +252,21 @@ def test_rows_of_several_passes_prefetch_the_rows_ahead_in_the_first():
     assert "llvm.prefetch" not in check(lambda x: x.sum(-1), x).llvm_ir
 
 
+def test_the_first_pass_prefetches_the_gathered_rows_ahead():
+    """layer_norm of embedding rows (BERT's first kernel): each row comes from wherever its index points, so the
+    first pass prefetches the row ITEMS_AHEAD items ahead from the index loaded there (the item clamped into its
+    dim: the index's load stays in its buffer), one prefetch per line of its step. Eager's numbers, the last
+    items (whose items ahead are past the end) included."""
+    from irc.targets.cpu import access
+
+    ids = torch.randint(0, 1000, (3, 37), generator=torch.Generator().manual_seed(0))
+    table = randn(1000, 256)
+    rows = check(lambda i, t: F.layer_norm(F.embedding(i, t), (256,)), ids, table)
+    (launch,) = rows.launches
+    lines = launch.plan["lanes"] * 4 // access.CACHE_LINE
+    assert rows.llvm_ir.count("call void @\"llvm.prefetch.p0\"") == lines
+
+
 def _autotuned_transpose(monkeypatch):
     """The transposed copy compiled under max-autotune with every variant qualifying; its report, checked against eager."""
     from irc.targets.cpu import autotune

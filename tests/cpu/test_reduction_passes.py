@@ -109,3 +109,29 @@ def test_softmax_then_layer_norm_is_one_kernel_with_one_exp_per_element(monkeypa
     (got,) = program([x, *consts])
     torch.testing.assert_close(got, softmax_then_layer_norm(x), **SUM)
     assert passes == [(None, []), ("math.exp", []), (None, ["math.exp"]), (None, ["math.exp"])], passes
+
+
+def embeddings_then_layer_norm(ids, word, pos):
+    x = torch.nn.functional.embedding(ids, word) + pos[: ids.shape[-1]]
+    return torch.nn.functional.layer_norm(x, x.shape[-1:])
+
+
+@pytest.mark.parametrize("batch, seq, dim", [(2, 7, 48), (1, 1, 129), (3, 5, 17)])
+def test_layer_norm_of_embeddings_gathers_each_row_once(monkeypatch, batch, seq, dim):
+    """BERT's first kernel: layer_norm over a sum of embedding rows. The mean's pass stores the sum in the output and
+    the variance's pass and the last read it back, so each row is gathered once, not in all three passes (each
+    gather a clamped, masked load from wherever the index points)."""
+    passes = []
+    reduction = emit.KernelEmitter.reduction
+
+    def spy(self, b, r, dims, width, env, stores=(), stash=None, reads=()):
+        passes.append((stash is not None, len(reads)))
+        return reduction(self, b, r, dims, width, env, stores, stash, reads)
+
+    monkeypatch.setattr(emit.KernelEmitter, "reduction", spy)
+    ids = torch.randint(0, 50, (batch, seq), generator=G)
+    word, pos = randn(50, dim), randn(9, dim)
+    program, consts = build(embeddings_then_layer_norm, ids, word, pos, cache=False)
+    (got,) = program([ids, word, pos, *consts])
+    torch.testing.assert_close(got, embeddings_then_layer_norm(ids, word, pos), **SUM)
+    assert passes == [(True, 0), (False, 1)], passes  # the mean's pass stores the sum, the variance's reads it
