@@ -30,6 +30,12 @@ _lock = threading.Lock()
 STATS = {"pooled_bytes": 0, "reused": 0, "mapped": 0}
 
 
+# torch's CPU allocation without the Python argument parser (the call inductor's generated code makes): 0.47 us
+# against torch.empty_strided's 0.87 us here, a small graph's every output and dynamic intermediate
+empty_small = getattr(torch._C._dynamo.guards, "_empty_strided_cpu", None) or (
+    lambda shape, strides, dtype: torch.empty_strided(shape, strides, dtype=dtype))
+
+
 def empty(shape, strides, dtype: torch.dtype) -> torch.Tensor:
     """An uninitialised tensor of `shape` and `strides` (a dense layout of its elements)."""
     n = 1
@@ -37,7 +43,7 @@ def empty(shape, strides, dtype: torch.dtype) -> torch.Tensor:
         n *= s
     nbytes = n * dtype.itemsize
     if not _HUGE or nbytes < HUGE_MIN:
-        return torch.empty_strided(shape, strides, dtype=dtype)
+        return empty_small(shape, strides, dtype)
     return _mapped(nbytes).view(dtype).as_strided(shape, strides)
 
 

@@ -68,11 +68,14 @@ class _Source(Arith[str]):
         return f"({a} % {b})"
 
 
+SCRATCH_MAX = alloc.HUGE_MIN  # bytes a context keeps for one intermediate between calls
+
+
 def write(compiled, bound: dict) -> tuple[str, dict]:
     """The source of `call(args)` for `compiled` (built) and the names it uses that are the same for every
     context; `bound`: step index -> the executor's callable for it in some context (None: nothing to run)."""
     g = compiled.g
-    src, names = _Source(), {"Tensor": torch.Tensor, "empty": alloc.empty, "empty_strided": torch.empty_strided,
+    src, names = _Source(), {"Tensor": torch.Tensor, "empty": alloc.empty, "empty_small": alloc.empty_small,
                               "threads": parallel.num_threads, "tensor_of": steps.tensor_of,
                               "extern_results": steps.extern_results}  # fmt: skip
     tensors = [(r, root.arg, root.cell) for r, root in enumerate(g.roots) if root.kind == "input"]
@@ -154,6 +157,7 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
         return f"roots[{x.root}].as_strided({shape}, {strides}, {x.offset.const})"
 
     # -- the steps ---------------------------------------------------------------------------------
+    scratch = scratch_roots(compiled)
     launches = iter(compiled.launches)
     for k, st in enumerate(g.steps):
         ln = next(launches) if st.kind == "launch" else None
@@ -167,13 +171,21 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
             shape = "(" + "".join(f"{src.lin(q)}, " for q in buf.sizes) + ")"
             strides = "(" + "".join(f"{src.lin(q)}, " for q in buf.strides) + ")"
             static = all(q.static for q in (*buf.sizes, *buf.strides))
+            nbytes = " * ".join([*(src.lin(q) for q in buf.sizes), str(buf.dtype.itemsize)])
             small = static and buf.dtype.itemsize * math.prod(q.const for q in buf.sizes) < alloc.HUGE_MIN
             dt = name("D", buf.dtype)
-            make = f"empty_strided({shape}, {strides}, dtype={dt})" if small else f"empty({shape}, {strides}, {dt})"
+            make = f"empty_small({shape}, {strides}, {dt})" if small else f"empty({shape}, {strides}, {dt})"
             if not static:  # alloc.empty's own test, written out: a small buffer is torch's at once
-                nbytes = " * ".join([*(src.lin(q) for q in buf.sizes), str(buf.dtype.itemsize)])
-                make = f"empty_strided({shape}, {strides}, dtype={dt}) if {nbytes} < {alloc.HUGE_MIN} else {make}"
-            lines += [f"roots[{st.root}] = t = {make}", f"{'' if static else f'vals[{root.cell}] = '}frame[{root.cell}] = t.data_ptr()"]
+                make = f"empty_small({shape}, {strides}, {dt}) if {nbytes} < {alloc.HUGE_MIN} else {make}"
+            fresh = [f"roots[{st.root}] = t = {make}", f"{'' if static else f'vals[{root.cell}] = '}frame[{root.cell}] = t.data_ptr()"]
+            if st.root in scratch:  # the context's scratch, grown where this call needs more
+                lines += [f"if {nbytes} <= {SCRATCH_MAX}:", f"    if {nbytes} > room[{st.root}]:",
+                          f"        grow_scratch(cx, {st.root}, {nbytes})",
+                          f"    vals[{root.cell}] = frame[{root.cell}] = scratch_ptr[{st.root}]",
+                          "else:", f"    roots[{st.root}] = t = empty({shape}, {strides}, {dt})",
+                          f"    vals[{root.cell}] = frame[{root.cell}] = t.data_ptr()"]  # fmt: skip
+            else:
+                lines += fresh
         elif st.kind == "extern":
             ins = ", ".join(operand(x) for x in st.ins)
             outs = ", ".join(operand(b) for b in st.outs)
@@ -215,6 +227,21 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
     return "\n".join(code) + "\n", names
 
 
+def scratch_roots(compiled) -> set[int]:
+    """Allocations only generated kernels touch (a dynamic graph's intermediates: the static ones share the arena).
+    A call takes one of at most SCRATCH_MAX bytes from its context's scratch, kept across calls, rather than
+    allocating it (0.5 us apiece: dynamic-seq's two intermediates cost as much as one of its kernels); a larger one,
+    the generic path and the launchers allocate as before."""
+    g = compiled.g
+    other = {r.root for r in g.returns if isinstance(r, Buf)}  # a returned buffer is the caller's to keep
+    launches = iter(compiled.launches)
+    for st in g.steps:
+        ln = next(launches) if st.kind == "launch" else None
+        if st.kind == "extern" or ln is not None and ln.fn is None:  # torch sees the buffer as a tensor
+            other |= {b.root for b in (*st.ins, *st.outs) if isinstance(b, Buf)}
+    return {r for r, root in enumerate(g.roots) if root.kind == "alloc" and r not in other}
+
+
 def _count(src: _Source, plan: dict, syms: list[str]) -> list[str]:
     """Lines setting `items` and `work` as steps.counter computes them, for a launch with runtime sizes."""
     outer = [src.affine(e, syms) for e in plan["outer"]]
@@ -233,7 +260,8 @@ def _count(src: _Source, plan: dict, syms: list[str]) -> list[str]:
 
 def bind(code, names: dict, cx, bound: dict, slow):
     """The call of `code` (compiled `write` source) on context `cx`; `slow(args)` runs a call the generic way."""
-    scope = dict(names, cx=cx, frame=cx.frame, vals=cx.vals, roots=cx.roots, slow=slow)
+    scope = dict(names, cx=cx, frame=cx.frame, vals=cx.vals, roots=cx.roots, slow=slow, room=cx.room,
+                 scratch_ptr=cx.scratch_ptr, grow_scratch=steps.grow_scratch)  # fmt: skip
     scope.update({v: steps.tensor_of(cx, buf) for v, buf in names["_views"].items()})
     scope.update({f"step{k}": f for k, f in bound.items() if f is not None})
     scope.update({f"argv{k}": a for k, a in cx.argv.items()})

@@ -26,6 +26,11 @@ class Ctx:
         self.guard = None  # launcher.Threads when the launchers may run kernels on several threads
         self.recorded = None  # the calls as torch.profiler events (executor.Recorded), run while a profiler records
         self.call = None  # the generated call on this context (call_source.py), where there are no launchers
+        # the generated call's scratch (call_source.scratch_roots): root -> its buffer, bytes and address, kept
+        # from call to call and grown when a call needs more
+        self.scratch: dict[int, torch.Tensor] = {}
+        self.room = [0] * nroots
+        self.scratch_ptr = [0] * nroots
 
     def set(self, c: int, v: int) -> None:
         self.vals[c] = v
@@ -50,6 +55,11 @@ def alloc_dynamic(cx, r, c, sizes, strides, dtype):
     t = alloc.empty(tuple(s.eval(v) for s in sizes), tuple(s.eval(v) for s in strides), dtype)
     cx.roots[r] = t
     cx.set(c, t.data_ptr())
+
+
+def grow_scratch(cx, r: int, nbytes: int) -> None:
+    t = alloc.empty_small((nbytes,), (1,), torch.uint8)
+    cx.scratch[r], cx.room[r], cx.scratch_ptr[r] = t, nbytes, t.data_ptr()
 
 
 def alloc_static(roots, r, frame, c, shape, strides, dtype):

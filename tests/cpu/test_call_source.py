@@ -57,10 +57,33 @@ def test_dynamic_buffers_small_and_large_are_allocated_in_the_generated_call(mon
 
     fn = lambda x: torch.softmax(x * 2, -1) + 1  # noqa: E731 - an intermediate of the input's size
     program, consts = build(fn, randn(6, 10), dynamic=True, cache=False)
-    assert "empty_strided(" in program.call_source and "empty(" in program.call_source
+    assert "empty_small(" in program.call_source and "empty(" in program.call_source
     paths = Paths(monkeypatch)
     for rows in (6, 3, alloc.HUGE_MIN // (4 * 257) + 1):  # the last past alloc.HUGE_MIN: alloc.empty's pooled pages
         agree(program, consts, fn, randn(rows, 257))
+    assert paths.generic == 0
+
+
+def test_intermediates_come_from_the_contexts_scratch(monkeypatch):
+    """attention_pool's two intermediates (scores, weights) are only its kernels' business: a call takes them from
+    its context's scratch, grown to the largest size called so far and kept, not allocated per call. Results stay
+    the caller's own (never scratch), and every size, larger and smaller, gets eager's numbers."""
+    from irc.targets.cpu import call_source
+
+    program, consts = build(attention_pool, randn(8, 48, 32), randn(32), dynamic=True, cache=False)
+    assert len(call_source.scratch_roots(program.compiled)) == 2
+    paths = Paths(monkeypatch)
+    agree(program, consts, attention_pool, randn(8, 131, 32), randn(32))
+    (cx,) = program._free
+    kept = {r: t.data_ptr() for r, t in cx.scratch.items()}
+    assert len(kept) == 2 and all(cx.room[r] >= 8 * 131 * 4 for r in kept)
+    outs = []
+    for seq in (7, 48, 131, 2):
+        (out,) = program([randn(8, seq, 32, seed=seq), randn(32), *consts])
+        torch.testing.assert_close(out, attention_pool(randn(8, seq, 32, seed=seq), randn(32)), **tolerance(out.dtype))
+        outs.append(out)
+    assert {r: t.data_ptr() for r, t in cx.scratch.items()} == kept  # no call needed more: nothing allocated again
+    assert not {o.data_ptr() for o in outs} & set(kept.values()) and len({o.data_ptr() for o in outs}) == len(outs)
     assert paths.generic == 0
 
 
