@@ -43,3 +43,32 @@ def test_output_strides_follow_eager():
     out, ref = compile_irc(fn)(x), fn(x)
     assert out.stride() == ref.stride()
     torch.testing.assert_close(out, ref)
+
+
+def test_a_call_of_fresh_results_hands_them_back_in_eagers_strides(monkeypatch):
+    """A graph whose outputs are all results the target allocated (nothing to write back, view or alias) returns
+    them by the plain path, in eager's strides, at static and dynamic sizes; a graph with an output that views its
+    input, or one that is a transposed view of what the target computed, does not take it."""
+    from irc.targets import runtime
+
+    plain = []
+    call = runtime.CompiledGraph.__call__
+
+    def spy(self, args):
+        plain.append(self.plain is not None)
+        return call(self, args)
+
+    monkeypatch.setattr(runtime.CompiledGraph, "__call__", spy)
+    fn = lambda x: ((x + 1).relu(), x.sum(0) * 2)  # noqa: E731
+    for dynamic in (False, True):
+        c = compile_irc(fn, dynamic=dynamic)
+        for n in (8, 13):
+            x = torch.randn(n, 5)
+            for out, ref in zip(c(x), fn(x), strict=True):
+                assert out.stride() == ref.stride()
+                torch.testing.assert_close(out, ref)
+    assert plain and all(plain)
+    plain.clear()
+    compile_irc(lambda x: (x.view(-1), x + 1))(torch.randn(4, 4))
+    out = compile_irc(lambda x: (x + 1).t())(torch.randn(8, 3))
+    assert plain == [False, False] and out.stride() == (1, 3)
