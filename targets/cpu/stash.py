@@ -4,8 +4,9 @@ A later pass (another reduction's, or the last one, which writes the full output
 reduction reduces would compute that value again; where it costs math functions (softmax's exp(x - max): exp / sum)
 or gathers (layer_norm of a sum of embedding rows), the earlier reduction's pass stores it in a full output's own
 element and every later pass reads it back: one exponential (or gather) per element, however many passes follow
-(softmax then layer_norm over the same rows: five passes, one exp). The last pass overwrites the element with the output's value. Only where the output holds the value's own
-type, so that reading it back gives the same bits (a bf16 output of an f32 computation would round it).
+(softmax then layer_norm over the same rows: five passes, one exp). The last pass overwrites the element with the
+output's value. Only where the output holds the value's own type, so that reading it back gives the same bits (a
+bf16 output of an f32 computation would round it).
 """
 
 from xdsl.dialects.builtin import Float32Type, Float64Type
