@@ -34,7 +34,7 @@ def _step(model, opt, x, y):
     return loss.detach(), grads
 
 
-def _worker(rank: int, init: str, steps: int) -> None:
+def _worker(rank: int, init: str, steps: int, done: str) -> None:
     import irc
     from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -68,6 +68,7 @@ def _worker(rank: int, init: str, steps: int) -> None:
             reports = irc.report.reports_since(0)
             kinds = {g.kind for g in reports.graphs}
             assert {"forward", "backward"} <= kinds and reports.native, str(reports)
+        open(f"{done}{rank}", "w").close()  # every check of this rank passed
     finally:
         dist.destroy_process_group()
 
@@ -75,21 +76,27 @@ def _worker(rank: int, init: str, steps: int) -> None:
 @pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="torch built without gloo")
 def test_ddp_training_step_matches_eager(tmp_path):
     """Two processes, gloo over a file store (no port to pick): two SGD steps of a compiled DDP model."""
-    init = f"file://{tmp_path / 'store'}"
     env = {"OMP_NUM_THREADS": "1", "IRC_PROGRESS": "0", "GLOO_SOCKET_IFNAME": "lo"}  # one machine: loopback
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        try:
-            mp.spawn(_worker, args=(init, 2), nprocs=WORLD, join=True)
-        except mp.ProcessExitedException as e:
-            # A worker killed by a signal (once in ~10 CI runs: SIGABRT, "terminate called without an
-            # active exception", from C++ inside the process group, not reproduced since) is run once more
-            # on a fresh store. A failed assertion is not a signal: it raises ProcessRaisedException.
-            if not e.signal_name:
-                raise
-            warnings.warn(f"DDP worker died with {e.signal_name}; running the test once more")
-            mp.spawn(_worker, args=(f"file://{tmp_path / 'store2'}", 2), nprocs=WORLD, join=True)
+        # A worker killed by a signal (SIGABRT, "terminate called without an active exception", from C++ inside
+        # gloo's process group: about 1 run in 15 here, twice in a row once in CI under the full suite's load) is
+        # no verdict on irc: if every rank had passed all its checks (its `done` file), the crash was in the
+        # group's teardown and the test stands; if not, the run starts again on a fresh store, up to three times.
+        # A failed assertion is not a signal: it raises ProcessRaisedException at once.
+        for attempt in range(3):
+            done = str(tmp_path / f"done{attempt}-")
+            try:
+                mp.spawn(_worker, args=(f"file://{tmp_path / f'store{attempt}'}", 2, done), nprocs=WORLD, join=True)
+                break
+            except mp.ProcessExitedException as e:
+                if not e.signal_name or attempt == 2:
+                    raise
+                if all(os.path.exists(f"{done}{rank}") for rank in range(WORLD)):
+                    warnings.warn(f"DDP worker died with {e.signal_name} after every check passed (gloo's teardown)")
+                    break
+                warnings.warn(f"DDP worker died with {e.signal_name}; running the test once more")
     finally:
         for k, v in old.items():
             if v is None:
