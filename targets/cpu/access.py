@@ -200,7 +200,7 @@ class Access:
         exprs = op.map.data.results
         if op.indices:
             if not self.first_pass or any(o in self.after_reduce for v in op.indices for o in cone(v, self.opset)):
-                return  # a column reduction's rows, or an index computed from a reduction's value
+                return  # a later pass (the rows are in cache by then), or an index from a reduction's value
             moved = set_at(dims, d, imin(b, add(b, dims[d], steps), add(b, self.extent(d), -1)))
             at = self.evaluate(b, None, moved, {}, list(op.indices))
             extra = [at[v] for v in op.indices]
