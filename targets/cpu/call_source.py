@@ -178,14 +178,12 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
             if not static:  # alloc.empty's own test, written out: a small buffer is torch's at once
                 make = f"empty_small({shape}, {strides}, {dt}) if {nbytes} < {alloc.HUGE_MIN} else {make}"
             fresh = [f"roots[{st.root}] = t = {make}", f"{'' if static else f'vals[{root.cell}] = '}frame[{root.cell}] = t.data_ptr()"]
-            if st.root in scratch:  # the context's scratch, grown where this call needs more
+            if st.root in scratch:  # the context's scratch, grown where this call needs more; a larger buffer is fresh
                 lines += [f"if {nbytes} <= {SCRATCH_MAX}:", f"    if {nbytes} > room[{st.root}]:",
                           f"        grow_scratch(cx, {st.root}, {nbytes})",
-                          f"    vals[{root.cell}] = frame[{root.cell}] = scratch_ptr[{st.root}]",
-                          "else:", f"    roots[{st.root}] = t = empty({shape}, {strides}, {dt})",
-                          f"    vals[{root.cell}] = frame[{root.cell}] = t.data_ptr()"]  # fmt: skip
-            else:
-                lines += fresh
+                          f"    vals[{root.cell}] = frame[{root.cell}] = scratch_ptr[{st.root}]", "else:"]  # fmt: skip
+                fresh = [f"    {x}" for x in fresh]
+            lines += fresh
         elif st.kind == "extern":
             ins = ", ".join(operand(x) for x in st.ins)
             outs = ", ".join(operand(b) for b in st.outs)
@@ -228,10 +226,10 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
 
 
 def scratch_roots(compiled) -> set[int]:
-    """Allocations only generated kernels touch (a dynamic graph's intermediates: the static ones share the arena).
-    A call takes one of at most SCRATCH_MAX bytes from its context's scratch, kept across calls, rather than
-    allocating it (0.5 us apiece: dynamic-seq's two intermediates cost as much as one of its kernels); a larger one,
-    the generic path and the launchers allocate as before."""
+    """Allocations of runtime size that only generated kernels touch: a dynamic graph's intermediates (a static
+    graph's share the arena). A call takes one of at most SCRATCH_MAX bytes from its context's scratch, kept across
+    calls, rather than allocating it (0.5 us apiece: dynamic-seq's two intermediates cost about as much as one of
+    its kernels); a larger one, the generic path and the launchers allocate as before."""
     g = compiled.g
     other = {r.root for r in g.returns if isinstance(r, Buf)}  # a returned buffer is the caller's to keep
     launches = iter(compiled.launches)
@@ -239,7 +237,8 @@ def scratch_roots(compiled) -> set[int]:
         ln = next(launches) if st.kind == "launch" else None
         if st.kind == "extern" or ln is not None and ln.fn is None:  # torch sees the buffer as a tensor
             other |= {b.root for b in (*st.ins, *st.outs) if isinstance(b, Buf)}
-    return {r for r, root in enumerate(g.roots) if root.kind == "alloc" and r not in other}
+    return {r for r, root in enumerate(g.roots) if root.kind == "alloc" and r not in other
+            and not all(q.static for q in root.buf.sizes)}  # fmt: skip
 
 
 def _count(src: _Source, plan: dict, syms: list[str]) -> list[str]:
