@@ -81,7 +81,8 @@ def _bitwise_not(b, x):
     return b.emit(arith.XOrIOp(x, b.like(1 if x.type == i1 else -1, x)))
 
 
-def _gelu(b, x, approximate: str):
+def gelu_body(b, x, approximate: str):
+    """gelu(x) in a nest's body: tn.gelu's lowering (fold-bias recognises it after a product's bias add)."""
     half, one = b.like(0.5, x), b.like(1, x)
     if approximate == "tanh":
         inner = b.mul(b.like(pymath.sqrt(2 / pymath.pi), x), b.add(x, b.mul(b.like(0.044715, x), b.mul(x, b.mul(x, x)))))
@@ -235,7 +236,7 @@ def lower_elementwise(op: Operation) -> list[Operation]:
     dims = b.dims()
     vals = [b.load(x, broadcast_exprs(shape(x), shape(out), dims)) for x in op.operands]
     if isinstance(op, tn.GeluOp):
-        r = _gelu(b, vals[0], op.approximate.data)
+        r = gelu_body(b, vals[0], op.approximate.data)
     elif isinstance(op, tn.ConvertOp):
         r = b.cast(vals[0], compute_type(out.type.get_element_type()))
     else:

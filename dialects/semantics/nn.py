@@ -133,6 +133,12 @@ def sdpa(q, k, v, mask, scale: float, causal: bool = False, logsumexp: bool = Fa
     return (out, lse) if logsumexp else out
 
 
+def _addmm(op, a, b, bias):
+    r = torch.addmm(bias, a, b)
+    epilogue = op.epilogue_name
+    return r if epilogue is None else torch.nn.functional.gelu(r, approximate="tanh" if epilogue == "gelu_tanh" else "none")
+
+
 def _sdpa(op, *values):
     v = _bind(op, values)
     r = sdpa(v(op.query), v(op.key), v(op.value), v(op.mask), _float(op.scale), _flag(op.causal), op.logsumexp is not None)
@@ -152,7 +158,7 @@ def _sdpa_backward(op, *values):
 NN_SEMANTICS = {
     # linear algebra
     tn.MmOp: lambda op, a, b: torch.mm(a, b),
-    tn.AddmmOp: lambda op, a, b, bias: torch.addmm(bias, a, b),
+    tn.AddmmOp: _addmm,
     tn.BmmOp: lambda op, a, b: torch.bmm(a, b),
     tn.ScaledDotProductAttentionOp: _sdpa,
     tn.ScaledDotProductAttentionBackwardOp: _sdpa_backward,

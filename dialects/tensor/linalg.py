@@ -1,11 +1,12 @@
 """tn linear algebra: matrix products (2-d and batched). addmm/baddbmm are imported as these plus mul/add; tn.addmm
-is made later, by fold-bias, for a target whose library adds a bias in the product's own pass."""
+is made later, by fold-bias, for a target whose library adds a bias (and a gelu after it) in the product's own
+pass."""
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def, traits_def
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, result_def, traits_def
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -67,20 +68,31 @@ class BmmOp(Contraction):
 
 @irdl_op_definition
 class AddmmOp(IRDLOperation):
-    """A matrix product plus a bias per column, in one library call (the target adds it in the product's own pass);
-    fold-bias makes it from tn.mm and its bias add where the target asks.
-    %r = tn.addmm %a, %b bias %c : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<4x16xf32>"""
+    """A matrix product plus a bias per column, then optionally an `epilogue` (gelu: exact; gelu_tanh: tanh-
+    approximated), in one library call (the target applies both in the product's own pass); fold-bias makes it from
+    tn.mm and the nest that adds its bias (and applies the gelu) where the target asks.
+    %r = tn.addmm %a, %b bias %c : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+    %g = tn.addmm %a, %b bias %c epilogue "gelu" : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<4x16xf32>"""
 
+    EPILOGUES: ClassVar[tuple[str, ...]] = ("gelu", "gelu_tanh")
     name = "tn.addmm"
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     bias = operand_def(TensorType)
+    epilogue = opt_prop_def(StringAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure())
-    assembly_format = "$lhs `,` $rhs `bias` $bias attr-dict `:` type($lhs) `,` type($rhs) `,` type($bias) `->` type($result)"
+    assembly_format = ("$lhs `,` $rhs `bias` $bias (`epilogue` $epilogue^)? attr-dict `:` type($lhs) `,` type($rhs) `,` "
+                       "type($bias) `->` type($result)")  # fmt: skip
 
-    def __init__(self, lhs: SSAValue, rhs: SSAValue, bias: SSAValue, result_type: Attribute):
-        super().__init__(operands=[lhs, rhs, bias], result_types=[result_type])
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, bias: SSAValue, result_type: Attribute, epilogue: str | None = None):
+        props = {"epilogue": StringAttr(epilogue)} if epilogue is not None else {}
+        super().__init__(operands=[lhs, rhs, bias], result_types=[result_type], properties=props)
+
+    @property
+    def epilogue_name(self) -> str | None:
+        """The epilogue after the bias (None: the bias only)."""
+        return self.epilogue.data if self.epilogue is not None else None
 
     def verify_(self):
         if not element(self.lhs) == element(self.rhs) == element(self.bias) == element(self.result):
@@ -91,3 +103,5 @@ class AddmmOp(IRDLOperation):
         _meet(self.name, "contraction", a[1], b[0])
         check_shape(self.name, "result", shape(self.result), [a[0], b[1]])
         check_shape(self.name, "bias", shape(self.bias), [b[1]])
+        if self.epilogue_name not in (None, *self.EPILOGUES):
+            raise VerifyException(f"{self.name}: epilogue must be one of {', '.join(self.EPILOGUES)}, got {self.epilogue_name!r}")

@@ -2,8 +2,9 @@
 an Extern: `run(ins, outs) -> fresh results` calls the library path externs.py's rule picks for the
 problem (MKL or oneDNN; decided once per problem and remembered by the extern), `path(ins)` says which.
 Each new decision is passed to `note(problem, path)` ("tn.mm 8x64 @ 64x128 float32, constant weight",
-"mkldnn_packed"): the compile report's extern paths. A bias add that stands alone is oneDNN's (tn.addmm:
-lowering/fold_bias.py); other epilogues (activation, residual) are the fused nests launched after the extern. An
+"mkldnn_packed"): the compile report's extern paths. A bias add that stands alone, or that a gelu follows, is
+oneDNN's (tn.addmm and its epilogue: lowering/fold_bias.py); other epilogues (relu, a residual) are the fused nests
+launched after the extern. An
 op whose meaning is one torch call of several results (flash attention and its backward, a convolution's
 gradients: LIBRARY_CALLS) calls its semantics directly. A region that is none of
 these runs through the reference semantics (targets/reference), whatever it holds.
@@ -71,10 +72,11 @@ def mm_problem(a_shape, b_shape, dtype: torch.dtype, how: str = "", name: str = 
     return f"{name} {_dims(a_shape)} @ {_dims(b_shape)} {_dtype(dtype)}{', ' + how if how else ''}"
 
 
-def _mkl(a, b, bias: list, out):
-    """MKL's a @ b, eager's call: torch.mm, or torch.addmm with tn.addmm's bias (`bias`: [] or [it])."""
+def _mkl(a, b, bias: list, out, epilogue: str | None = None):
+    """MKL's a @ b, eager's call: torch.mm, or torch.addmm with tn.addmm's bias (`bias`: [] or [it]) and then its
+    epilogue, in place."""
     fn, args = (torch.addmm, (bias[0], a, b)) if bias else (torch.mm, (a, b))
-    return fn(*args, out=out) if out is not None else fn(*args)
+    return externs.apply_epilogue_(fn(*args, out=out) if out is not None else fn(*args), epilogue)
 
 
 def _mm(op: tn.MmOp | tn.AddmmOp, weight_is_argument: bool = False, note=lambda problem, path: None,
@@ -85,6 +87,7 @@ def _mm(op: tn.MmOp | tn.AddmmOp, weight_is_argument: bool = False, note=lambda 
     extern treats it as a plain operand. `planned`: bufferize gave the result a buffer (a product of dynamic sizes):
     oneDNN's plain path, which has no out= form, gives way to MKL's there, which writes it without a copy."""
     (m, k), (_, n) = (v.type.get_shape() for v in (op.lhs, op.rhs))
+    epilogue = op.epilogue_name if isinstance(op, tn.AddmmOp) else None  # a gelu fold-bias joined to the call
     if min(m, k, n) >= 0 and small_product(m, k, n):
         # decided now, not per call; noted at the first call, as the others are (a reduce-overhead launcher may run
         # it as sgemm_ instead, and notes that)
@@ -97,7 +100,7 @@ def _mm(op: tn.MmOp | tn.AddmmOp, weight_is_argument: bool = False, note=lambda 
             if not noted:
                 noted = True
                 note(problem, "aten")
-            return _mkl(ins[0], ins[1], ins[2:], out)
+            return _mkl(ins[0], ins[1], ins[2:], out, epilogue)
 
         return Extern(op.name, _into(small), lambda ins: "aten")
     chosen: dict = {}
@@ -106,14 +109,14 @@ def _mm(op: tn.MmOp | tn.AddmmOp, weight_is_argument: bool = False, note=lambda 
 
     def kernel(b):
         if not weight_is_argument or held.get("changed"):
-            return externs.LinearKernel(b.t(), constant=False)
+            return externs.LinearKernel(b.t(), epilogue=epilogue, constant=False)
         h = trial if _TRIAL.get() else held
         key = (b.data_ptr(), b._version, tuple(b.shape), tuple(b.stride()), b.dtype)
         if h.get("key") != key:
             if "key" in h and h is held:
                 held["changed"] = True
-                return externs.LinearKernel(b.t(), constant=False)
-            h.update(key=key, kernel=externs.LinearKernel(b.t(), constant=True))
+                return externs.LinearKernel(b.t(), epilogue=epilogue, constant=False)
+            h.update(key=key, kernel=externs.LinearKernel(b.t(), epilogue=epilogue, constant=True))
         return h["kernel"]
 
     def choose(a, k):
@@ -130,7 +133,7 @@ def _mm(op: tn.MmOp | tn.AddmmOp, weight_is_argument: bool = False, note=lambda 
         a, b, *bias = ins  # tn.addmm: its bias, added in the library call
         k = kernel(b)
         path = choose(a, k)
-        return _mkl(a, b, bias, out) if path == "aten" else k.run(a, path, *bias)
+        return _mkl(a, b, bias, out, epilogue) if path == "aten" else k.run(a, path, *bias)
 
     return Extern(op.name, _into(compute), lambda ins: choose(ins[0], kernel(ins[1])))
 

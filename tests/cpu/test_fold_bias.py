@@ -2,6 +2,8 @@
 add no kernel joins (its output goes to attention, or is returned) runs as one oneDNN call that adds the bias, with
 eager's numbers; a bias add a kernel does more in, or a training graph's product (MKL's), keeps its kernel."""
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -69,3 +71,64 @@ def test_a_bias_with_more_work_and_training_products_keep_their_kernels():
     (out.sum() + k.sum()).backward()
     folded = any("addmm" in p for g in report.reports_since(start).graphs for p in g.extern_paths)
     assert folded == (externs.onednn_available() and externs.onednn_outruns_mkl())
+
+
+class FeedForward(torch.nn.Module):
+    """A transformer's feed-forward, down(gelu(up(x))): gelu exact (BERT's), tanh-approximated, or written out as
+    GPT-2's NewGELUActivation."""
+
+    def __init__(self, act: str, d=128, ff=512):
+        super().__init__()
+        self.up, self.down, self.act = torch.nn.Linear(d, ff), torch.nn.Linear(ff, d), act
+
+    def forward(self, x):
+        h = self.up(x)
+        if self.act == "gpt2":
+            h = 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * torch.pow(h, 3.0))))
+        else:
+            h = F.gelu(h, approximate="tanh" if self.act == "gelu_tanh" else "none")
+        return self.down(h)
+
+
+@pytest.mark.parametrize("act", ["gelu", "gelu_tanh", "gpt2"])
+def test_a_gelu_after_the_bias_joins_onednn(act):
+    """The feed-forward's gelu(x @ W1^T + b1) over (batch, seq) rows (8 x 67: the nest splits the product's 536 rows)
+    runs as one oneDNN call with the gelu as its epilogue, NaN kept as eager keeps it; with the down projection's
+    bias folded too, the one kernel left gathers the (8, 67, 128) input into the product's 536 rows."""
+    model, x = FeedForward(act).eval(), torch.randn(8, 67, 128)
+    x[0, 0, 0] = float("nan")
+    with torch.no_grad():
+        g = _compile(model, x)
+    if not ONEDNN:
+        assert not any("addmm" in p for p in g.extern_paths), g.extern_paths
+        return
+    assert g.extern_paths == {"tn.addmm 536x128 @ 128x512 float32, constant weight": "mkldnn_packed",
+                              "tn.addmm 536x512 @ 512x128 float32, constant weight": "mkldnn_packed"}, g.extern_paths
+    assert g.fused_kernels == 1
+
+
+def test_a_nest_that_is_almost_a_gelu_keeps_its_kernel():
+    """0.5 x (1 + tanh(c (x + 0.044715 x^3))) with another c is not tn.addmm's gelu_tanh: it stays a kernel."""
+    lin = torch.nn.Linear(128, 512)
+    almost = lambda x: 0.5 * lin(x) * (1.0 + torch.tanh(0.8 * (lin(x) + 0.044715 * torch.pow(lin(x), 3.0))))  # noqa: E731
+    with torch.no_grad():
+        g = _compile(almost, torch.randn(536, 128))
+    assert g.fused_kernels == 1
+    assert all(not p.startswith("tn.addmm") or ONEDNN for p in g.extern_paths)
+
+
+@pytest.mark.parametrize("epilogue", ["gelu", "gelu_tanh"])
+def test_the_reference_semantics_of_an_addmm_epilogue(epilogue):
+    """tn.addmm's meaning on the reference target (irc-opt's interpreter): gelu(a @ b + bias), exact or tanh."""
+    from xdsl.dialects.builtin import TensorType, f32
+    from xdsl.utils.test_value import create_ssa_value
+
+    from irc.dialects import tensor as tn
+    from irc.dialects.semantics.nn import NN_SEMANTICS
+
+    a, b, bias = (create_ssa_value(TensorType(f32, s)) for s in ((4, 8), (8, 16), (16,)))
+    op = tn.AddmmOp(a, b, bias, TensorType(f32, (4, 16)), epilogue)
+    op.verify()
+    x, w, c = torch.randn(4, 8), torch.randn(8, 16), torch.randn(16)
+    want = F.gelu(torch.addmm(c, x, w), approximate="tanh" if epilogue == "gelu_tanh" else "none")
+    torch.testing.assert_close(NN_SEMANTICS[tn.AddmmOp](op, x, w, c), want)

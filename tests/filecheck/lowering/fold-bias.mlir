@@ -52,3 +52,43 @@ func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<4x1xf32>) 
 // CHECK-NEXT:  %[[P:.*]] = tn.mm %x, %w
 // CHECK-NEXT:  loop.nest
 // CHECK-NOT:   tn.addmm
+
+// -----
+func.func @main(%x: tensor<12x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x3x16xf32> {
+  %y = tn.mm %x, %w : tensor<12x8xf32>, tensor<8x16xf32> -> tensor<12x16xf32>
+  %y3 = tn.reshape %y : tensor<12x16xf32> -> tensor<4x3x16xf32>
+  %r = tn.add %y3, %b : tensor<4x3x16xf32>, tensor<16xf32> -> tensor<4x3x16xf32>
+  %g = tn.gelu %r approximate = "none" : tensor<4x3x16xf32>
+  func.return %g : tensor<4x3x16xf32>
+}
+// A gelu after the bias, over the product's rows split in two dims (a transformer's feed-forward): the gelu is the
+// library call's epilogue, and the nest's shape a reshape of its result.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:  %[[R:.*]] = tn.addmm %x, %w bias %b epilogue "gelu" : tensor<12x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<12x16xf32>
+// CHECK-NEXT:  %[[G:.*]] = tn.reshape %[[R]] : tensor<12x16xf32> -> tensor<4x3x16xf32>
+// CHECK-NEXT:  func.return %[[G]]
+
+// -----
+func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %y = tn.mm %x, %w : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %r = tn.add %b, %y : tensor<16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  %g = tn.gelu %r approximate = "tanh" : tensor<4x16xf32>
+  func.return %g : tensor<4x16xf32>
+}
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:  %[[R:.*]] = tn.addmm %x, %w bias %b epilogue "gelu_tanh" : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:  func.return %[[R]]
+
+// -----
+func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %y = tn.mm %x, %w : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %r = tn.add %y, %b : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  %s = tn.sigmoid %r : tensor<4x16xf32>
+  %g = tn.mul %r, %s : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  func.return %g : tensor<4x16xf32>
+}
+// silu is no epilogue tn.addmm has: the nest stays a kernel.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:  %[[P:.*]] = tn.mm %x, %w
+// CHECK-NEXT:  loop.nest
+// CHECK-NOT:   tn.addmm

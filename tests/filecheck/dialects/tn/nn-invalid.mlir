@@ -296,3 +296,11 @@ func.func @addmm_bias(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %c: tensor<4xf3
   // CHECK: nn-invalid.mlir:[[# @LINE - 1]]:3: error: tn.addmm: bias shape [4] does not match expected [16]
   func.return %r : tensor<4x16xf32>
 }
+
+// -----
+
+func.func @addmm_epilogue(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %c: tensor<16xf32>) -> tensor<4x16xf32> {
+  %r = tn.addmm %a, %b bias %c epilogue "relu" : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  // CHECK: nn-invalid.mlir:[[# @LINE - 1]]:3: error: tn.addmm: epilogue must be one of gelu, gelu_tanh, got 'relu'
+  func.return %r : tensor<4x16xf32>
+}
