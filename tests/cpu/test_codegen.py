@@ -65,6 +65,16 @@ def test_nan_and_inf_propagate():
     check(lambda t: (torch.relu(t), torch.maximum(t, t.flip(0)), t.exp(), t.tanh(), t.sigmoid()), x)
 
 
+@pytest.mark.parametrize("n", [1, 17, 1024])
+def test_max_and_min_reductions_keep_a_nan_wherever_it_stands(n):
+    """reduce.combine's max/min (a compare and a select, not llvm.maximum): a NaN in the first, middle or last
+    lane of a row (a vector tail at 17), or in the column reduced, gives NaN; inf and -inf rows as eager."""
+    x = randn(6, n)
+    x[0, 0], x[1, n // 2], x[2, n - 1] = float("nan"), float("nan"), float("nan")
+    x[3], x[4, n - 1] = float("-inf"), float("inf")
+    check(lambda t: (t.amax(-1), t.amin(-1), t.amax(0), t.amin(0), torch.softmax(t, -1)), x)
+
+
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
 @pytest.mark.parametrize("shape", [(1,), (17,), (5, 33)])
 def test_integer_ops(dtype, shape):
