@@ -31,7 +31,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import FloatAttr, ModuleOp, f32
 from xdsl.ir import Operation, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 
 from irc.dialects import loop
@@ -41,14 +41,22 @@ from irc.ir.types import DYN
 from .loop_builder import NestBuilder
 from .tensor_to_loop import gelu_body
 
+
+def _linear(e: AffineExpr) -> bool:
+    """No mod or division anywhere in e: an affine function of the dims, fixed by its values at the origin and at
+    each unit step."""
+    if isinstance(e, AffineBinaryOpExpr):
+        return e.kind in (AffineBinaryOpKind.Add, AffineBinaryOpKind.Mul) and _linear(e.lhs) and _linear(e.rhs)
+    return True
+
+
 def _reads_rows(m: AffineMap, space: list[int]) -> bool:
-    """Does m read a (M, N) product at (the row-major flattening of dims d0..d{r-2}, d{r-1}) over `space`? Checked
-    at the origin, each unit step and two inner points, which fix an affine map (and catch a mod or floordiv)."""
+    """Does m read a (M, N) product at (the row-major flattening of dims d0..d{r-2}, d{r-1}) over `space`? A linear
+    map is that one when it agrees with it at the origin and at each unit step."""
     r = len(space)
-    if m.num_dims != r or m.num_symbols or len(m.results) != 2:
+    if m.num_dims != r or m.num_symbols or len(m.results) != 2 or not all(_linear(e) for e in m.results):
         return False
-    points = [[0] * r, [n - 1 for n in space], [n // 2 for n in space]] + [[int(i == k) for i in range(r)] for k in range(r)]
-    for p in points:
+    for p in [[0] * r] + [[int(i == k) for i in range(r)] for k in range(r)]:
         flat = 0
         for i in range(r - 1):
             flat = flat * space[i] + p[i]
@@ -95,10 +103,10 @@ def bias_of(nest: loop.NestOp, product: SSAValue) -> tuple[SSAValue, str | None]
     """(bias, epilogue) when `nest` is exactly r[..., j] = epilogue(product[row, j] + bias[j]) over the product's
     rows (flattened in the nest's leading dims) and columns, either order of the sum, epilogue None or one of
     tn.addmm's; else None."""
-    rank = len(nest.space_shape(False))
+    space, (m, n) = nest.space_shape(False), product.type.get_shape()
+    rank = len(space)
     if nest.outs or nest.symbols or len(nest.res) != 1 or nest.iterator_kinds() != ["parallel"] * rank or rank < 2:
         return None
-    space, (m, n) = nest.space_shape(False), product.type.get_shape()
     if DYN in space or space[-1] != n or pymath.prod(space[:-1]) != m:
         return None
     if nest.res[0].type.get_element_type() != product.type.get_element_type():
