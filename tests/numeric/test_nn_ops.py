@@ -5,6 +5,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from irc import report
 from tests.conftest import compile_irc
 from tests.numeric.nn_check import check, leaf
 
@@ -89,6 +90,24 @@ def test_max_pool2d(kw):
 
 def test_max_pool2d_with_indices_unbatched_transposed():
     check(lambda x: F.max_pool2d(x, 3, 2, return_indices=True), leaf(3, 11, 5, transposed=True))
+
+
+@pytest.mark.parametrize("indices", [False, True])
+def test_max_pool_of_a_relu_keeps_nans_infinities_and_first_maxima(indices):
+    """Inference pools the relu's input and relus the pool (simplify-tensor) unless the indices are read: windows
+    with a NaN, -inf, only negatives or -0, whole or cut by the padding, channels-last; eager's values and indices."""
+    x = torch.randn(2, 5, 9, 11)
+    x[0, 0, 0, :3] = float("nan")
+    x[0, 1] = -torch.rand(9, 11) - 0.5  # a plane of negatives: every window's relu ties at 0
+    x[0, 2, 4, 4] = float("-inf")
+    x[1, 3, :, :] = -0.0
+    x[1, 4, 8, 10] = float("inf")
+    x = x.contiguous(memory_format=torch.channels_last)
+    fn = lambda t: F.max_pool2d(torch.relu(t), 3, 2, 1, return_indices=indices)  # noqa: E731
+    start = report.mark()
+    out, ref = compile_irc(fn)(x), fn(x)
+    torch.testing.assert_close(out, ref, rtol=0, atol=0, equal_nan=True)
+    assert all(g.native for g in report.reports_since(start).graphs)
 
 
 @pytest.mark.parametrize(

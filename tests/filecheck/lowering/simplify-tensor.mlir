@@ -94,3 +94,31 @@ func.func @small_exponents(%x: tensor<4x8xf32>, %h: tensor<4x8xf16>) -> (tensor<
 // CHECK-NEXT:  %c3h = tn.constant
 // CHECK-NEXT:  %half = tn.pow %h, %c3h
 // CHECK-NEXT:  func.return %[[CUBE]], %[[INV2]], %rs, %other, %self, %half
+
+// -----
+func.func @pool_of_relu(%x: tensor<2x4x9x9xf32>) -> tensor<2x4x5x5xf32> {
+  %r = tn.relu %x : tensor<2x4x9x9xf32>
+  %p, %i = tn.max_pool2d %r kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] : tensor<2x4x9x9xf32> -> tensor<2x4x5x5xf32>, tensor<2x4x5x5xi64>
+  func.return %p : tensor<2x4x5x5xf32>
+}
+// relu is non-decreasing: the pool reads x and the relu its result (a quarter of the elements here).
+// CHECK-LABEL: func.func @pool_of_relu
+// CHECK-NEXT:  %{{.*}}, %{{.*}} = tn.max_pool2d %x kernel = [3, 3]
+// CHECK-NEXT:  %[[R:.*]] = tn.relu %{{.*}} : tensor<2x4x5x5xf32>
+// CHECK-NEXT:  func.return %[[R]]
+
+// -----
+func.func @pool_of_relu_whose_indices_are_read(%x: tensor<2x4x9x9xf32>) -> (tensor<2x4x5x5xf32>, tensor<2x4x5x5xi64>, tensor<2x4x5x5xf32>, tensor<2x4x9x9xf32>) {
+  %r = tn.relu %x : tensor<2x4x9x9xf32>
+  %p, %i = tn.max_pool2d %r kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] : tensor<2x4x9x9xf32> -> tensor<2x4x5x5xf32>, tensor<2x4x5x5xi64>
+  %r2 = tn.relu %x : tensor<2x4x9x9xf32>
+  %p2, %i2 = tn.max_pool2d %r2 kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] : tensor<2x4x9x9xf32> -> tensor<2x4x5x5xf32>, tensor<2x4x5x5xi64>
+  func.return %p, %i, %p2, %r2 : tensor<2x4x5x5xf32>, tensor<2x4x5x5xi64>, tensor<2x4x5x5xf32>, tensor<2x4x9x9xf32>
+}
+// The first maximum of a window of relus is not the first of its inputs (negatives tie at 0), and a relu read
+// elsewhere is computed anyway: both pools keep reading their relus.
+// CHECK-LABEL: func.func @pool_of_relu_whose_indices_are_read
+// CHECK-NEXT:  %[[R:.*]] = tn.relu %x
+// CHECK-NEXT:  %{{.*}}, %{{.*}} = tn.max_pool2d %[[R]]
+// CHECK-NEXT:  %[[R2:.*]] = tn.relu %x
+// CHECK-NEXT:  %{{.*}}, %{{.*}} = tn.max_pool2d %[[R2]]
