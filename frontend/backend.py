@@ -141,6 +141,19 @@ def _record_output_layouts(module, specs, metas) -> None:
         main.attributes[ATTR] = layout_attr([orders.get(k, ()) for k in range(max(orders) + 1)])
 
 
+def _record_input_layouts(module, args) -> None:
+    """Record on @main how the caller lays out each input (irc.input_layout, as irc.output_layout): fold-permutes
+    pools a channels-last input in its own layout."""
+    from xdsl.dialects import func
+
+    from irc.lowering.output_layout import INPUT_ATTR, layout_attr, memory_order
+
+    main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+    orders = [(memory_order(a.sizes, a.strides) if a.kind == "tensor" else None) or () for a in args]
+    if any(orders):
+        main.attributes[INPUT_ATTR] = layout_attr(orders)
+
+
 def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None, relaid=None) -> CompiledGraph:
     """FX -> tn (import, freezing), then `build`; the outputs as eager lays them out (but a forward's saved ones:
     saved_layouts.py). A graph compiled before (same FX graph, sizes and options; frontend/warm.py) starts from its
@@ -248,6 +261,7 @@ def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stag
                 library_allocates=target.library_allocates(args),
                 transposed_products=target.transposed_products(args), biased_products=target.biased_products(args))  # fmt: skip
     stage_dump = lambda stage, m: dump(stage, lambda: print_module(m))  # noqa: E731
+    _record_input_layouts(module, args)
     progress_stage("tensor-opt")
     try:
         # the verifier after every pass only with options={"verify": True} (with the result checks); else once

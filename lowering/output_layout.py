@@ -35,6 +35,7 @@ from irc.dialects import tensor as tn
 from irc.ir.types import DYN
 
 ATTR = "irc.output_layout"
+INPUT_ATTR = "irc.input_layout"  # the same per argument: how the caller lays out each input (fold-permutes reads it)
 
 
 def memory_order(sizes, strides) -> tuple[int, ...] | None:
@@ -50,13 +51,14 @@ def memory_order(sizes, strides) -> tuple[int, ...] | None:
     return None if order == tuple(range(len(sizes))) else order
 
 
-def orders_of(f: func.FuncOp) -> list[tuple[int, ...]]:
-    attr = f.attributes.get(ATTR)
+def orders_of(f: func.FuncOp, name: str = ATTR) -> list[tuple[int, ...]]:
+    attr = f.attributes.get(name)
     return [tuple(x.value.data for x in a.data) for a in attr.data] if isinstance(attr, ArrayAttr) else []
 
 
 def layout_attr(orders: list[tuple[int, ...]]) -> ArrayAttr:
-    """@main's irc.output_layout for per-result orders (() for row-major or unknown)."""
+    """@main's irc.output_layout (or irc.input_layout) for per-result (per-argument) orders (() for row-major or
+    unknown)."""
     return ArrayAttr([ArrayAttr([IntegerAttr(d, 64) for d in order]) for order in orders])
 
 
@@ -152,4 +154,4 @@ class OutputLayoutPass(ModulePass):
                     _reorder_with_views(block, nest, (*range(r - 3), r - 2, r - 3, r - 1))  # heads after rows
 
 
-__all__ = ["OutputLayoutPass", "memory_order", "orders_of", "layout_attr", "ATTR"]
+__all__ = ["OutputLayoutPass", "memory_order", "orders_of", "layout_attr", "ATTR", "INPUT_ATTR"]

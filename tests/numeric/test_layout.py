@@ -125,3 +125,25 @@ def test_max_pool_of_an_nhwc_region_pools_channels_last(pool, tmp_path):
     got, want = compile_irc(fn, layout="nhwc")(x, w1, w2), fn(x, w1, w2)
     torch.testing.assert_close(got[0], want[0], equal_nan=True, **FORWARD_TOL)
     torch.testing.assert_close(got[1], want[1])
+
+
+def test_max_pool_of_a_channels_last_input_pools_it_as_nhwc(tmp_path):
+    """A graph with no convolution whose input arrives channels-last: the backend records that layout on @main and
+    the pool reads the input as NHWC (a view), giving eager's values, indices and channels-last strides; the same
+    function on an NCHW input afterwards still gives eager's numbers."""
+    x = torch.randn(2, 5, 11, 9)
+    x[0, 1, 2:5, 2:5] = 0.0  # equal maxima: the first in the window wins
+    x[1, 3, 4, 4] = float("nan")
+    x_cl = x.contiguous(memory_format=torch.channels_last)
+    fn = lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True)  # noqa: E731
+    irc.explain(fn, x_cl, options={"strict": True, "dump_dir": str(tmp_path)})
+    (text,) = [f.read_text() for f in tmp_path.glob("*/02-tensor-opt.mlir")]
+    assert "irc.input_layout = [[0 : i64, 2 : i64, 3 : i64, 1 : i64]]" in text, text
+    pool_line = next(line for line in text.splitlines() if "tn.max_pool2d" in line)
+    assert "channels_last" in pool_line, text
+    compiled = compile_irc(fn)
+    for inp in (x_cl, x):
+        (got, got_i), (want, want_i) = compiled(inp), fn(inp)
+        torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
+        torch.testing.assert_close(got_i, want_i)
+        assert got.stride() == want.stride() and got_i.stride() == want_i.stride()

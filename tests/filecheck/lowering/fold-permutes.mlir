@@ -122,3 +122,18 @@ func.func @training_attention_without_heads(%q: tensor<4x8x16xf32>) -> (tensor<4
 // Without a heads dim (rank 3) there is no heads-last form: the attention stays as it is.
 // CHECK-LABEL: func.func @training_attention_without_heads
 // CHECK-NEXT:  %o, %l = tn.sdpa %q, %q, %q scale = 2.500000e-01 : {{.*}} -> tensor<4x8x16xf32>, tensor<4x8xf32>
+
+// -----
+func.func @main(%x: tensor<2x8x9x9xf32>, %y: tensor<2x8x9x9xf32>) -> (tensor<2x8x5x5xf32>, tensor<2x8x5x5xi64>, tensor<2x8x5x5xf32>) attributes {irc.input_layout = [[0, 2, 3, 1], []]} {
+  %p, %i = tn.max_pool2d %x kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] : tensor<2x8x9x9xf32> -> tensor<2x8x5x5xf32>, tensor<2x8x5x5xi64>
+  %q, %j = tn.max_pool2d %y kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] : tensor<2x8x9x9xf32> -> tensor<2x8x5x5xf32>, tensor<2x8x5x5xi64>
+  func.return %p, %i, %q : tensor<2x8x5x5xf32>, tensor<2x8x5x5xi64>, tensor<2x8x5x5xf32>
+}
+// The caller passes %x channels-last (irc.input_layout): its pool reads it as NHWC, a view; %y is row-major.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:  %[[V:.*]] = tn.permute %x perm = [0, 2, 3, 1] : tensor<2x8x9x9xf32> -> tensor<2x9x9x8xf32>
+// CHECK-NEXT:  %[[P:.*]], %[[I:.*]] = tn.max_pool2d %[[V]] {{.*}} channels_last : tensor<2x9x9x8xf32> -> tensor<2x5x5x8xf32>, tensor<2x5x5x8xi64>
+// CHECK-NEXT:  %[[PB:.*]] = tn.permute %[[P]] perm = [0, 3, 1, 2]
+// CHECK-NEXT:  %[[IB:.*]] = tn.permute %[[I]] perm = [0, 3, 1, 2]
+// CHECK-NEXT:  %{{.*}}, %{{.*}} = tn.max_pool2d %y kernel = [3, 3] {{.*}} dilation = [1, 1] : tensor<2x8x9x9xf32>
+// CHECK-NEXT:  func.return %[[PB]], %[[IB]]
