@@ -122,10 +122,11 @@ def _device_refusal(target: str, on: set[str]) -> str | None:
     return None
 
 
-def _record_output_layouts(module, specs, metas) -> None:
+def _record_output_layouts(module, specs, metas, row_major: bool) -> None:
     """Record on @main the layout eager gives each result (irc.output_layout: dims outermost first, [] for
-    row-major or unknown); the output-layout pass computes a permuted one in it, rather than row-major and
-    then copied into it by the runtime (`x.t() * 2`, channels-last results)."""
+    unknown, and for row-major unless `row_major`: a forward's saved results keep the program's layout); the
+    output-layout pass computes a permuted one in it, rather than row-major and then copied into it by the
+    runtime (`x.t() * 2`, channels-last results), and copies a permuted view to a row-major one itself."""
     from xdsl.dialects import func
 
     from irc.lowering.output_layout import ATTR, layout_attr, memory_order
@@ -135,6 +136,8 @@ def _record_output_layouts(module, specs, metas) -> None:
     for spec, meta in zip(specs, metas):
         if spec.source[0] == "result" and spec.strides is not None and isinstance(meta, torch.Tensor):
             order = memory_order(tuple(meta.shape), spec.strides)
+            if order is None and row_major and meta.dim() >= 2 and meta.is_contiguous():
+                order = tuple(range(meta.dim()))
             if order is not None:
                 orders.setdefault(spec.source[1], order)
     if orders:
@@ -182,7 +185,7 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None, rel
     stable = freezer.values if freezer is not None else ()  # parameters of an inference graph; a training graph has none
     built: dict[str, str] = {}
     run = build(module, graph_args(placeholders, result.constants, stable, writes), opts, rep, dump,
-                instruments=checks, output_layouts=lambda m: _record_output_layouts(m, specs, metas), built=built)  # fmt: skip
+                instruments=checks, output_layouts=lambda m: _record_output_layouts(m, specs, metas, rep.kind != "forward"), built=built)  # fmt: skip
     if graph_key is not None and built:
         warm.remember(graph_key, warm.Record(built["mem_key"], built["matmul"], result.outputs, writes, dict(rep.imported),
                                              [(str(t), r) for t, r in rep.fallbacks], rep.attention, rep.layouts))  # fmt: skip

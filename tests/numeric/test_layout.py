@@ -147,3 +147,16 @@ def test_max_pool_of_a_channels_last_input_pools_it_as_nhwc(tmp_path):
         torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
         torch.testing.assert_close(got_i, want_i)
         assert got.stride() == want.stride() and got_i.stride() == want_i.stride()
+
+
+def test_an_nhwc_convolution_returned_nchw_is_copied_by_a_kernel(tmp_path):
+    """An NHWC region's convolution that the graph returns where eager's result is NCHW: a generated nest copies it
+    into eager's layout (not the runtime's torch copy), with eager's numbers and strides, odd sizes."""
+    x, w, b = torch.randn(3, 5, 13, 7), torch.randn(6, 5, 3, 3), torch.randn(6)
+    fn = lambda x, w, b: F.conv2d(x, w, b, padding=1)  # noqa: E731
+    irc.explain(fn, x, w, b, options={"layout": "nhwc", "strict": True, "dump_dir": str(tmp_path)})
+    (text,) = [f.read_text() for f in tmp_path.glob("*/03-loop.mlir")]
+    assert "loop.nest" in text and "irc.output_layout = [[0 : i64, 1 : i64, 2 : i64, 3 : i64]]" in text, text
+    got, want = compile_irc(fn, layout="nhwc")(x, w, b), fn(x, w, b)
+    torch.testing.assert_close(got, want, **FORWARD_TOL)
+    assert got.stride() == want.stride()
