@@ -36,7 +36,7 @@ _COUNTERS: list[Counter] = []  # the active count_matches() counters, innermost 
 
 @dataclass(frozen=True)
 class Rule(RewritePattern):
-    root: type[Operation]
+    root: type[Operation] | tuple[type[Operation], ...]
     fn: Callable[[Operation], Replacement]
 
     @property
@@ -56,8 +56,8 @@ class Rule(RewritePattern):
             rewriter.replace(op, out if isinstance(out, Operation) else list(out))
 
 
-def rule(root: type[Operation]) -> Callable[[Callable[[Operation], Replacement]], Rule]:
-    """Decorator: `@rule(tn.NegOp)` over `def fold_neg_neg(op): ...`."""
+def rule(root: type[Operation] | tuple[type[Operation], ...]) -> Callable[[Callable[[Operation], Replacement]], Rule]:
+    """Decorator: `@rule(tn.NegOp)` over `def fold_neg_neg(op): ...` (a tuple of op classes: any of them)."""
     return lambda fn: Rule(root, fn)
 
 

@@ -8,6 +8,8 @@ Cancelling (the `fold-permutes` pass, rules applied to a fixpoint):
         -> permute(max_pool2d channels_last(x), TO_NCHW), for both results: the pool reads an NHWC region's
            output with channels innermost instead of a gather per output (ResNet-18's stem output: 9 ms -> 1.4 ms),
            and the permute after it cancels against the next NHWC region's, or converts a 4x smaller tensor
+    sum/mean/amax/amin(permute(x, TO_NCHW)) over dims without the channels     sink_permute_below_reduction
+        -> permute(the same reduction of x, TO_NCHW): channels innermost, a small result converted
     max_pool2d(x), x an argument the caller passes channels-last                pool_channels_last_argument
         -> the same on permute(x, TO_NHWC), a view of x (irc.input_layout on @main says which are)
     permute(sdpa(q, k, v), heads after rows) -> sdpa heads_last(q, k, v)     heads_last_attention
@@ -86,6 +88,19 @@ def sink_permute_below_max_pool(op):
     return _pool_nhwc(op, x.input, [])
 
 
+@rule((tn.SumOp, tn.MeanOp, tn.AmaxOp, tn.AminOp))
+def sink_permute_below_reduction(op):
+    """reduce(permute(x, TO_NCHW)) over dims that keep the channels -> permute(reduce(x) over the same dims of x,
+    TO_NCHW): the reduction reads the NHWC value with its channels innermost (ResNet's global average pool of an
+    NHWC region gathered across the channels, 8x at its memory bound), and converts its small result."""
+    x = op.input.owner
+    dims = list(op.dims.get_values())
+    if perm_of(x) != TO_NCHW or 1 in dims:
+        return None
+    reduced = type(op)(x.input, [TO_NCHW[d] for d in dims])
+    return [reduced, tn.PermuteOp(reduced.result, list(TO_NCHW))]
+
+
 def laid_channels_last(v: SSAValue) -> bool:
     """Is v an argument of a function whose caller passes it channels-last (irc.input_layout, which the backend
     records from the example inputs' strides)?"""
@@ -145,7 +160,7 @@ def heads_last_attention_backward(op):
     return Replace([new, *back], [b.result for b in back])
 
 
-RULES = (fold_permute_permute, fold_permute_identity, sink_permute_below_max_pool, pool_channels_last_argument, heads_last_attention,
+RULES = (fold_permute_permute, fold_permute_identity, sink_permute_below_max_pool, pool_channels_last_argument, sink_permute_below_reduction, heads_last_attention,
          heads_last_training_attention, heads_last_attention_backward)
 
 

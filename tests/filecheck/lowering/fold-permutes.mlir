@@ -137,3 +137,19 @@ func.func @main(%x: tensor<2x8x9x9xf32>, %y: tensor<2x8x9x9xf32>) -> (tensor<2x8
 // CHECK-NEXT:  %[[IB:.*]] = tn.permute %[[I]] perm = [0, 3, 1, 2]
 // CHECK-NEXT:  %{{.*}}, %{{.*}} = tn.max_pool2d %y kernel = [3, 3] {{.*}} dilation = [1, 1] : tensor<2x8x9x9xf32>
 // CHECK-NEXT:  func.return %[[PB]], %[[IB]]
+
+// -----
+func.func @global_pool_of_nhwc(%x: tensor<2x7x7x16xf32>) -> (tensor<2x16x1x1xf32>, tensor<2x1x7x7xf32>) {
+  %t = tn.permute %x perm = [0, 3, 1, 2] : tensor<2x7x7x16xf32> -> tensor<2x16x7x7xf32>
+  %m = tn.mean %t dims = [2, 3] : tensor<2x16x7x7xf32> -> tensor<2x16x1x1xf32>
+  %c = tn.amax %t dims = [1] : tensor<2x16x7x7xf32> -> tensor<2x1x7x7xf32>
+  func.return %m, %c : tensor<2x16x1x1xf32>, tensor<2x1x7x7xf32>
+}
+// A reduction that keeps the channels reduces the NHWC value over the same dims of it (H and W are its 1 and 2)
+// and converts its small result; one over the channels stays on the NCHW view.
+// CHECK-LABEL: func.func @global_pool_of_nhwc
+// CHECK-NEXT:  %t = tn.permute %x perm = [0, 3, 1, 2]
+// CHECK-NEXT:  %[[M:.*]] = tn.mean %x dims = [1, 2] : tensor<2x7x7x16xf32> -> tensor<2x1x1x16xf32>
+// CHECK-NEXT:  %[[MB:.*]] = tn.permute %[[M]] perm = [0, 3, 1, 2] : tensor<2x1x1x16xf32> -> tensor<2x16x1x1xf32>
+// CHECK-NEXT:  %c = tn.amax %t dims = [1]
+// CHECK-NEXT:  func.return %[[MB]], %c
