@@ -64,8 +64,8 @@ def orders_of(f: func.FuncOp, name: str = ATTR) -> list[tuple[int, ...]]:
 
 
 def layout_attr(orders: list[tuple[int, ...]]) -> ArrayAttr:
-    """@main's irc.output_layout (or irc.input_layout) for per-result (per-argument) orders (() for row-major or
-    unknown)."""
+    """@main's irc.output_layout (or irc.input_layout) for per-result (per-argument) orders: () for unknown (and
+    for row-major where the backend does not record it, the identity order where it does)."""
     return ArrayAttr([ArrayAttr([IntegerAttr(d, 64) for d in order]) for order in orders])
 
 
@@ -141,8 +141,9 @@ def _strided_reader(op) -> bool:
 
 
 def _permuted_view(v: SSAValue) -> loop.ViewOp | None:
-    """v's view when it only permutes the dims of a static value that is not itself a view (an extern's result,
-    which the target allocates row-major): returned as it is, the runtime copies it into eager's strides."""
+    """v's view when it only permutes the dims of a static float value that is not itself a view (an extern's
+    result, which the target allocates row-major, or an argument): returned as it is, the runtime would copy it
+    into eager's strides."""
     view = v.owner
     if not isinstance(view, loop.ViewOp) or isinstance(view.source.owner, loop.ViewOp) or view.sizes:
         return None
