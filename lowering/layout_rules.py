@@ -4,13 +4,13 @@ Cancelling (the `fold-permutes` pass, rules applied to a fixpoint):
 
     permute(permute(x, p), q) -> permute(x, [p[i] for i in q])        fold_permute_permute
     permute(x, [0, 1, ..., n-1]) -> x                                  fold_permute_identity
-    max_pool2d(permute(x, TO_NCHW))                                    sink_permute_below_max_pool
-        -> permute(max_pool2d channels_last(x), TO_NCHW), for both results: the pool reads an NHWC region's
+    max_pool2d(permute(x, TO_NCHW)), the same for avg_pool2d           sink_permute_below_pool
+        -> permute(max_pool2d channels_last(x), TO_NCHW), for each result: the pool reads an NHWC region's
            output with channels innermost instead of a gather per output (ResNet-18's stem output: 9 ms -> 1.4 ms),
            and the permute after it cancels against the next NHWC region's, or converts a 4x smaller tensor
     sum/mean/amax/amin(permute(x, TO_NCHW)) over dims without the channels     sink_permute_below_reduction
         -> permute(the same reduction of x, TO_NCHW): channels innermost, a small result converted
-    max_pool2d(x), x an argument the caller passes channels-last                pool_channels_last_argument
+    max_pool2d(x) or avg_pool2d(x), x an argument the caller passes channels-last   pool_channels_last_argument
         -> the same on permute(x, TO_NHWC), a view of x (irc.input_layout on @main says which are)
     permute(sdpa(q, k, v), heads after rows) -> sdpa heads_last(q, k, v)     heads_last_attention
         (its only use): torch's flash kernel writes that layout, so the head merge's reshape is a view, not a
@@ -72,16 +72,25 @@ def fold_permute_identity(op):  # permute(x, identity) -> x
     return op.input if perm_of(op) == tuple(range(len(perm_of(op)))) else None
 
 
-def _pool_nhwc(op: tn.MaxPool2dOp, x: SSAValue, before: list[Operation]) -> Replace:
-    """op computed channels-last on x, the NHWC form of its input, both results permuted back to NCHW."""
-    pool = tn.MaxPool2dOp(x, op.kernel.get_values(), op.stride.get_values(), op.padding.get_values(),
-                          op.dilation.get_values(), op.ceil_mode is not None, nhwc_type(op.result), channels_last=True)  # fmt: skip
+POOLS = (tn.MaxPool2dOp, tn.AvgPool2dOp)  # the pools with a channels-last form
+
+
+def _pool_nhwc(op: tn.MaxPool2dOp | tn.AvgPool2dOp, x: SSAValue, before: list[Operation]) -> Replace:
+    """op computed channels-last on x, the NHWC form of its input, each result permuted back to NCHW."""
+    window = (op.kernel.get_values(), op.stride.get_values(), op.padding.get_values())
+    ceil = op.ceil_mode is not None
+    if isinstance(op, tn.MaxPool2dOp):
+        pool = tn.MaxPool2dOp(x, *window, op.dilation.get_values(), ceil, nhwc_type(op.result), channels_last=True)
+    else:
+        divisor = op.divisor.value.data if op.divisor is not None else None
+        pool = tn.AvgPool2dOp(x, *window, ceil, op.count_include_pad is not None, divisor, nhwc_type(op.result),
+                              channels_last=True)  # fmt: skip
     back = [tn.PermuteOp(v, list(TO_NCHW)) for v in pool.results]
     return Replace([*before, pool, *back], [b.result for b in back])
 
 
-@rule(tn.MaxPool2dOp)
-def sink_permute_below_max_pool(op):
+@rule(POOLS)
+def sink_permute_below_pool(op):
     x = op.input.owner
     if perm_of(x) != TO_NCHW or op.channels_last is not None:
         return None
@@ -120,9 +129,9 @@ def laid_channels_last(v: SSAValue) -> bool:
     return v.index < len(orders) and orders[v.index] == TO_NHWC
 
 
-@rule(tn.MaxPool2dOp)
+@rule(POOLS)
 def pool_channels_last_argument(op):
-    """max_pool2d(x) of a channels-last argument -> its channels-last form on permute(x, TO_NHWC), a view of x: the
+    """A max or average pool of a channels-last argument -> its channels-last form on permute(x, TO_NHWC), a view of x: the
     pool reads channels innermost, as eager's kernel does, instead of a strided gather per output (a 3x3/2 pool of
     an 8x64x112x112 channels-last input took 26 ms, eager 4 ms)."""
     if op.channels_last is not None or not laid_channels_last(op.input):
@@ -170,7 +179,7 @@ def heads_last_attention_backward(op):
     return Replace([new, *back], [b.result for b in back])
 
 
-RULES = (fold_permute_permute, fold_permute_identity, sink_permute_below_max_pool, pool_channels_last_argument,
+RULES = (fold_permute_permute, fold_permute_identity, sink_permute_below_pool, pool_channels_last_argument,
          sink_permute_below_reduction, heads_last_attention, heads_last_training_attention, heads_last_attention_backward)
 
 
@@ -181,19 +190,19 @@ def nhwc_type(v: SSAValue) -> TensorType:
 
 
 def arrives_nhwc(v: SSAValue) -> bool:
-    """Is v an NHWC value seen as NCHW: a permute to NCHW, or a max pool of one (which fold-permutes pools
+    """Is v an NHWC value seen as NCHW: a permute to NCHW, or a pool of one (which fold-permutes pools
     channels-last, the permute moved below it)?"""
     op = v.owner
-    if isinstance(op, tn.MaxPool2dOp) and op.channels_last is None:
+    if isinstance(op, POOLS) and op.channels_last is None:
         op = op.input.owner
     return perm_of(op) == TO_NCHW
 
 
 def converted_nhwc(v: SSAValue) -> list[SSAValue]:
-    """What converting an NHWC region's output v back to NCHW converts: the results of the max pools that read it,
+    """What converting an NHWC region's output v back to NCHW converts: the results of the pools that read it,
     when only they do (fold-permutes pools v channels-last and converts their results, 4x smaller), else v."""
     pools = [u.operation for u in v.uses]
-    if pools and all(isinstance(p, tn.MaxPool2dOp) and p.channels_last is None for p in pools):
+    if pools and all(isinstance(p, POOLS) and p.channels_last is None for p in pools):
         return [p.result for p in pools]
     return [v]
 

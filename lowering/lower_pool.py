@@ -19,8 +19,8 @@ from .tensor_to_loop import lowers
 
 
 def _window(op, k: list[int]):
-    """A builder over (lead..., OH, KH*KW, OW, C) (C only channels-last), the window's kh and kw, and the dims oh,
-    ow and r; lead is the number of dims before OH.
+    """A builder over (lead..., OH, KH*KW, OW, C) (C only channels-last: max and average pools), the window's kh
+    and kw, and the dims oh, ow and r; lead is the number of dims before OH.
 
     The window runs between the output rows and columns, so the vector dim is a row's columns (one vector of
     outputs per window position), not the window (a gather of 9 and a horizontal max per output: ResNet-18's
@@ -28,7 +28,7 @@ def _window(op, k: list[int]):
     x, out = shape(op.input), shape(op.results[0])
     if DYN in x or DYN in out:
         raise Unsupported("pooling of a symbolic shape")
-    lead = len(x) + (op.spatial() if isinstance(op, tn.MaxPool2dOp) else -2)
+    lead = len(x) + (op.spatial() if isinstance(op, tn.MaxPool2dOp | tn.AvgPool2dOp) else -2)
     kinds = [loop.PARALLEL] * len(out)
     b = NestBuilder()
     b.set_space([*out[:lead + 1], k[0] * k[1], *out[lead + 1:]], kinds[:lead + 1] + [loop.REDUCTION] + kinds[lead + 1:])
@@ -96,7 +96,7 @@ def lower_avg_pool(op: tn.AvgPool2dOp):
     if op.divisor is not None:
         return b.finish([b.div(total, b.like(op.divisor.value.data, total))], [op.result.type])
     spans = []
-    for o, st, pad, kk, n in ((oh, s[0], p[0], k[0], x[-2]), (ow, s[1], p[1], k[1], x[-1])):
+    for o, st, pad, kk, n in ((oh, s[0], p[0], k[0], x[lead]), (ow, s[1], p[1], k[1], x[lead + 1])):
         start = o * st - pad
         stop = b.emit(arith.MinSIOp(b.index(start + kk), b.index_const(n + pad)))
         if op.count_include_pad is not None:

@@ -17,9 +17,9 @@ through their 4-d data operands. For each region and each layout the cost model 
                      ran faster in NHWC (ResNet-18 at batch 1: 27.1 ms against 34.8), as inductor assumes
                      on any CPU with oneDNN. In NHWC, a penalty for grouped and depthwise convolutions
     conversions      one per 4-d value crossing the region's boundary in a layout other than the region's
-                     (an NHWC value that arrives as permute(v, TO_NCHW) or as a max pool of one, or leaves
+                     (an NHWC value that arrives as permute(v, TO_NCHW) or as a max or average pool of one, or leaves
                      through permute(., TO_NHWC), is free in NHWC and a conversion in NCHW), each costing a
-                     read and a write of the tensor (an NHWC output that only max pools read: of their results)
+                     read and a write of the tensor (an NHWC output that only pools read: of their results)
 
 and `layout=auto` takes the cheaper (NCHW on a tie); `nchw` and `nhwc` force one. A region put in NHWC
 has every op replaced by its NHWC form between permutes (layout_rules.to_nhwc); fold-permutes, run

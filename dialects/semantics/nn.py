@@ -75,6 +75,12 @@ def _max_pool(op, x):
     return tuple(r.permute(0, 2, 3, 1).contiguous() for r in out) if last else tuple(out)
 
 
+def _avg_pool(op, x):
+    if op.channels_last is None:
+        return aten.avg_pool2d(x, *_avg_args(op))
+    return aten.avg_pool2d(x.permute(0, 3, 1, 2), *_avg_args(op)).permute(0, 2, 3, 1).contiguous()
+
+
 def _max_pool_backward(op, grad, x, indices):
     k, s, p = _window(op)
     return aten.max_pool2d_with_indices_backward(grad, x, k, s, p, _ints(op.dilation), _flag(op.ceil_mode), indices)
@@ -167,7 +173,7 @@ NN_SEMANTICS = {
     tn.ConvolutionBackwardOp: _convolution_backward,
     tn.MaxPool2dOp: _max_pool,
     tn.MaxPool2dBackwardOp: _max_pool_backward,
-    tn.AvgPool2dOp: lambda op, x: aten.avg_pool2d(x, *_avg_args(op)),
+    tn.AvgPool2dOp: _avg_pool,
     tn.AvgPool2dBackwardOp: lambda op, g, x: aten.avg_pool2d_backward(g, x, *_avg_args(op)),
     tn.AdaptiveAvgPool2dOp: lambda op, x: aten._adaptive_avg_pool2d(x, _ints(op.output_size)),
     tn.AdaptiveAvgPool2dBackwardOp: lambda op, g, x: aten._adaptive_avg_pool2d_backward(g, x),

@@ -1,5 +1,5 @@
-"""tn 2-d pooling over the last two dims of (C, H, W) or (N, C, H, W) (max pooling also channels-last), with the
-adjoints: max, average and adaptive average."""
+"""tn 2-d pooling over the last two dims of (C, H, W) or (N, C, H, W) (max and average pooling also channels-last),
+with the adjoints: max, average and adaptive average."""
 
 from collections.abc import Sequence
 from typing import ClassVar
@@ -36,8 +36,13 @@ class Window2d(IRDLOperation):
         return (1, 1)
 
     def spatial(self) -> int:
-        """Where H stands, counted from the end: -2 in (N, C, H, W) (-3 in MaxPool2dOp's channels-last form)."""
-        return -2
+        """Where H stands, counted from the end: -2 in (N, C, H, W), -3 in the channels-last form of the forward
+        pools (their `channels_last` property: (N, H, W, C) in and out)."""
+        return -3 if getattr(self, "channels_last", None) is not None else -2
+
+    def verify_channels_last(self) -> None:
+        if getattr(self, "channels_last", None) is not None and len(shape(self.operands[0])) != 4:
+            raise VerifyException(f"{self.name}: channels_last needs an (N, H, W, C) input")
 
     def pooled_shape(self, x: Sequence[int]) -> list[int]:
         name = self.name
@@ -90,12 +95,8 @@ class MaxPool2dOp(MaxWindow2d):
         idx = TensorType(i64, result_type.get_shape())
         super().__init__(operands=[input], result_types=[result_type, idx], properties=props)
 
-    def spatial(self) -> int:
-        return -3 if self.channels_last is not None else -2
-
     def verify_(self):
-        if self.channels_last is not None and len(shape(self.input)) != 4:
-            raise VerifyException(f"{self.name}: channels_last needs an (N, H, W, C) input")
+        self.verify_channels_last()
         expected = self.pooled_shape(shape(self.input))
         check_shape(self.name, "result", shape(self.result), expected)
         check_shape(self.name, "indices", shape(self.indices), expected)
@@ -160,21 +161,27 @@ _AVG_PROPS = (
 
 @irdl_op_definition
 class AvgPool2dOp(AvgWindow2d):
-    """2-d average pooling.
+    """2-d average pooling; `channels_last`: the input is (N, H, W, C) and the result (N, OH, OW, C).
     %r = tn.avg_pool2d %x kernel = [3, 3] stride = [2, 2] padding = [1, 1] count_include_pad : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>"""
 
     name = "tn.avg_pool2d"
     input = operand_def(TensorType)
     result = result_def(TensorType)
+    channels_last = opt_prop_def(UnitAttr)
     traits = traits_def(Pure())
-    assembly_format = "$input " + _AVG_PROPS + " `:` type($input) `->` type($result)"
+    assembly_format = ("$input " + _AVG_PROPS.replace("attr-dict", "(`channels_last` $channels_last^)? attr-dict")
+                       + " `:` type($input) `->` type($result)")
 
-    def __init__(self, input, kernel, stride, padding, ceil_mode, count_include_pad, divisor, result_type):
+    def __init__(self, input, kernel, stride, padding, ceil_mode, count_include_pad, divisor, result_type,
+                 channels_last: bool = False):  # fmt: skip
         props = self.avg_properties(kernel, stride, padding, ceil_mode, count_include_pad, divisor)
+        if channels_last:
+            props["channels_last"] = UnitAttr()
         super().__init__(operands=[input], result_types=[result_type], properties=props)
 
     def verify_(self):
         self.verify_divisor()
+        self.verify_channels_last()
         check_shape(self.name, "result", shape(self.result), self.pooled_shape(shape(self.input)))
         if element(self.result) != element(self.input):
             raise VerifyException(f"{self.name}: result must have the input's element type")

@@ -181,3 +181,26 @@ def test_reductions_of_an_nhwc_region_over_its_spatial_dims_match_eager(tmp_path
     assert nhwc == ["amax", "amin", "mean", "sum"] and len(reductions) == 5, text  # adaptive_avg_pool2d is the mean
     for got, want in zip(compile_irc(fn, layout="nhwc")(x, w), fn(x, w)):
         torch.testing.assert_close(got, want, equal_nan=True, **FORWARD_TOL)
+
+
+@pytest.mark.parametrize("pool", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+                                  dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+                                  dict(kernel_size=3, stride=1, padding=1, divisor_override=5)])  # fmt: skip
+def test_avg_pool_of_an_nhwc_value_pools_channels_last(pool, tmp_path):
+    """An average pool of an NHWC region's output, and of an input the caller passes channels-last, pools the NHWC
+    value itself (channels innermost), with eager's numbers and strides: padding counted or not, ceil mode, a
+    divisor, odd sizes."""
+    x, w = torch.randn(2, 3, 11, 9), torch.randn(5, 3, 3, 3)
+    fn = lambda x, w: F.avg_pool2d(F.conv2d(x, w, padding=1), **pool)  # noqa: E731
+    irc.explain(fn, x, w, options={"layout": "nhwc", "strict": True, "dump_dir": str(tmp_path / "region")})
+    alone = lambda t: F.avg_pool2d(t, **pool)  # noqa: E731
+    t = torch.randn(2, 5, 11, 9).contiguous(memory_format=torch.channels_last)
+    irc.explain(alone, t, options={"strict": True, "dump_dir": str(tmp_path / "input")})
+    texts = [f.read_text() for f in tmp_path.glob("*/*/02-tensor-opt.mlir")]
+    assert len(texts) == 2
+    for text in texts:
+        assert "channels_last" in next(line for line in text.splitlines() if "tn.avg_pool2d" in line), text
+    torch.testing.assert_close(compile_irc(fn, layout="nhwc")(x, w), fn(x, w), **FORWARD_TOL)
+    got, want = compile_irc(alone)(t), alone(t)
+    torch.testing.assert_close(got, want, **FORWARD_TOL)
+    assert got.stride() == want.stride()

@@ -153,3 +153,19 @@ func.func @global_pool_of_nhwc(%x: tensor<2x7x7x16xf32>) -> (tensor<2x16x1x1xf32
 // CHECK-NEXT:  %[[MB:.*]] = tn.permute %[[M]] perm = [0, 3, 1, 2] : tensor<2x1x1x16xf32> -> tensor<2x16x1x1xf32>
 // CHECK-NEXT:  %c = tn.amax %t dims = [1]
 // CHECK-NEXT:  func.return %[[MB]], %c
+
+// -----
+func.func @main(%x: tensor<2x8x9x9xf32>, %y: tensor<2x9x9x8xf32>) -> (tensor<2x8x5x5xf32>, tensor<2x8x4x4xf32>) attributes {irc.input_layout = [[0, 2, 3, 1], []]} {
+  %p = tn.avg_pool2d %x kernel = [3, 3] stride = [2, 2] padding = [1, 1] count_include_pad : tensor<2x8x9x9xf32> -> tensor<2x8x5x5xf32>
+  %t = tn.permute %y perm = [0, 3, 1, 2] : tensor<2x9x9x8xf32> -> tensor<2x8x9x9xf32>
+  %q = tn.avg_pool2d %t kernel = [2, 2] stride = [2, 2] padding = [0, 0] divisor = 3 : tensor<2x8x9x9xf32> -> tensor<2x8x4x4xf32>
+  func.return %p, %q : tensor<2x8x5x5xf32>, tensor<2x8x4x4xf32>
+}
+// Average pools too: of a channels-last argument, and of an NHWC value seen as NCHW; their options stay.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:  %[[V:.*]] = tn.permute %x perm = [0, 2, 3, 1]
+// CHECK-NEXT:  %[[P:.*]] = tn.avg_pool2d %[[V]] kernel = [3, 3] stride = [2, 2] padding = [1, 1] count_include_pad channels_last : tensor<2x9x9x8xf32> -> tensor<2x5x5x8xf32>
+// CHECK-NEXT:  %[[PB:.*]] = tn.permute %[[P]] perm = [0, 3, 1, 2]
+// CHECK-NEXT:  %[[Q:.*]] = tn.avg_pool2d %y kernel = [2, 2] stride = [2, 2] padding = [0, 0] divisor = 3 channels_last : tensor<2x9x9x8xf32> -> tensor<2x4x4x8xf32>
+// CHECK-NEXT:  %[[QB:.*]] = tn.permute %[[Q]] perm = [0, 3, 1, 2]
+// CHECK-NEXT:  func.return %[[PB]], %[[QB]]

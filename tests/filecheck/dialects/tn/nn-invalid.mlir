@@ -99,6 +99,14 @@ func.func @avg_pool_ceil(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> {
 
 // -----
 
+func.func @avg_pool_channels_last_unbatched(%x: tensor<8x8x3xf32>) -> tensor<4x4x3xf32> {
+  %r = tn.avg_pool2d %x kernel = [2, 2] stride = [2, 2] padding = [0, 0] channels_last : tensor<8x8x3xf32> -> tensor<4x4x3xf32>
+  // CHECK: nn-invalid.mlir:[[# @LINE - 1]]:3: error: tn.avg_pool2d: channels_last needs an (N, H, W, C) input
+  func.return %r : tensor<4x4x3xf32>
+}
+
+// -----
+
 func.func @adaptive_size(%x: tensor<2x3x7x7xf32>) -> tensor<2x3x1x1xf32> {
   %r = tn.adaptive_avg_pool2d %x output_size = [2, 2] : tensor<2x3x7x7xf32> -> tensor<2x3x1x1xf32>
   // CHECK: nn-invalid.mlir:[[# @LINE - 1]]:3: error: tn.adaptive_avg_pool2d: result shape [2, 3, 1, 1] does not match expected [2, 3, 2, 2]
