@@ -164,22 +164,42 @@ def test_an_nhwc_convolution_returned_nchw_is_copied_by_a_kernel(tmp_path):
 
 def test_reductions_of_an_nhwc_region_over_its_spatial_dims_match_eager(tmp_path):
     """A global average pool (and a spatial sum, max and min) of an NHWC region's output reduces the NHWC value,
-    channels innermost (fold-permutes), with eager's numbers: odd sizes, a NaN in one channel; a sum over more
-    than SERIAL_SUM_MAX elements stays on the NCHW view (its lanes would add them one after another)."""
-    x, w = torch.randn(3, 5, 7, 5), torch.randn(6, 5, 3, 3)
+    channels innermost (fold-permutes), with eager's numbers: odd sizes, a NaN in one channel; a sum over more than
+    SERIAL_SUM_MAX elements reduces one dim at a time, and one along a dim longer than that stays on the NCHW view."""
+    x, w = torch.randn(2, 5, 20, 15), torch.randn(6, 5, 3, 3)
     x[1, :, 3, 2] = float("nan")
+    z = torch.randn(1, 5, 2, 300)
 
-    def fn(x, w):
+    def fn(x, w, z):
         y = F.conv2d(x, w, padding=1)
         return (y.mean((2, 3)), y.sum((2, 3), keepdim=True), y.amax((2, 3)), F.adaptive_avg_pool2d(y, 1), y.amin(3),
-                y.sum((0, 2, 3)))
+                y.sum(2), F.conv2d(z, w, padding=1).sum(3))
 
-    irc.explain(fn, x, w, options={"layout": "nhwc", "strict": True, "dump_dir": str(tmp_path)})
+    irc.explain(fn, x, w, z, options={"layout": "nhwc", "strict": True, "dump_dir": str(tmp_path)})
     (text,) = [f.read_text() for f in tmp_path.glob("*/02-tensor-opt.mlir")]
-    reductions = [line for line in text.splitlines() if any(f" = tn.{r} " in line for r in ("mean", "sum", "amax", "amin"))]
-    nhwc = sorted(line.split(" = tn.")[1].split(" ")[0] for line in reductions if ": tensor<3x7x5x6xf32> ->" in line)
-    assert nhwc == ["amax", "amin", "mean", "sum"] and len(reductions) == 5, text  # adaptive_avg_pool2d is the mean
-    for got, want in zip(compile_irc(fn, layout="nhwc")(x, w), fn(x, w)):
+    lines = [line for line in text.splitlines() if any(f" = tn.{r} " in line for r in ("mean", "sum", "amax", "amin"))]
+    nhwc = sorted(line.split(" = tn.")[1].split(" ")[0] for line in lines if ": tensor<2x20x15x6xf32> ->" in line)
+    # mean and sum over 300 elements: W then H (two ops each, adaptive_avg_pool2d is the mean); amax at once
+    assert nhwc == ["amax", "amin", "mean", "sum", "sum"], text
+    assert sum(": tensor<2x20x1x6xf32> ->" in line for line in lines) == 2, text
+    assert any(": tensor<1x6x2x300xf32> ->" in line for line in lines), text  # a 300-long dim: the NCHW view
+    for got, want in zip(compile_irc(fn, layout="nhwc")(x, w, z), fn(x, w, z)):
+        torch.testing.assert_close(got, want, equal_nan=True, **FORWARD_TOL)
+
+
+def test_reductions_of_a_channels_last_input_read_it_as_nhwc(tmp_path):
+    """A spatial mean, sum, amax or amin of an input the caller passes channels-last reads it as NHWC (a view), with
+    eager's numbers; a reduction over the channels reads the NCHW view."""
+    x = torch.randn(2, 6, 20, 15)
+    x[0, 2, 4, 4] = float("nan")
+    x = x.contiguous(memory_format=torch.channels_last)
+    fn = lambda t: (t.mean((2, 3)), t.sum(3, keepdim=True), t.amax((0, 2, 3)), t.amin(2), t.sum(1))  # noqa: E731
+    irc.explain(fn, x, options={"strict": True, "dump_dir": str(tmp_path)})
+    (text,) = [f.read_text() for f in tmp_path.glob("*/02-tensor-opt.mlir")]
+    lines = [line for line in text.splitlines() if any(f" = tn.{r} " in line for r in ("mean", "sum", "amax", "amin"))]
+    assert sum(": tensor<2x20x15x6xf32> ->" in line for line in lines) == 4, text
+    assert sum(": tensor<2x6x20x15xf32> ->" in line for line in lines) == 1, text  # the sum over the channels
+    for got, want in zip(compile_irc(fn)(x), fn(x)):
         torch.testing.assert_close(got, want, equal_nan=True, **FORWARD_TOL)
 
 

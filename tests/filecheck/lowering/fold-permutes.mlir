@@ -169,3 +169,23 @@ func.func @main(%x: tensor<2x8x9x9xf32>, %y: tensor<2x9x9x8xf32>) -> (tensor<2x8
 // CHECK-NEXT:  %[[Q:.*]] = tn.avg_pool2d %y kernel = [2, 2] stride = [2, 2] padding = [0, 0] divisor = 3 channels_last : tensor<2x9x9x8xf32> -> tensor<2x4x4x8xf32>
 // CHECK-NEXT:  %[[QB:.*]] = tn.permute %[[Q]] perm = [0, 3, 1, 2]
 // CHECK-NEXT:  func.return %[[PB]], %[[QB]]
+
+// -----
+func.func @main(%x: tensor<2x8x20x15xf32>) -> (tensor<2x8x1x1xf32>, tensor<2x8x20x1xf32>, tensor<2x1x20x15xf32>) attributes {irc.input_layout = [[0, 2, 3, 1]]} {
+  %m = tn.mean %x dims = [2, 3] : tensor<2x8x20x15xf32> -> tensor<2x8x1x1xf32>
+  %a = tn.amax %x dims = [3] : tensor<2x8x20x15xf32> -> tensor<2x8x20x1xf32>
+  %s = tn.sum %x dims = [1] : tensor<2x8x20x15xf32> -> tensor<2x1x20x15xf32>
+  func.return %m, %a, %s : tensor<2x8x1x1xf32>, tensor<2x8x20x1xf32>, tensor<2x1x20x15xf32>
+}
+// Reductions of a channels-last argument read it as NHWC; a mean over 300 (> SERIAL_SUM_MAX) elements goes W then
+// H; one over the channels stays on x.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:  %[[V:.*]] = tn.permute %x perm = [0, 2, 3, 1]
+// CHECK-NEXT:  %[[W:.*]] = tn.mean %[[V]] dims = [2] : tensor<2x20x15x8xf32> -> tensor<2x20x1x8xf32>
+// CHECK-NEXT:  %[[H:.*]] = tn.mean %[[W]] dims = [1] : tensor<2x20x1x8xf32> -> tensor<2x1x1x8xf32>
+// CHECK-NEXT:  %[[M:.*]] = tn.permute %[[H]] perm = [0, 3, 1, 2]
+// CHECK-NEXT:  %[[V2:.*]] = tn.permute %x perm = [0, 2, 3, 1]
+// CHECK-NEXT:  %[[A:.*]] = tn.amax %[[V2]] dims = [2] : tensor<2x20x15x8xf32> -> tensor<2x20x1x8xf32>
+// CHECK-NEXT:  %[[AB:.*]] = tn.permute %[[A]] perm = [0, 3, 1, 2]
+// CHECK-NEXT:  %s = tn.sum %x dims = [1]
+// CHECK-NEXT:  func.return %[[M]], %[[AB]], %s
