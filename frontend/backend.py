@@ -127,11 +127,8 @@ def _record_output_layouts(module, specs, metas, row_major: bool) -> None:
     unknown, and for row-major unless `row_major`: a forward's saved results keep the program's layout); the
     output-layout pass computes a permuted one in it, rather than row-major and then copied into it by the
     runtime (`x.t() * 2`, channels-last results), and copies a permuted view to a row-major one itself."""
-    from xdsl.dialects import func
+    from irc.lowering.output_layout import ATTR, memory_order, record
 
-    from irc.lowering.output_layout import ATTR, layout_attr, memory_order
-
-    main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
     orders: dict[int, tuple[int, ...]] = {}
     for spec, meta in zip(specs, metas):
         if spec.source[0] == "result" and spec.strides is not None and isinstance(meta, torch.Tensor):
@@ -140,21 +137,15 @@ def _record_output_layouts(module, specs, metas, row_major: bool) -> None:
                 order = tuple(range(meta.dim()))
             if order is not None:
                 orders.setdefault(spec.source[1], order)
-    if orders:
-        main.attributes[ATTR] = layout_attr([orders.get(k, ()) for k in range(max(orders) + 1)])
+    record(module, ATTR, [orders.get(k, ()) for k in range(max(orders, default=-1) + 1)])
 
 
 def _record_input_layouts(module, args) -> None:
     """Record on @main how the caller lays out each input (irc.input_layout, as irc.output_layout): fold-permutes
-    pools a channels-last input in its own layout."""
-    from xdsl.dialects import func
+    pools and reduces a channels-last input in its own layout."""
+    from irc.lowering.output_layout import INPUT_ATTR, memory_order, record
 
-    from irc.lowering.output_layout import INPUT_ATTR, layout_attr, memory_order
-
-    main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
-    orders = [(memory_order(a.sizes, a.strides) if a.kind == "tensor" else None) or () for a in args]
-    if any(orders):
-        main.attributes[INPUT_ATTR] = layout_attr(orders)
+    record(module, INPUT_ATTR, [(memory_order(a.sizes, a.strides) if a.kind == "tensor" else None) or () for a in args])
 
 
 def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None, relaid=None) -> CompiledGraph:

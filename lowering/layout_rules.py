@@ -4,16 +4,13 @@ Cancelling (the `fold-permutes` pass, rules applied to a fixpoint):
 
     permute(permute(x, p), q) -> permute(x, [p[i] for i in q])        fold_permute_permute
     permute(x, [0, 1, ..., n-1]) -> x                                  fold_permute_identity
-    max_pool2d(permute(x, TO_NCHW)), the same for avg_pool2d           sink_permute_below_pool
+    max_pool2d(permute(x, TO_NCHW)) (or avg_pool2d, or a sum, mean, amax or amin over dims without the
+    channels)                                                          sink_permute_below
         -> permute(max_pool2d channels_last(x), TO_NCHW), for each result: the pool reads an NHWC region's
            output with channels innermost instead of a gather per output (ResNet-18's stem output: 9 ms -> 1.4 ms),
-           and the permute after it cancels against the next NHWC region's, or converts a 4x smaller tensor
-    sum/mean/amax/amin(permute(x, TO_NCHW)) over dims without the channels     sink_permute_below_reduction
-        -> permute(the same reduction of x, TO_NCHW): channels innermost, a small result converted (a long sum
-           or mean one dim at a time: _reduce_nhwc)
-    sum/mean/amax/amin(x), x a channels-last argument, the same dims             reduce_channels_last_argument
-        -> the same on permute(x, TO_NHWC), a view of x
-    max_pool2d(x) or avg_pool2d(x), x an argument the caller passes channels-last   pool_channels_last_argument
+           and the permute after it cancels against the next NHWC region's, or converts a 4x smaller tensor;
+           a reduction reduces x over the same dims (a long sum or mean one dim at a time: _reduce_nhwc)
+    the same ops of x, an argument the caller passes channels-last     read_channels_last_argument
         -> the same on permute(x, TO_NHWC), a view of x (irc.input_layout on @main says which are)
     permute(sdpa(q, k, v), heads after rows) -> sdpa heads_last(q, k, v)     heads_last_attention
         (its only use): torch's flash kernel writes that layout, so the head merge's reshape is a view, not a
@@ -93,14 +90,6 @@ def _pool_nhwc(op: tn.MaxPool2dOp | tn.AvgPool2dOp, x: SSAValue, before: list[Op
     return Replace([*before, pool, *back], [b.result for b in back])
 
 
-@rule(POOLS)
-def sink_permute_below_pool(op):
-    x = op.input.owner
-    if perm_of(x) != TO_NCHW or op.channels_last is not None:
-        return None
-    return _pool_nhwc(op, x.input, [])
-
-
 SERIAL_SUM_MAX = 256  # most elements a channels-innermost sum adds one after another in each lane (see below)
 REDUCTIONS = (tn.SumOp, tn.MeanOp, tn.AmaxOp, tn.AminOp)
 
@@ -127,13 +116,20 @@ def _reduce_nhwc(op, x: SSAValue, before: list[Operation]) -> list[Operation] | 
     return [*ops, tn.PermuteOp(x, list(TO_NCHW))]
 
 
-@rule(REDUCTIONS)
-def sink_permute_below_reduction(op):
-    """reduce(permute(x, TO_NCHW)) over dims that keep the channels -> permute(reduce(x) over the same dims of x,
-    TO_NCHW): the reduction reads the NHWC value with its channels innermost (ResNet's global average pool of an
-    NHWC region gathered across the channels, 8x at its memory bound), and converts its small result."""
+def _nhwc_form(op, x: SSAValue, before: list[Operation]):
+    """op, a pool or a reduction of an NCHW value, computed on x, its NHWC form (the ops `before` first)."""
+    if getattr(op, "channels_last", None) is not None:
+        return None  # already channels-last
+    return _pool_nhwc(op, x, before) if isinstance(op, POOLS) else _reduce_nhwc(op, x, before)
+
+
+@rule(POOLS + REDUCTIONS)
+def sink_permute_below(op):
+    """pool(permute(x, TO_NCHW)) or reduce(permute(x, TO_NCHW)) -> permute(the NHWC form on x, TO_NCHW): it reads the
+    NHWC value with its channels innermost (ResNet-18's stem pool: 9 ms -> 1.4 ms; its global average pool gathered
+    across the channels, 8x its memory bound) and converts a smaller result."""
     x = op.input.owner
-    return _reduce_nhwc(op, x.input, []) if perm_of(x) == TO_NCHW else None
+    return _nhwc_form(op, x.input, []) if perm_of(x) == TO_NCHW else None
 
 
 def laid_channels_last(v: SSAValue) -> bool:
@@ -145,25 +141,15 @@ def laid_channels_last(v: SSAValue) -> bool:
     return v.index < len(orders) and orders[v.index] == TO_NHWC
 
 
-@rule(POOLS)
-def pool_channels_last_argument(op):
-    """A max or average pool of a channels-last argument -> its channels-last form on permute(x, TO_NHWC), a view of x: the
-    pool reads channels innermost, as eager's kernel does, instead of a strided gather per output (a 3x3/2 pool of
-    an 8x64x112x112 channels-last input took 26 ms, eager 4 ms)."""
-    if op.channels_last is not None or not laid_channels_last(op.input):
-        return None
-    into = tn.PermuteOp(op.input, list(TO_NHWC))
-    return _pool_nhwc(op, into.result, [into])
-
-
-@rule(REDUCTIONS)
-def reduce_channels_last_argument(op):
-    """A sum, mean, amax or amin of a channels-last argument over dims that keep the channels -> the same on
-    permute(x, TO_NHWC), a view of x (a spatial mean of a channels-last 8x64x112x112 input took 21-23 ms, eager 1)."""
+@rule(POOLS + REDUCTIONS)
+def read_channels_last_argument(op):
+    """A pool or reduction of an argument the caller passes channels-last -> its NHWC form on permute(x, TO_NHWC), a
+    view of x, instead of a strided gather per output (on a channels-last 8x64x112x112 input a 3x3/2 max pool took
+    26 ms, eager 4; a spatial mean 21-23 ms, eager 1)."""
     if not laid_channels_last(op.input):
         return None
     into = tn.PermuteOp(op.input, list(TO_NHWC))
-    return _reduce_nhwc(op, into.result, [into])
+    return _nhwc_form(op, into.result, [into])
 
 
 @rule(tn.PermuteOp)
@@ -205,9 +191,8 @@ def heads_last_attention_backward(op):
     return Replace([new, *back], [b.result for b in back])
 
 
-RULES = (fold_permute_permute, fold_permute_identity, sink_permute_below_pool, pool_channels_last_argument,
-         sink_permute_below_reduction, reduce_channels_last_argument, heads_last_attention,
-         heads_last_training_attention, heads_last_attention_backward)
+RULES = (fold_permute_permute, fold_permute_identity, sink_permute_below, read_channels_last_argument,
+         heads_last_attention, heads_last_training_attention, heads_last_attention_backward)
 
 
 def nhwc_type(v: SSAValue) -> TensorType:

@@ -69,6 +69,13 @@ def layout_attr(orders: list[tuple[int, ...]]) -> ArrayAttr:
     return ArrayAttr([ArrayAttr([IntegerAttr(d, 64) for d in order]) for order in orders])
 
 
+def record(module: ModuleOp, name: str, orders: list[tuple[int, ...]]) -> None:
+    """Put per-value orders on @main as `name` (ATTR or INPUT_ATTR), unless every one is unknown (())."""
+    if any(orders):
+        main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+        main.attributes[name] = layout_attr(orders)
+
+
 def reorder_dims(nest: loop.NestOp, order: tuple[int, ...]) -> loop.NestOp:
     """The nest with its dims in `order` (new dim k is old dim order[k]) and its result permuted alike."""
     rank, nsyms = nest.rank, len(nest.symbols)
@@ -190,4 +197,4 @@ class OutputLayoutPass(ModulePass):
                     _reorder_with_views(block, nest, (*range(r - 3), r - 2, r - 3, r - 1))  # heads after rows
 
 
-__all__ = ["OutputLayoutPass", "memory_order", "orders_of", "layout_attr", "ATTR", "INPUT_ATTR"]
+__all__ = ["OutputLayoutPass", "memory_order", "orders_of", "layout_attr", "record", "ATTR", "INPUT_ATTR"]
