@@ -94,6 +94,7 @@ _ALL = (
     Variable("IRC_HUGE_PAGES", "flag", "1", "cpu: large buffers on transparent huge pages, pooled (0: torch's allocator for everything)"),
     Variable("IRC_PARALLEL_MIN_WORK", "count", "65536", "cpu: least work (elements) of a launch before it runs on torch's threads"),
     Variable("IRC_PREFETCH", "count", "2048", "cpu: bytes a streaming load prefetches ahead (0: no prefetch)"),
+    Variable("IRC_STREAM_STORES", "size", None, "cpu: a pointwise kernel writes an output of at least this size with non-temporal stores, around the caches (unset: 3/4 of the last-level cache; 0: never)"),
     Variable("IRC_EXTERN_PATH", "choice", None, "cpu: force one library path for linear and convolution kernels instead of the rule (a kernel without that path keeps the rule's)",
              choices=("aten", "aten_cl", "mkldnn", "mkldnn_packed")),  # fmt: skip
     Variable("IRC_TRITON_ARCH", "choices", None, "triton: also compile every kernel ahead of time for these GPUs and put registers, spills and shared memory in the compile report",

@@ -203,7 +203,7 @@ class Compiled:
         h = jit.host()
         launches = repr([(ln.key, self.built_variant(ln)) for ln in self.launches])
         return disk.make_key("emitted", self.key, launches, str(self.lanes), str(parallel.runtime() is not None),
-                             f"prefetch={access.PREFETCH},{access.PREFETCH_MIN_BYTES}",  # both change the code: another record
+                             f"prefetch={access.PREFETCH},{access.PREFETCH_MIN_BYTES},stream={access.STREAM_MIN_BYTES}",  # each changes the code
                              h.triple, h.cpu, h.features, jit.versions(), disk.sources("targets/cpu", "ir", "dialects"))  # fmt: skip
 
     def _from_record(self, key: str):

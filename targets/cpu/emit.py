@@ -31,23 +31,25 @@ Stores go to contiguous outputs whose sizes are proven to match the space (else 
 
 from __future__ import annotations
 
+import math
+
 from llvmlite import ir
 
 from irc.dialects import loop
 from irc.ir.index_math import evaluate
 
-from . import parallel
+from . import access, parallel
 from . import reduce as red
 from .access import Access, BufSpec
 from .affine import Lin, interval, to_lin, uses_dim, within
 from .branches import Branches, branching_selects
 from .index_ir import IndexIR
-from .ivals import Lanes, add, cdiv, count, fill, ival, imin, mul, sdiv, set_at, splat, udiv, urem
+from .ivals import Lanes, abi_size, add, cdiv, count, fill, ival, imin, mul, sdiv, set_at, splat, udiv, urem
 from .ops import EMIT, Cx
 from .stash import stashes
 from .tiles import DEFAULT_TILE, Tile, choose_tile
 from .transpose import Transposes
-from .types import Unsupported, compute_type
+from .types import Unsupported, compute_type, storage_type
 from .vec import I64
 
 VOID = ir.VoidType()
@@ -93,6 +95,8 @@ class KernelEmitter(Access, Branches, Transposes):
             self.run = min(self.run or self.tile.cols, self.tile.cols)
         self.guards = {op: self._guards(op) for op in self.ops if isinstance(op, loop.LoadOp)}
         self.out_dims = [self._out_dims(i) for i in range(len(self.yields))]
+        self.streamed = self._streamed()
+        self.streaming = False  # the code being emitted writes self.streamed with non-temporal stores
 
     # -- argv, extents, bounds --------------------------------------------------------------------
     def cell(self, k: int):
@@ -133,6 +137,36 @@ class KernelEmitter(Access, Branches, Transposes):
             if d is not None and (self.ext_lin[d] is None or not within((Lin(0), self.ext_lin[d] - 1), size)):
                 raise Unsupported(f"output {i} is not provably the size of the space")
         return out
+
+    def _streamed(self) -> dict[int, int]:
+        """Outputs whose whole vectors may be written with non-temporal stores (access.STREAM_MIN_BYTES), each with
+        the alignment its vectors' addresses then have: those of a pointwise kernel (mode B, no reduction) of a
+        static size of at least STREAM_MIN_BYTES, contiguous along v, every other stride a multiple of a vector.
+        Such a vector starts at a multiple of the width from the output's first element, so it is aligned where
+        that element is; whether it is, the kernel asks at run time (aligned_outputs)."""
+        if not access.STREAM_MIN_BYTES or self.mode != "B" or self.R or self.L is None or not self.aligned:
+            return {}
+        out = {}
+        for i, dims in enumerate(self.out_dims):
+            spec = self.params[self.args.index(self.nest.outs[i])]
+            if self.v not in dims or not all(q.static for q in spec.sizes + spec.strides):
+                continue
+            es = abi_size(storage_type(spec.elem))
+            align, j = min(64, self.L * es), dims.index(self.v)
+            if math.prod(q.const for q in spec.sizes) * es < access.STREAM_MIN_BYTES or spec.strides[j].const != 1:
+                continue
+            if all(spec.sizes[k].const == 1 or spec.strides[k].const * es % align == 0 for k in range(len(dims)) if k != j):
+                out[i] = align
+        return out
+
+    def aligned_outputs(self):
+        """An i1, in the entry block: every streamed output's first element lies at a multiple of its alignment."""
+        b, ok = self.entry, ir.Constant(ir.IntType(1), 1)
+        for i, align in self.streamed.items():
+            spec = self.params[self.args.index(self.nest.outs[i])]
+            first = add(b, self.cell(spec.ptr), mul(b, self.lin(spec.offset), abi_size(storage_type(spec.elem))))
+            ok = b.and_(ok, b.icmp_unsigned("==", b.and_(ival(first), ir.Constant(I64, align - 1)), ir.Constant(I64, 0)))
+        return ok
 
     # -- index arithmetic: ints fold, scalars and vectors broadcast ------------------------------
     def dimval(self, b, x, width):
@@ -368,7 +402,17 @@ class KernelEmitter(Access, Branches, Transposes):
                     carry = b.icmp_unsigned("==", nv, ival(e))
                     b.store(b.select(carry, ir.Constant(I64, 0), nv), slot)
 
-        self.loop(b, start, end, 1, item)
+        if not self.streamed:
+            self.loop(b, start, end, 1, item)
+        else:  # the items twice: with non-temporal stores where the outputs are aligned, and without
+            with b.if_else(self.aligned_outputs()) as (aligned, unaligned):
+                with aligned:
+                    self.streaming = True
+                    self.loop(b, start, end, 1, item)
+                    b.fence("seq_cst")  # non-temporal stores are weakly ordered: seen by every thread after the call
+                    self.streaming = False
+                with unaligned:
+                    self.loop(b, start, end, 1, item)
         b.ret_void()
         self.entry.branch(self.fn.blocks[1])
 
@@ -378,7 +422,7 @@ class KernelEmitter(Access, Branches, Transposes):
                 "chunk": self.nest.extents[self.v] if self.tile.cols else None, "rows": self.tile.rows, "cols": self.tile.cols,
                 "blocked": None if self.blocked is None else self.outer.index(self.blocked),
                 "inner": [self.nest.extents[d] for d in self.R], "guarded": sum(any(g) for g in self.guards.values()),
-                "mode": self.mode, "lanes": self.L or 1}  # fmt: skip
+                "mode": self.mode, "lanes": self.L or 1, "streamed": len(self.streamed)}  # fmt: skip
 
 
 def emit_kernel(module: ir.Module, name: str, nest: loop.NestOp, params, lanes: int, tile: Tile = DEFAULT_TILE) -> dict:

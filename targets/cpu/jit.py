@@ -21,18 +21,20 @@ thread-safe, so compilation holds one lock; calling compiled code needs none.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import threading
 import time
 import weakref
 from dataclasses import dataclass
+from pathlib import Path
 
 import llvmlite
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from irc import cache
+from irc import cache, env
 
 PIPELINE_VERSION = "1"  # bump when the pass pipeline or object loading changes meaning
 
@@ -75,6 +77,16 @@ class HostInfo:
 def host() -> HostInfo:
     _init_llvm()
     return HostInfo(llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten())
+
+
+@functools.cache
+def last_level_cache() -> int:
+    """Bytes of the largest CPU cache Linux lists for cpu 0 (the L3 here), or 32 MiB where it lists none."""
+    sizes = []
+    for f in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        with contextlib.suppress(OSError, ValueError):
+            sizes.append(env.parse_size(f.read_text()))
+    return max(sizes, default=32 << 20)
 
 
 @functools.cache
