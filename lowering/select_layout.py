@@ -45,7 +45,7 @@ from irc.ir.types import DYN
 from .layout_rules import TO_NHWC, arrives_nhwc, converted_nhwc, is_image, layout_operands, perm_of, to_nhwc
 
 LAYOUTS = ("auto", "nchw", "nhwc")
-COPY_BYTES_PER_S = 16e9  # a layout conversion (read + write): the cpu emitter blocks it in 32x32 tiles (~39 GB/s measured
+COPY_BYTES_PER_S = 16e9  # a layout conversion (read + write): the cpu emitter blocks it in tiles (~39 GB/s measured
 # for 8x32x112x112 on this 2-core machine, 0.65 ms; taken at 40% for load and larger tensors)
 CONV_FLOPS_PER_S = 1e11  # the estimate when nothing is measured; only ratios matter
 GROUPED_PENALTY = 1.5  # estimated NHWC slowdown of grouped / depthwise convolutions when nothing is measured

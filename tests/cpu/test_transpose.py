@@ -45,7 +45,7 @@ def test_runtime_sizes_match_eager():
 
 
 def test_whole_blocks_are_shuffled_not_gathered():
-    """64 x 96 is whole 32 x 32 tiles of whole 16 x 16 (or 8 x 8) blocks: no gather is left in the optimized code, where
+    """64 x 96 is whole 16 x 64 tiles (and a 16 x 32 remainder) of whole 16 x 16 (or 8 x 8) blocks: no gather is left in the optimized code, where
     each vector of the transposed read was one."""
     program, _ = build(lambda x: x.t() * 2 + 1, randn(64, 96), cache=False)
     text = program.compiled.lib.optimized_ir
