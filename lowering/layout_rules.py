@@ -9,7 +9,7 @@ Cancelling (the `fold-permutes` pass, rules applied to a fixpoint):
         -> permute(max_pool2d channels_last(x), TO_NCHW), for each result: the pool reads an NHWC region's
            output with channels innermost instead of a gather per output (ResNet-18's stem output: 9 ms -> 1.4 ms),
            and the permute after it cancels against the next NHWC region's, or converts a 4x smaller tensor;
-           a reduction reduces x over the same dims (a long sum or mean one dim at a time: _reduce_nhwc)
+           a reduction reduces x over the same dims (_reduce_nhwc)
     the same ops of x, an argument the caller passes channels-last     read_channels_last_argument
         -> the same on permute(x, TO_NHWC), a view of x (irc.input_layout on @main says which are)
     permute(sdpa(q, k, v), heads after rows) -> sdpa heads_last(q, k, v)     heads_last_attention
@@ -90,30 +90,18 @@ def _pool_nhwc(op: tn.MaxPool2dOp | tn.AvgPool2dOp, x: SSAValue, before: list[Op
     return Replace([*before, pool, *back], [b.result for b in back])
 
 
-SERIAL_SUM_MAX = 256  # most elements a channels-innermost sum adds one after another in each lane (see below)
 REDUCTIONS = (tn.SumOp, tn.MeanOp, tn.AmaxOp, tn.AminOp)
 
 
 def _reduce_nhwc(op, x: SSAValue, before: list[Operation]) -> list[Operation] | None:
     """op, a reduction of an NCHW view over dims that keep the channels, on x, its NHWC form, the result permuted
-    back to NCHW; None where it cannot be. Each lane adds its elements one after another there (a mean over 224x224
-    in one go erred 6.9e-6, eager 1.2e-7), so a sum or mean over more than SERIAL_SUM_MAX elements reduces one dim
-    at a time, innermost first (a mean of means over whole dims is the mean: 6.7e-7 at 224x224, eager 5.8e-7), each
-    of at most SERIAL_SUM_MAX elements; amax and amin are exact in any order."""
+    back to NCHW; None where it cannot be. Each lane then sums down its channel, in blocks of partial sums on the
+    CPU (targets/cpu/reduce.py CASCADE): a mean over 224x224 errs as eager's does."""
     dims = list(op.dims.get_values())
     if 1 in dims:
         return None
-    sizes = [shape(op.input)[d] for d in dims]
-    stages = [sorted(TO_NCHW[d] for d in dims)]  # the view's dim d is dim TO_NCHW[d] of the NHWC value
-    if isinstance(op, tn.SumOp | tn.MeanOp) and not 0 < math.prod(sizes) <= SERIAL_SUM_MAX:
-        if not all(0 < n <= SERIAL_SUM_MAX for n in sizes):
-            return None
-        stages = [[d] for d in reversed(stages[0])]
-    ops = list(before)
-    for stage in stages:
-        ops.append(type(op)(x, stage))
-        x = ops[-1].result
-    return [*ops, tn.PermuteOp(x, list(TO_NCHW))]
+    reduced = type(op)(x, sorted(TO_NCHW[d] for d in dims))  # the view's dim d is dim TO_NCHW[d] of the NHWC value
+    return [*before, reduced, tn.PermuteOp(reduced.result, list(TO_NCHW))]
 
 
 def _nhwc_form(op, x: SSAValue, before: list[Operation]):

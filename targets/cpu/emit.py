@@ -245,18 +245,25 @@ class KernelEmitter(Access, Branches, Transposes):
         with b.if_then(b.icmp_signed(">", ival(rest), ir.Constant(I64, 0))):
             body(b, Lanes(vend, mask), self.L)
 
-    def rloops(self, b, dims, width, inner, k=0):
-        """Loops over the reduction dims at the current point; inner(b, dims, width) at each innermost point."""
+    def rloops(self, b, dims, width, inner, k=0, partial=None):
+        """Loops over the reduction dims at the current point; inner(b, dims, width) at each innermost point. With
+        `partial` (a float sum's: reduction), each loop runs in blocks of at most red.CASCADE steps, and each block
+        as partial(b, run), which runs it into a partial sum of its own and then adds that to the enclosing one."""
         if k == len(self.R):
             return inner(b, dims, width)
-        d = self.R[k]
+        d, n = self.R[k], self.extent(self.R[k])
 
         def at(b, i, w=width):
-            return self.rloops(b, set_at(dims, d, i), w, inner, k + 1)
+            return self.rloops(b, set_at(dims, d, i), w, inner, k + 1, partial)
 
-        if self.mode == "A" and d == self.v:
-            return self.lanes_loop(b, 0, self.extent(d), at)
-        self.loop(b, 0, self.extent(d), 1, at)
+        lanes = self.mode == "A" and d == self.v
+        steps = red.CASCADE * (self.L or 1) if lanes else red.CASCADE  # elements one lane adds in a block
+        run = (lambda b, lo, hi: self.lanes_loop(b, lo, hi, at)) if lanes else (lambda b, lo, hi: self.loop(b, lo, hi, 1, at))
+        if partial is None:
+            return run(b, 0, n)
+        if isinstance(n, int) and n <= steps:
+            return partial(b, lambda b: run(b, 0, n))
+        self.loop(b, 0, n, steps, lambda b, lo: partial(b, lambda b: run(b, lo, imin(b, add(b, lo, steps), n))))
 
     def reduction(self, b, r: loop.ReduceOp, dims, width, env, stores=(), stash=None, reads=()):
         """r's value at the point `dims`: one pass over the reduction dims. `stores`: full outputs that read no
@@ -278,6 +285,18 @@ class KernelEmitter(Access, Branches, Transposes):
                 b.store(ir.Constant(pty, [ir.Constant(I64, 0)] * w) if w else ir.Constant(I64, 0), pos)
             accs[w] = (slot, pos)
 
+        cur = {w: [slot] for w, (slot, _) in accs.items()}  # the innermost partial sum per width (rloops' partial)
+
+        def partial(b, run):
+            for w, slots in cur.items():
+                ty = ir.VectorType(scal, w) if w else scal
+                slots.append(self.entry.alloca(ty))
+                b.store(red.const(ty, red.identity(kind, t), t), slots[-1])
+            run(b)
+            for slots in cur.values():
+                p = slots.pop()
+                b.store(red.combine(b, kind, t, b.load(slots[-1]), b.load(p)), slots[-1])
+
         def inner(b, d, w):
             vals = self.evaluate(b, w, d, self.read_back(b, env, reads, d, w), [r.input, *(self.yields[i] for i in stores)])
             for i in stores:
@@ -290,7 +309,7 @@ class KernelEmitter(Access, Branches, Transposes):
                 lanes = d[self.v] if self.v is not None else None
                 if isinstance(lanes, Lanes) and lanes.mask is not None and self.mode == "A":
                     x = b.select(lanes.mask, x, red.const(x.type, red.identity(kind, t), t))
-            slot, pslot = accs[w]
+            slot, pslot = cur[w][-1], accs[w][1]
             acc = b.load(slot)
             if not arg:
                 return b.store(red.combine(b, kind, t, acc, x), slot)
@@ -301,7 +320,7 @@ class KernelEmitter(Access, Branches, Transposes):
             b.store(b.select(take, x, acc), slot)
             b.store(b.select(take, p, best), pslot)
 
-        self.rloops(b, dims, width, inner)
+        self.rloops(b, dims, width, inner, partial=partial if red.cascades(kind, t) else None)
         vals = {w: (b.load(s), b.load(p) if p is not None else None) for w, (s, p) in accs.items()}
         value, pos = vals[widths[0]]
         if self.mode == "A" and self.L:  # lanes held different points of the reduction: combine them

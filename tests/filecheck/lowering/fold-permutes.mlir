@@ -177,12 +177,11 @@ func.func @main(%x: tensor<2x8x20x15xf32>) -> (tensor<2x8x1x1xf32>, tensor<2x8x2
   %s = tn.sum %x dims = [1] : tensor<2x8x20x15xf32> -> tensor<2x1x20x15xf32>
   func.return %m, %a, %s : tensor<2x8x1x1xf32>, tensor<2x8x20x1xf32>, tensor<2x1x20x15xf32>
 }
-// Reductions of a channels-last argument read it as NHWC; a mean over 300 (> SERIAL_SUM_MAX) elements goes W then
-// H; one over the channels stays on x.
+// Reductions of a channels-last argument read it as NHWC, a mean over 300 elements in one op; one over the channels
+// stays on x.
 // CHECK-LABEL: func.func @main
 // CHECK-NEXT:  %[[V:.*]] = tn.permute %x perm = [0, 2, 3, 1]
-// CHECK-NEXT:  %[[W:.*]] = tn.mean %[[V]] dims = [2] : tensor<2x20x15x8xf32> -> tensor<2x20x1x8xf32>
-// CHECK-NEXT:  %[[H:.*]] = tn.mean %[[W]] dims = [1] : tensor<2x20x1x8xf32> -> tensor<2x1x1x8xf32>
+// CHECK-NEXT:  %[[H:.*]] = tn.mean %[[V]] dims = [1, 2] : tensor<2x20x15x8xf32> -> tensor<2x1x1x8xf32>
 // CHECK-NEXT:  %[[M:.*]] = tn.permute %[[H]] perm = [0, 3, 1, 2]
 // CHECK-NEXT:  %[[V2:.*]] = tn.permute %x perm = [0, 2, 3, 1]
 // CHECK-NEXT:  %[[A:.*]] = tn.amax %[[V2]] dims = [2] : tensor<2x20x15x8xf32> -> tensor<2x20x1x8xf32>
