@@ -26,7 +26,7 @@ from irc.lowering.pipeline import Plan
 from irc.lowering.select_layout import layout_notes
 from irc.options import Options
 from irc.targets import TargetError
-from irc.targets.args import graph_args
+from irc.targets.args import ArgSpec, graph_args
 from irc.targets.runtime import CompiledGraph, output_spec
 
 from . import compile_log, warm
@@ -175,8 +175,15 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None, rel
     checks = [_result_check(gm, result.constants)] if opts.verify else []
     stable = freezer.values if freezer is not None else ()  # parameters of an inference graph; a training graph has none
     built: dict[str, str] = {}
+
+    def refold(m) -> list[torch.Tensor]:  # what tensor-opt made of the frozen constants, folded too
+        new = freezer.refold(m)
+        result.constants = [*result.constants, *new]
+        return new
+
     run = build(module, graph_args(placeholders, result.constants, stable, writes), opts, rep, dump,
-                instruments=checks, output_layouts=lambda m: _record_output_layouts(m, specs, metas, rep.kind != "forward"), built=built)  # fmt: skip
+                instruments=checks, output_layouts=lambda m: _record_output_layouts(m, specs, metas, rep.kind != "forward"), built=built,
+                refold=refold if freezer is not None else None)  # fmt: skip
     if graph_key is not None and built:
         warm.remember(graph_key, warm.Record(built["mem_key"], built["matmul"], result.outputs, writes, dict(rep.imported),
                                              [(str(t), r) for t, r in rep.fallbacks], rep.attention, rep.layouts))  # fmt: skip
@@ -240,7 +247,7 @@ def _report_lowered(rep: report.GraphReport, low) -> None:
 
 
 def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stage, text_of: None, *, instruments=(),
-          output_layouts=lambda module: None, built: dict[str, str] | None = None):  # fmt: skip
+          output_layouts=lambda module: None, built: dict[str, str] | None = None, refold=None):  # fmt: skip
     """A tensor-stage module (consumed) -> a runnable graph: tensor-opt, then the target's stage
     (lowering/pipeline.run), then the target's compile (targets.get(opts.target)).
 
@@ -248,12 +255,16 @@ def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stag
     that fails in loop or mem sends the graph to the reference target at tensor-opt; a target that cannot
     take the mem stage leaves it to the reference at the mem stage. options={"strict": True} raises instead.
     `built`, when given, receives the mem stage's cache key and the matmul lowering of a graph that ran on its
-    target (what a warm-start record keeps)."""
+    target (what a warm-start record keeps). `refold` (a frozen graph's): folds the constants tensor-opt's rewrites
+    computed, appended to @main's arguments, and returns their values (the caller passes them after the others)."""
     target = targets.get(opts.target)
-    plan = Plan(attention=opts.attention, layout=opts.layout,
-                conv_timer=target.conv_timer(opts) if opts.layout == "auto" else None,
-                library_allocates=target.library_allocates(args),
-                transposed_products=target.transposed_products(args), biased_products=target.biased_products(args))  # fmt: skip
+
+    def target_rules(plan: Plan, args) -> Plan:  # the target's words on its library calls, over these arguments
+        return replace(plan, library_allocates=target.library_allocates(args),
+                       transposed_products=target.transposed_products(args), biased_products=target.biased_products(args))  # fmt: skip
+
+    plan = target_rules(Plan(attention=opts.attention, layout=opts.layout,
+                             conv_timer=target.conv_timer(opts) if opts.layout == "auto" else None), args)  # fmt: skip
     stage_dump = lambda stage, m: dump(stage, lambda: print_module(m))  # noqa: E731
     _record_input_layouts(module, args)
     progress_stage("tensor-opt")
@@ -265,6 +276,10 @@ def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stag
         rep.verify_failure = str(e)
         raise
     rep.stage_seconds["tensor-opt"] = done.seconds["tensor-opt"]
+    if refold is not None and (folded := refold(module)):
+        args = [*args, *(replace(ArgSpec.of(t, f"folded{i}"), stable=True) for i, t in enumerate(folded))]
+        plan = target_rules(plan, args)
+        dump("tensor-opt", lambda: print_module(module))
     rep.attention = sum(op.name == "tn.sdpa" for op in module.walk())
     rep.layouts = layout_notes(module)
     compile_log.passes(rep, done.pass_seconds)

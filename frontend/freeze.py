@@ -25,9 +25,10 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
 
 from xdsl.dialects import func
+from xdsl.transforms.dead_code_elimination import dce
 
 from irc.ir.rules import count_matches
-from irc.lowering.fold_constants import ConstantArgs
+from irc.lowering.fold_constants import ConstantArgs, fold_constants
 from irc.lowering.pipeline import freeze
 
 log = logging.getLogger("irc.recompiles")  # irc.log topic
@@ -71,6 +72,15 @@ class Freezer:
             f"{self.table.folded} ops evaluated into {len(self.table.appended)} constant tensors"
         )
         return [*self.base, *self.table.appended]
+
+    def refold(self, module) -> list[torch.Tensor]:
+        """Fold what tensor-opt's rewrites made of constants (a weight's rows reordered for an NHWC flatten:
+        layout_rules.flatten_nhwc_into_product) with the same table; the constants this appends, in order."""
+        start = len(self.table.appended)
+        with unset_fake_temporarily():
+            if fold_constants(module, self.table):
+                dce(module)  # the views the folds replaced
+        return self.table.appended[start:]
 
     def guard(self, compiled, unfrozen):
         """`compiled` as it is when nothing was folded from a frozen input, else checked against changes per call."""

@@ -7,7 +7,9 @@ some op that is not known reads it; views of known values (permute, reshape, exp
 materialised on their own (a transposed copy of a weight would double its memory for nothing), only
 through the computation that reads them. A result that holds one value becomes a splat `tn.constant`;
 any other becomes a new @main argument appended at the end (`ConstantArgs.appended`, which the
-frontend passes with every call). Without a ConstantArgs table (irc-opt) only splat results are folded.
+frontend passes with every call). A view that torch can only copy (a weight's rows reordered: layout_rules
+flatten_nhwc_into_product) is folded like a computation. The frontend folds a frozen graph before tensor-opt and
+again after it, for what tensor-opt's rewrites made of constants. Without a ConstantArgs table (irc-opt) only splat results are folded.
 
 Evaluation is the op's meaning as torch, from the one table of op meanings (dialects/semantics) that the
 reference target runs too; FOLDABLE below lists the ops worth folding.
@@ -89,12 +91,26 @@ class Folder:
         return not isinstance(user, VIEWS) or all(self.absorbs(u.operation) for u in user.results[0].uses)
 
     def worth_folding(self, op: Operation) -> bool:
-        """A known op that computes (or a view of tn.constant ops) read by some op that does not absorb it."""
+        """A known op that computes (or a view of tn.constant ops, or one that is no view of what it reads: a reshape
+        torch must copy, as every call would) read by some op that does not absorb it."""
         if isinstance(op, tn.ConstantOp) or type(op) not in FOLDABLE or len(op.results) != 1 or not self.known(op.results[0]):
             return False
-        if isinstance(op, VIEWS) and not all(isinstance(o.owner, tn.ConstantOp) for o in op.operands):
+        if isinstance(op, VIEWS) and not all(isinstance(o.owner, tn.ConstantOp) for o in op.operands) and not self.copies(op):
             return False
         return any(not self.absorbs(u.operation) for u in op.results[0].uses)
+
+    def copies(self, view: Operation) -> bool:
+        """A reshape that torch can only copy (the other views never copy)."""
+        return self.table is not None and isinstance(view, tn.ReshapeOp) and not self._layout(view.result)._is_view()
+
+    def _layout(self, v: SSAValue) -> torch.Tensor:
+        """A known value's sizes and strides as a meta tensor (reading nothing: a parameter only viewed stays unfrozen)."""
+        if isinstance(v, BlockArgument):
+            t = self.table.values[v.index]
+            return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
+        if isinstance(v.owner, VIEWS):
+            return SEMANTICS[type(v.owner)](v.owner, *[self._layout(o) for o in v.owner.operands])
+        return torch.empty(v.type.get_shape(), device="meta")  # a computed value is row-major
 
     def fold(self, op: Operation) -> bool:
         result = op.results[0]

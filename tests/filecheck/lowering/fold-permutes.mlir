@@ -188,3 +188,42 @@ func.func @main(%x: tensor<2x8x20x15xf32>) -> (tensor<2x8x1x1xf32>, tensor<2x8x2
 // CHECK-NEXT:  %[[AB:.*]] = tn.permute %[[A]] perm = [0, 3, 1, 2]
 // CHECK-NEXT:  %s = tn.sum %x dims = [1]
 // CHECK-NEXT:  func.return %[[M]], %[[AB]], %s
+
+// -----
+func.func @flatten_into_product(%x: tensor<4x2x3x5xf32>, %w: tensor<3x30xf32>) -> (tensor<4x3xf32>, tensor<3x3xf32>) {
+  %t = tn.permute %x perm = [0, 3, 1, 2] : tensor<4x2x3x5xf32> -> tensor<4x5x2x3xf32>
+  %f = tn.reshape %t : tensor<4x5x2x3xf32> -> tensor<4x30xf32>
+  %b = tn.permute %w perm = [1, 0] : tensor<3x30xf32> -> tensor<30x3xf32>
+  %y = tn.mm %f, %b : tensor<4x30xf32>, tensor<30x3xf32> -> tensor<4x3xf32>
+  %z = tn.mm %w, %b : tensor<3x30xf32>, tensor<30x3xf32> -> tensor<3x3xf32>
+  func.return %y, %z : tensor<4x3xf32>, tensor<3x3xf32>
+}
+// A flatten of an NHWC value seen as NCHW into a product reads the NHWC value: the weight's rows (c, h, w) go to
+// (h, w, c) instead, a copy of 90 elements for one of 120.
+// CHECK-LABEL: func.func @flatten_into_product
+// CHECK-NEXT:  %[[B:.*]] = tn.permute %w perm = [1, 0]
+// CHECK-NEXT:  %[[X:.*]] = tn.reshape %x : tensor<4x2x3x5xf32> -> tensor<4x30xf32>
+// CHECK-NEXT:  %[[W4:.*]] = tn.reshape %[[B]] : tensor<30x3xf32> -> tensor<5x2x3x3xf32>
+// CHECK-NEXT:  %[[WP:.*]] = tn.permute %[[W4]] perm = [1, 2, 0, 3] : tensor<5x2x3x3xf32> -> tensor<2x3x5x3xf32>
+// CHECK-NEXT:  %[[W:.*]] = tn.reshape %[[WP]] : tensor<2x3x5x3xf32> -> tensor<30x3xf32>
+// CHECK-NEXT:  %{{.*}} = tn.mm %[[X]], %[[W]] : tensor<4x30xf32>, tensor<30x3xf32>
+
+// -----
+func.func @flatten_kept(%x: tensor<2x2x3x5xf32>, %w: tensor<30x3xf32>, %v: tensor<4x2x3x5xf32>) -> (tensor<2x3xf32>, tensor<4x3xf32>, tensor<4x30xf32>) {
+  %t = tn.permute %x perm = [0, 3, 1, 2] : tensor<2x2x3x5xf32> -> tensor<2x5x2x3xf32>
+  %f = tn.reshape %t : tensor<2x5x2x3xf32> -> tensor<2x30xf32>
+  %y = tn.mm %f, %w : tensor<2x30xf32>, tensor<30x3xf32> -> tensor<2x3xf32>
+  %u = tn.permute %v perm = [0, 3, 1, 2] : tensor<4x2x3x5xf32> -> tensor<4x5x2x3xf32>
+  %g = tn.reshape %u : tensor<4x5x2x3xf32> -> tensor<4x30xf32>
+  %z = tn.mm %g, %w : tensor<4x30xf32>, tensor<30x3xf32> -> tensor<4x3xf32>
+  func.return %y, %z, %g : tensor<2x3xf32>, tensor<4x3xf32>, tensor<4x30xf32>
+}
+// Not where the weight has more columns than the product rows (its copy would outgrow the activation's), nor where
+// the NCHW flatten is read elsewhere too.
+// CHECK-LABEL: func.func @flatten_kept
+// CHECK-NEXT:  %t = tn.permute %x perm = [0, 3, 1, 2]
+// CHECK-NEXT:  %f = tn.reshape %t
+// CHECK-NEXT:  %y = tn.mm %f, %w
+// CHECK-NEXT:  %u = tn.permute %v perm = [0, 3, 1, 2]
+// CHECK-NEXT:  %g = tn.reshape %u
+// CHECK-NEXT:  %z = tn.mm %g, %w
