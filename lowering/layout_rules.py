@@ -37,7 +37,6 @@ permute pair inside a region and leaves conversions only at its boundaries.
                               along the last dim of x' = permute(x, TO_NHWC); the same arithmetic as its loop form)
 """
 
-import math
 from dataclasses import dataclass
 
 from xdsl.context import Context

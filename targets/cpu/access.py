@@ -14,7 +14,6 @@ from irc import env
 from irc.dialects import loop
 from irc.dialects.math_cost import costly_math
 
-from . import jit
 from .affine import Lin, coefficient, lane_coefficient, uses_dim
 from .ivals import Lanes, abi_size, add, count, imin, ival, kconst, mangle_el, mul, same, set_at, splat
 from .stash import cone
@@ -53,15 +52,6 @@ ROWS_AHEAD = 8
 # then layer_norm 2048x1024 0.72-0.91 -> 0.59-0.69 ms, layer_norm 8192x768 1.75 -> 1.51 ms (eager 1.52); in cache
 # (layer_norm 128x768, 2048x256, softmax 64x128x128) alike.
 ITEMS_AHEAD = 4
-# A store of a line the cache does not hold first reads it from memory (to own it), then writes it back when it
-# is evicted: a third of a pointwise kernel's traffic. Non-temporal stores write whole lines straight to memory,
-# and leave nothing in the caches for the next kernel to read, so only outputs too big to stay there take them:
-# at least 3/4 of the last-level cache, as glibc's memcpy decides (its non_temporal_threshold). Measured on this
-# machine (32 MB L3, 2 threads, (x*2+1)*y over contiguous f32, regular -> non-temporal): 64 MB per buffer
-# 4.85 -> 3.42 ms; with a sum of the output after it 7.03 -> 6.00 ms; 24 MB with the sum 2.69 -> 2.12 ms; 16 MB
-# with the sum 1.52 -> 1.56 ms, 4 MB 0.24 -> 0.30 ms (the sum then reads it from memory).
-_stream = env.get("IRC_STREAM_STORES")
-STREAM_MIN_BYTES = 3 * jit.last_level_cache() // 4 if _stream is None else _stream or None
 
 
 
@@ -313,10 +303,7 @@ class Access:
             if (r := self.row_prefetch_dim) is not None and r in self.out_dims[i]:
                 ahead = self.moved(b, [x.base if isinstance(x, Lanes) else x for x in dims], r, ROWS_AHEAD)
                 self.prefetch_rows(b, spec, self.out_index(i, ahead), abi_size(value.type.element) * width, write=True)
-            if self.streaming and i in self.streamed:  # an aligned whole vector of a large output (emit.py)
-                st = b.store(value, vp, align=self.streamed[i])
-                st.set_metadata("nontemporal", b.module.add_metadata([ir.Constant(I32, 1)]))
-                return
-            b.store(value, vp, align=max(1, abi_size(value.type.element)))
+            if not self.store_streamed(b, i, value, vp):  # stream.py
+                b.store(value, vp, align=max(1, abi_size(value.type.element)))
         else:
             b.store(narrow(b, value, spec.elem), ptr)

@@ -23,7 +23,7 @@ from llvmlite import ir
 
 from irc import cache as disk
 
-from . import access, extern_ops, jit, launcher, parallel
+from . import access, extern_ops, jit, launcher, parallel, stream
 from .affine import Lin
 from .emit import BufSpec, emit_kernel
 from .graph import plan_graph
@@ -203,7 +203,7 @@ class Compiled:
         h = jit.host()
         launches = repr([(ln.key, self.built_variant(ln)) for ln in self.launches])
         return disk.make_key("emitted", self.key, launches, str(self.lanes), str(parallel.runtime() is not None),
-                             f"prefetch={access.PREFETCH},{access.PREFETCH_MIN_BYTES},stream={access.STREAM_MIN_BYTES}",  # each changes the code
+                             f"prefetch={access.PREFETCH},{access.PREFETCH_MIN_BYTES},stream={stream.STREAM_MIN_BYTES}",  # each changes the code
                              h.triple, h.cpu, h.features, jit.versions(), disk.sources("targets/cpu", "ir", "dialects"))  # fmt: skip
 
     def _from_record(self, key: str):

@@ -31,25 +31,24 @@ Stores go to contiguous outputs whose sizes are proven to match the space (else 
 
 from __future__ import annotations
 
-import math
-
 from llvmlite import ir
 
 from irc.dialects import loop
 from irc.ir.index_math import evaluate
 
-from . import access, parallel
+from . import parallel
 from . import reduce as red
 from .access import Access, BufSpec
 from .affine import Lin, interval, to_lin, uses_dim, within
 from .branches import Branches, branching_selects
 from .index_ir import IndexIR
-from .ivals import Lanes, abi_size, add, cdiv, count, fill, ival, imin, mul, sdiv, set_at, splat, udiv, urem
+from .ivals import Lanes, add, cdiv, count, fill, ival, imin, mul, sdiv, set_at, splat, udiv, urem
 from .ops import EMIT, Cx
 from .stash import stashes
 from .tiles import DEFAULT_TILE, Tile, choose_tile
+from .stream import Streams
 from .transpose import Transposes
-from .types import Unsupported, compute_type, storage_type
+from .types import Unsupported
 from .vec import I64
 
 VOID = ir.VoidType()
@@ -57,7 +56,7 @@ ARGV = I64.as_pointer().as_pointer()
 MIN_LANES_EXTENT = 4  # a static innermost extent below this runs as scalars (one masked vector above it)
 
 
-class KernelEmitter(Access, Branches, Transposes):
+class KernelEmitter(Access, Branches, Streams, Transposes):
     def __init__(self, module: ir.Module, name: str, nest: loop.NestOp, params, lanes: int, tile: Tile = DEFAULT_TILE):
         self.nest, self.params = nest, list(params)
         self.args = list(nest.parent_block().args)
@@ -95,8 +94,7 @@ class KernelEmitter(Access, Branches, Transposes):
             self.run = min(self.run or self.tile.cols, self.tile.cols)
         self.guards = {op: self._guards(op) for op in self.ops if isinstance(op, loop.LoadOp)}
         self.out_dims = [self._out_dims(i) for i in range(len(self.yields))]
-        self.streamed = self._streamed()
-        self.streaming = False  # the code being emitted writes self.streamed with non-temporal stores
+        self.streamed = self.streamed_outputs()
 
     # -- argv, extents, bounds --------------------------------------------------------------------
     def cell(self, k: int):
@@ -137,36 +135,6 @@ class KernelEmitter(Access, Branches, Transposes):
             if d is not None and (self.ext_lin[d] is None or not within((Lin(0), self.ext_lin[d] - 1), size)):
                 raise Unsupported(f"output {i} is not provably the size of the space")
         return out
-
-    def _streamed(self) -> dict[int, int]:
-        """Outputs whose whole vectors may be written with non-temporal stores (access.STREAM_MIN_BYTES), each with
-        the alignment its vectors' addresses then have: those of a pointwise kernel (mode B, no reduction) of a
-        static size of at least STREAM_MIN_BYTES, contiguous along v, every other stride a multiple of a vector.
-        Such a vector starts at a multiple of the width from the output's first element, so it is aligned where
-        that element is; whether it is, the kernel asks at run time (aligned_outputs)."""
-        if not access.STREAM_MIN_BYTES or self.mode != "B" or self.R or self.L is None or not self.aligned:
-            return {}
-        out = {}
-        for i, dims in enumerate(self.out_dims):
-            spec = self.params[self.args.index(self.nest.outs[i])]
-            if self.v not in dims or not all(q.static for q in spec.sizes + spec.strides):
-                continue
-            es = abi_size(storage_type(spec.elem))
-            align, j = min(64, self.L * es), dims.index(self.v)
-            if math.prod(q.const for q in spec.sizes) * es < access.STREAM_MIN_BYTES or spec.strides[j].const != 1:
-                continue
-            if all(spec.sizes[k].const == 1 or spec.strides[k].const * es % align == 0 for k in range(len(dims)) if k != j):
-                out[i] = align
-        return out
-
-    def aligned_outputs(self):
-        """An i1, in the entry block: every streamed output's first element lies at a multiple of its alignment."""
-        b, ok = self.entry, ir.Constant(ir.IntType(1), 1)
-        for i, align in self.streamed.items():
-            spec = self.params[self.args.index(self.nest.outs[i])]
-            first = add(b, self.cell(spec.ptr), mul(b, self.lin(spec.offset), abi_size(storage_type(spec.elem))))
-            ok = b.and_(ok, b.icmp_unsigned("==", b.and_(ival(first), ir.Constant(I64, align - 1)), ir.Constant(I64, 0)))
-        return ok
 
     # -- index arithmetic: ints fold, scalars and vectors broadcast ------------------------------
     def dimval(self, b, x, width):
@@ -247,8 +215,8 @@ class KernelEmitter(Access, Branches, Transposes):
 
     def rloops(self, b, dims, width, inner, k=0, partial=None):
         """Loops over the reduction dims at the current point; inner(b, dims, width) at each innermost point. With
-        `partial` (a float sum's: reduction), each loop runs in blocks of at most red.CASCADE steps, and each block
-        as partial(b, run), which runs it into a partial sum of its own and then adds that to the enclosing one."""
+        `partial` (a float sum's: red.Accumulator.block), each loop runs in blocks of at most red.CASCADE steps, each
+        block as partial(b, run)."""
         if k == len(self.R):
             return inner(b, dims, width)
         d, n = self.R[k], self.extent(self.R[k])
@@ -271,31 +239,8 @@ class KernelEmitter(Access, Branches, Transposes):
         (output i, value) to store there for the later passes, `reads` those earlier passes stored (stash.py)."""
         kind, t = r.kind.data.value, r.input.type
         arg = kind in ("argmax", "argmin")
-        scal = compute_type(t)
-        widths = [self.L] if self.mode == "A" and self.L else [width]
-        accs = {}
-        for w in widths:
-            ty = ir.VectorType(scal, w) if w else scal
-            slot = self.entry.alloca(ty)
-            b.store(red.const(ty, red.identity(kind, t), t), slot)
-            pos = None
-            if arg:
-                pty = ir.VectorType(I64, w) if w else I64
-                pos = self.entry.alloca(pty)
-                b.store(ir.Constant(pty, [ir.Constant(I64, 0)] * w) if w else ir.Constant(I64, 0), pos)
-            accs[w] = (slot, pos)
-
-        cur = {w: [slot] for w, (slot, _) in accs.items()}  # the innermost partial sum per width (rloops' partial)
-
-        def partial(b, run):
-            for w, slots in cur.items():
-                ty = ir.VectorType(scal, w) if w else scal
-                slots.append(self.entry.alloca(ty))
-                b.store(red.const(ty, red.identity(kind, t), t), slots[-1])
-            run(b)
-            for slots in cur.values():
-                p = slots.pop()
-                b.store(red.combine(b, kind, t, b.load(slots[-1]), b.load(p)), slots[-1])
+        # rows (mode A) run in vectors of L lanes, each holding other points of the reduction
+        acc = red.Accumulator(self.entry, b, kind, t, self.L if self.mode == "A" and self.L else width)
 
         def inner(b, d, w):
             vals = self.evaluate(b, w, d, self.read_back(b, env, reads, d, w), [r.input, *(self.yields[i] for i in stores)])
@@ -309,20 +254,19 @@ class KernelEmitter(Access, Branches, Transposes):
                 lanes = d[self.v] if self.v is not None else None
                 if isinstance(lanes, Lanes) and lanes.mask is not None and self.mode == "A":
                     x = b.select(lanes.mask, x, red.const(x.type, red.identity(kind, t), t))
-            slot, pslot = cur[w][-1], accs[w][1]
-            acc = b.load(slot)
+            slot = acc.slot
+            now = b.load(slot)
             if not arg:
-                return b.store(red.combine(b, kind, t, acc, x), slot)
+                return b.store(red.combine(b, kind, t, now, x), slot)
             p = self.dimval(b, d[self.R[0]], w) if self.R else ir.Constant(I64, 0)
             p = splat(b, ival(p), w) if w else ival(p)
-            best = b.load(pslot)
-            take = red.better(b, kind, t, x, acc, p, best, False)
-            b.store(b.select(take, x, acc), slot)
-            b.store(b.select(take, p, best), pslot)
+            best = b.load(acc.pos)
+            take = red.better(b, kind, t, x, now, p, best, False)
+            b.store(b.select(take, x, now), slot)
+            b.store(b.select(take, p, best), acc.pos)
 
-        self.rloops(b, dims, width, inner, partial=partial if red.cascades(kind, t) else None)
-        vals = {w: (b.load(s), b.load(p) if p is not None else None) for w, (s, p) in accs.items()}
-        value, pos = vals[widths[0]]
+        self.rloops(b, dims, width, inner, partial=acc.block if red.cascades(kind, t) else None)
+        value, pos = b.load(acc.slot), (b.load(acc.pos) if acc.pos is not None else None)
         if self.mode == "A" and self.L:  # lanes held different points of the reduction: combine them
             value, pos = red.horizontal(b, kind, t, value, pos)
         return pos if arg else value
@@ -421,17 +365,7 @@ class KernelEmitter(Access, Branches, Transposes):
                     carry = b.icmp_unsigned("==", nv, ival(e))
                     b.store(b.select(carry, ir.Constant(I64, 0), nv), slot)
 
-        if not self.streamed:
-            self.loop(b, start, end, 1, item)
-        else:  # the items twice: with non-temporal stores where the outputs are aligned, and without
-            with b.if_else(self.aligned_outputs()) as (aligned, unaligned):
-                with aligned:
-                    self.streaming = True
-                    self.loop(b, start, end, 1, item)
-                    b.fence("seq_cst")  # non-temporal stores are weakly ordered: seen by every thread after the call
-                    self.streaming = False
-                with unaligned:
-                    self.loop(b, start, end, 1, item)
+        self.items(b, start, end, item)
         b.ret_void()
         self.entry.branch(self.fn.blocks[1])
 

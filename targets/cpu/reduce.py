@@ -7,7 +7,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from .types import compute_type, is_float, is_unsigned, splat
-from .vec import I1, I32, intrinsic, mangle
+from .vec import I1, I32, I64, intrinsic, mangle
 
 
 # Most elements one lane of a float sum (or product) adds into one partial sum: every reduction loop runs in blocks
@@ -114,8 +114,40 @@ def horizontal(b: ir.IRBuilder, kind: str, t, acc, pos=None):
     return (_to_scalar(b, acc), None if pos is None else _to_scalar(b, pos))
 
 
+class Accumulator:
+    """A reduction's running value, in slots of the kernel's entry block: the value (and the position, for argmax and
+    argmin), and a stack of partial sums of the blocks it runs in (emit.py rloops)."""
+
+    def __init__(self, entry: ir.IRBuilder, b: ir.IRBuilder, kind: str, t, width: int | None):
+        self.entry, self.kind, self.t = entry, kind, t
+        self.ty = ir.VectorType(compute_type(t), width) if width else compute_type(t)
+        self.slots = [self._fresh(b)]
+        self.pos = None
+        if kind in ("argmax", "argmin"):
+            pty = ir.VectorType(I64, width) if width else I64
+            self.pos = entry.alloca(pty)
+            b.store(ir.Constant(pty, [ir.Constant(I64, 0)] * width) if width else ir.Constant(I64, 0), self.pos)
+
+    def _fresh(self, b):
+        slot = self.entry.alloca(self.ty)
+        b.store(const(self.ty, identity(self.kind, self.t), self.t), slot)
+        return slot
+
+    @property
+    def slot(self):
+        """Where the current block adds."""
+        return self.slots[-1]
+
+    def block(self, b: ir.IRBuilder, run) -> None:
+        """run(b) adding into a partial sum of its own, then that partial sum into the enclosing one."""
+        self.slots.append(self._fresh(b))
+        run(b)
+        partial = self.slots.pop()
+        b.store(combine(b, self.kind, self.t, b.load(self.slot), b.load(partial)), self.slot)
+
+
 def bool_type(ty):
     return ir.VectorType(I1, ty.count) if isinstance(ty, ir.VectorType) else I1
 
 
-__all__ = ["identity", "const", "combine", "better", "horizontal", "splat"]
+__all__ = ["Accumulator", "CASCADE", "cascades", "identity", "const", "combine", "better", "horizontal", "splat"]

@@ -1,4 +1,4 @@
-"""Non-temporal stores (targets/cpu/access.py STREAM_MIN_BYTES, emit.py KernelEmitter._streamed): a pointwise kernel
+"""Non-temporal stores (targets/cpu/stream.py): a pointwise kernel
 writes an output of at least STREAM_MIN_BYTES in whole vectors around the caches, where the output's first element
 is aligned at run time, and with plain stores where it is not. The bound is lowered here so that small buffers
 stand for ones beyond the last-level cache."""
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import irc
-from irc.targets.cpu import access
+from irc.targets.cpu import stream
 from irc.targets.cpu.emit import KernelEmitter
 from tests.conftest import compile_irc
 
@@ -20,7 +20,7 @@ def randn(*shape):
 
 @pytest.fixture
 def stream_from_64k(monkeypatch):
-    monkeypatch.setattr(access, "STREAM_MIN_BYTES", 64 << 10)
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 64 << 10)
 
 
 def _streamed(program) -> list[int]:
@@ -56,7 +56,7 @@ def test_small_or_misaligned_rows_and_reductions_keep_plain_stores(stream_from_6
 
 
 def test_no_streaming_without_the_bound(monkeypatch):
-    monkeypatch.setattr(access, "STREAM_MIN_BYTES", None)  # IRC_STREAM_STORES=0
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", None)  # IRC_STREAM_STORES=0
     program = check(lambda x: x * 2, randn(256, 96), cache=False)
     assert _streamed(program) == [0] and "!nontemporal" not in program.llvm_ir
 
