@@ -9,7 +9,8 @@ through the computation that reads them. A result that holds one value becomes a
 any other becomes a new @main argument appended at the end (`ConstantArgs.appended`, which the
 frontend passes with every call). A view that torch can only copy (a weight's rows reordered: layout_rules
 flatten_nhwc_into_product) is folded like a computation. The frontend folds a frozen graph before tensor-opt and
-again after it, for what tensor-opt's rewrites made of constants. Without a ConstantArgs table (irc-opt) only splat results are folded.
+again after it, for what tensor-opt's rewrites made of constants. Without a ConstantArgs table (irc-opt) only
+splat results are folded.
 
 Evaluation is the op's meaning as torch, from the one table of op meanings (dialects/semantics) that the
 reference target runs too; FOLDABLE below lists the ops worth folding.
