@@ -45,8 +45,8 @@ from .index_ir import IndexIR
 from .ivals import Lanes, add, cdiv, count, fill, ival, imin, mul, sdiv, set_at, splat, udiv, urem
 from .ops import EMIT, Cx
 from .stash import stashes
-from .tiles import DEFAULT_TILE, Tile, choose_tile
 from .stream import Streams
+from .tiles import DEFAULT_TILE, Tile, choose_tile
 from .transpose import Transposes
 from .types import Unsupported
 from .vec import I64

@@ -47,4 +47,3 @@ def test_a_dynamic_column_sum_is_blocked_at_run_time():
         x = near_one(rows, 33)
         (got,) = program([x, *consts])
         assert _relative_error(got, x.double().sum(0)) <= 1e-6, rows
-

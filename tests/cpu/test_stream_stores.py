@@ -1,7 +1,6 @@
-"""Non-temporal stores (targets/cpu/stream.py): a pointwise kernel
-writes an output of at least STREAM_MIN_BYTES in whole vectors around the caches, where the output's first element
-is aligned at run time, and with plain stores where it is not. The bound is lowered here so that small buffers
-stand for ones beyond the last-level cache."""
+"""Non-temporal stores (targets/cpu/stream.py): a pointwise kernel writes an output of at least STREAM_MIN_BYTES in
+whole vectors around the caches, where the output's first element is aligned at run time, and with plain stores
+where it is not. The bound is lowered here so that small buffers stand for ones beyond the last-level cache."""
 
 import pytest
 import torch
@@ -62,10 +61,11 @@ def test_no_streaming_without_the_bound(monkeypatch):
 
 
 @pytest.mark.parametrize("offset", [1, 16])
-def test_an_input_written_in_place_streams_only_where_it_is_aligned(stream_from_64k, monkeypatch, offset):
+def test_an_input_written_in_place_at_any_address_is_written_right(stream_from_64k, monkeypatch, offset):
     """An optimizer-like update writes its result into the input's own memory, which the caller may hand over at
-    any address: a view one float past an aligned start must take the plain stores (a non-temporal vector store to
-    it would fault), one 16 floats (64 bytes) past it the streaming ones. Both agree with eager."""
+    any address. The kernel has a streamed output, so it checks the address at run time: a view one float past an
+    aligned start must take the plain stores (without the check the non-temporal store faults: SIGSEGV), one 16
+    floats (64 bytes) past it may stream. Both agree with eager exactly."""
     checked = []
     aligned_outputs = KernelEmitter.aligned_outputs
     monkeypatch.setattr(KernelEmitter, "aligned_outputs", lambda self: checked.append(1) or aligned_outputs(self))
