@@ -149,6 +149,22 @@ def test_max_pool_of_a_channels_last_input_pools_it_as_nhwc(tmp_path):
         assert got.stride() == want.stride() and got_i.stride() == want_i.stride()
 
 
+
+@pytest.mark.parametrize("pool", [lambda t: F.max_pool2d(t, 3, 2, 1), lambda t: F.max_pool2d(t, 2, ceil_mode=True)])
+def test_a_channels_last_pool_returned_channels_last_is_written_once(pool, tmp_path):
+    """A pool of a channels-last input, returned: eager returns it channels-last, and the pool's NHWC nest is that
+    layout already, so the loop stage has the one nest (output-layout leaves no copy of it) and the result has eager's
+    values and strides, odd sizes and a NaN included."""
+    x = torch.randn(3, 7, 13, 11)
+    x[1, 2, 5, 5] = float("nan")
+    x_cl = x.contiguous(memory_format=torch.channels_last)
+    irc.explain(pool, x_cl, options={"strict": True, "dump_dir": str(tmp_path)})
+    (text,) = [f.read_text() for f in tmp_path.glob("*/03-loop.mlir")]
+    assert text.count("loop.nest") == 1, text
+    got, want = compile_irc(pool)(x_cl), pool(x_cl)
+    torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6, equal_nan=True)
+    assert got.stride() == want.stride()
+
 def test_an_nhwc_convolution_returned_nchw_is_copied_by_a_kernel(tmp_path):
     """An NHWC region's convolution that the graph returns where eager's result is NCHW: a generated nest copies it
     into eager's layout (not the runtime's torch copy), with eager's numbers and strides, odd sizes."""

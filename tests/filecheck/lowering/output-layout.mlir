@@ -86,3 +86,33 @@ func.func @main(%x: tensor<2x5x6x3xf32>, %w: tensor<4x3x3x3xf32>) -> (tensor<2x4
 // CHECK-NEXT:    loop.yield
 // CHECK-NEXT:  }
 // CHECK-NEXT:  func.return %[[N]], %[[V]]
+
+// -----
+func.func @main(%x: tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32> attributes {irc.output_layout = [[0, 2, 3, 1]]} {
+  %p = tn.permute %x perm = [0, 2, 3, 1] : tensor<2x3x8x8xf32> -> tensor<2x8x8x3xf32>
+  %m, %i = tn.max_pool2d %p kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] channels_last : tensor<2x8x8x3xf32> -> tensor<2x4x4x3xf32>, tensor<2x4x4x3xi64>
+  %r = tn.permute %m perm = [0, 3, 1, 2] : tensor<2x4x4x3xf32> -> tensor<2x3x4x4xf32>
+  func.return %r : tensor<2x3x4x4xf32>
+}
+// A channels-last pool returned channels-last: the pool's nest already computes (N, H, W, C), so the reordered copy
+// of it would copy it in its own order. The result is a view of the pool's nest, with no copy.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:  %[[M:.*]] = loop.nest space = affine_map<() -> (2, 4, 9, 4, 3)>
+// CHECK:         loop.reduce max
+// CHECK:       %r = loop.view %[[M]][affine_map<(d0, d1, d2, d3) -> (d0, d2, d3, d1)>] : tensor<2x4x4x3xf32> -> tensor<2x3x4x4xf32>
+// CHECK-NEXT:  func.return %r
+
+// -----
+func.func @main(%x: tensor<2x3x8x8xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x4x4x3xf32>) attributes {irc.output_layout = [[0, 2, 3, 1], []]} {
+  %p = tn.permute %x perm = [0, 2, 3, 1] : tensor<2x3x8x8xf32> -> tensor<2x8x8x3xf32>
+  %m, %i = tn.max_pool2d %p kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] channels_last : tensor<2x8x8x3xf32> -> tensor<2x4x4x3xf32>, tensor<2x4x4x3xi64>
+  %r = tn.permute %m perm = [0, 3, 1, 2] : tensor<2x4x4x3xf32> -> tensor<2x3x4x4xf32>
+  func.return %r, %m : tensor<2x3x4x4xf32>, tensor<2x4x4x3xf32>
+}
+// The pool's value is returned as well: the copy stays, so the two results are two buffers.
+// CHECK-LABEL: func.func @main
+// CHECK:       %[[N:.*]] = loop.nest space = affine_map<() -> (2, 4, 4, 3)> iterators = ["parallel", "parallel", "parallel", "parallel"]
+// CHECK-NEXT:    loop.load %m[affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>]
+// CHECK-NEXT:    loop.yield
+// CHECK:       %r = loop.view %[[N]]
+// CHECK-NEXT:  func.return %r, %m
