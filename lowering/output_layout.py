@@ -13,9 +13,10 @@ nest computing such a result to that order and returns a view:
 
 so the result is written once, in eager's layout (bufferize allocates %m as the graph's output and
 returns the view). Where the reordered nest only copies another nest's result in that result's own order (a
-channels-last pool returned channels-last: the pool's nest is NHWC already), the view is of that result. Only a nest of parallel dims with one result, read by nothing but the return and library
-calls, is reordered (a training forward's q, k and v: the attention reads them and the backward gets them in
-eager's head-split layout); anything else keeps the row-major result (and the runtime's copy).
+channels-last pool returned channels-last: the pool's nest is NHWC already), the view is of that result. Only a
+nest of parallel dims with one result, read by nothing but the return and library calls, is reordered (a training
+forward's q, k and v: the attention reads them and the backward gets them in eager's head-split layout); anything
+else keeps the row-major result (and the runtime's copy).
 
 The same reordering computes a heads-last attention's query heads-last, (batch, rows, heads, d), with every other
 result of its nest (GPT-2's q, k and v are one nest in training): torch's flash kernel writes its output in its

@@ -90,7 +90,8 @@ class Access:
             step = 0
             for c, s in zip(coefs, spec.strides):
                 step = add(b, step, mul(b, self.lin(s) if c else 0, c))
-            if any(guard) and step == 1:  # the lanes inside the buffer, by one masked load (not a gather of clamped indices)
+            if any(guard) and step == 1:  # the lanes inside the buffer: one masked load (not a gather of clamped indices),
+                # or one branch where the test is the same for every lane
                 flat = self.flat(b, spec, [self.aff(b, e, scalar_dims, None, extra) for e in exprs])
                 vp = b.bitcast(b.gep(self.base_ptr(spec), [ival(flat)]), ir.VectorType(st, width).as_pointer())
                 guarded = [e for e, g in zip(exprs, guard) if g], [n for n, g in zip(spec.sizes, guard) if g]
