@@ -98,7 +98,7 @@ class Access:
                 if mask is None:
                     self.prefetch_ahead(b, op, spec, scalar_dims, extra, abi_size(st) * width)
                     if all(self.lane_step(e, width) == 0 for e in guarded[0]):  # one test for the whole vector
-                        return widen(b, self.uniform_load(b, vp, self.inside_scalar(b, *guarded, scalar_dims, extra)), elem)
+                        return widen(b, self.uniform_load(b, vp, self.inside(b, *guarded, scalar_dims, None, extra)), elem)
                 inside = self.inside(b, *guarded, dims, width, extra)
                 return widen(b, self.masked("load", b, vp, inside if mask is None else b.and_(inside, mask)), elem)
             if not any(guard):
@@ -135,23 +135,16 @@ class Access:
         q/k/v) read whole vectors (affine.LaneCoefficient)."""
         return lane_coefficient(e, self.v, width) if self.aligned else coefficient(e, self.v)
 
-    def inside(self, b, exprs, sizes, dims, width: int, extra):
-        """<width x i1>: the lanes whose indices `exprs` lie inside `sizes` (the guarded dims of a load)."""
+    def inside(self, b, exprs, sizes, dims, width: int | None, extra):
+        """<width x i1>: the lanes whose indices `exprs` lie inside `sizes` (the guarded dims of a load); with no
+        width, one i1 for indices that do not move with the lane (`dims` then holds the vector's first point)."""
         ok = None
         for e, size in zip(exprs, sizes):
-            x = self.aff(b, e, dims, width, extra)
-            x = x if count(x) else splat(b, ival(x) if isinstance(x, int) else x, width)
-            hi = splat(b, ival(self.lin(size)), width)
+            x, hi = ival(self.aff(b, e, dims, width, extra)), ival(self.lin(size))
+            if width:
+                x, hi = splat(b, x, width), splat(b, hi, width)
             cond = b.and_(b.icmp_signed(">=", x, kconst(x, 0)), b.icmp_signed("<", x, hi))
             ok = cond if ok is None else b.and_(ok, cond)
-        return ok
-
-    def inside_scalar(self, b, exprs, sizes, dims, extra):
-        """i1: the guarded indices `exprs`, which do not move with the lane, lie inside `sizes`."""
-        ok = ir.Constant(I1, 1)
-        for e, size in zip(exprs, sizes):
-            x = ival(self.aff(b, e, dims, None, extra))
-            ok = b.and_(ok, b.and_(b.icmp_signed(">=", x, ir.Constant(I64, 0)), b.icmp_signed("<", x, ival(self.lin(size)))))
         return ok
 
     def uniform_load(self, b, vp, inside):
