@@ -50,8 +50,8 @@ INPUT_ATTR = "irc.input_layout"  # the same per argument: how the caller lays ou
 
 def memory_order(sizes, strides) -> tuple[int, ...] | None:
     """The dims from outermost to innermost when `strides` is a dense permuted (not row-major) layout of `sizes`."""
-    if len(sizes) < 2 or any(not isinstance(n, int) or n < 2 for n in sizes):
-        return None  # a size-1 dim's stride is arbitrary; dynamic sizes: no static layout to match
+    if len(sizes) < 2 or any(not isinstance(n, int) or n < 2 for n in sizes) or not all(isinstance(s, int) for s in strides):
+        return None  # a size-1 dim's stride is arbitrary; dynamic sizes or strides: no static layout to match
     order = tuple(sorted(range(len(sizes)), key=lambda d: -strides[d]))
     step = 1
     for d in reversed(order):

@@ -23,6 +23,7 @@ def randn(*shape):
         ((3, 5), (10, 2), None),  # not dense
         ((3, 5), (0, 1), None),  # broadcast
         ((1, 5), (1, 1), None),  # a size-1 dim: any stride is eager's choice
+        ((2, 2), ("2*s1", 2), None),  # a symbolic stride (a slice of a dynamic base): no static layout
     ],
 )
 def test_memory_order(sizes, strides, want):

@@ -150,6 +150,25 @@ def test_max_pool_of_a_channels_last_input_pools_it_as_nhwc(tmp_path):
 
 
 
+def test_an_input_with_symbolic_strides_has_no_recorded_layout_and_matches_eager():
+    """A strided slice whose base has a dynamic dim arrives with symbolic strides (sizes may still be static): the
+    backend records no input layout for it (there is no static one to match) and the graph matches eager, at the
+    compiled size and at another. Found by irc-fuzz: the layout record negated a symbolic stride."""
+
+    def fn(a, b):
+        return torch.stack([a, b], dim=0) * 2
+
+    def inputs(n):
+        g = torch.Generator().manual_seed(n)
+        b = torch.randn(2, n * 2, generator=g)[..., ::2]
+        torch._dynamo.maybe_mark_dynamic(b, 1)
+        return torch.randn(2, n, generator=g), b
+
+    compiled = compile_irc(fn)
+    for n in (2, 3, 5):
+        torch.testing.assert_close(compiled(*inputs(n)), fn(*inputs(n)), rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("pool", [lambda t: F.max_pool2d(t, 3, 2, 1), lambda t: F.max_pool2d(t, 2, ceil_mode=True)])
 def test_a_channels_last_pool_returned_channels_last_is_written_once(pool, tmp_path):
     """A pool of a channels-last input, returned: eager returns it channels-last, and the pool's NHWC nest is that
