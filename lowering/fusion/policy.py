@@ -73,6 +73,25 @@ def shares_little(plan: SiblingPlan) -> bool:
     return True
 
 
+def added_reads(plan: VerticalPlan) -> int:
+    """Large inputs (at least 1/SMALL_SHARE of the consumer's points; a runtime size counts as large) the producer
+    loads that the consumer does not load already: what a duplicated producer makes the consumer read in place of
+    the one result the producer writes anyway."""
+    points = 1
+    for e in plan.consumer.extents:
+        points *= _static(e) or STREAMING
+
+    def large(nest):
+        out = set()
+        for ld in nest.loads():
+            shape = ld.source.type.get_shape() if isinstance(ld.source.type, ShapedType) else ()
+            if DYN in shape or math.prod(shape) * SMALL_SHARE >= points:
+                out.add(ld.source)
+        return out
+
+    return len(large(plan.producer) - large(plan.consumer) - set(plan.producer.results))
+
+
 def depth(nest: loop.NestOp) -> int:
     """The longest chain of loop.reduce ops in the body (the number of passes over a row)."""
     d: dict = {}
@@ -100,6 +119,8 @@ class Policy:
             return f"would recompute a reduction {extra} more time(s)"
         if extra > 0 and cost(p) * extra > self.max_recompute_cost:
             return f"would recompute the producer ({cost(p)} ops) {extra} more time(s)"
+        if plan.stays and (added := added_reads(plan)) > 1:
+            return f"the producer stays for other users: its copy would read {added} large inputs where its result is one"
         size = len(c.body.block.ops) + copies * len(p.body.block.ops)
         if size > self.max_body_ops:
             return f"fused body would have {size} ops (limit {self.max_body_ops})"

@@ -48,3 +48,21 @@ func.func @cheap_broadcast_fuses(%s: tensor<8x48xf32>, %x: tensor<8x48x32xf32>) 
 // DEFAULT-COUNT-1: loop.nest
 // DEFAULT-NOT:   loop.nest
 // DEFAULT:       func.return
+
+func.func @a_staying_producer_is_read_not_recomputed(%a: tensor<4x64xf32>, %b: tensor<4x64xf32>, %w: tensor<64x64xf32>) -> tensor<4x64xf32> {
+  %s = tn.add %a, %b : tensor<4x64xf32>, tensor<4x64xf32> -> tensor<4x64xf32>
+  %p = tn.relu %s : tensor<4x64xf32>
+  %m = tn.mm %p, %w : tensor<4x64xf32>, tensor<64x64xf32> -> tensor<4x64xf32>
+  %r = tn.add %m, %p : tensor<4x64xf32>, tensor<4x64xf32> -> tensor<4x64xf32>
+  func.return %r : tensor<4x64xf32>
+}
+// A ResNet block's residual: relu(a + b) goes to the product and to the sum after it, so it stays a nest of its own
+// (the product needs it first). A copy inside the sum would read a and b where reading it reads one buffer.
+// DEFAULT-LABEL: func.func @a_staying_producer_is_read_not_recomputed
+// DEFAULT:       %p = loop.nest
+// DEFAULT:       tn.mm %p
+// DEFAULT:       loop.nest {{.*}}irc.unfused = [{{.*}}the producer stays for other users: its copy would read 2 large inputs where its result is one
+// DEFAULT-NOT:     loop.load %a
+// DEFAULT:         loop.load %p
+// DEFAULT-NOT:     loop.load %a
+// DEFAULT:       func.return
