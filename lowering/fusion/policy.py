@@ -3,7 +3,9 @@
 The bounds keep fusion from trading memory traffic for too much recomputation: a producer
 inlined at several distinct index points, or duplicated because it stays for other users, is
 recomputed; a reduction is never recomputed, and a pointwise producer only while its cost times
-the extra copies stays under `max_recompute_cost`. Values that do not vary along a dim are
+the extra copies stays under `max_recompute_cost`. A producer that stays for other users writes its result
+anyway, so a copy of it may not make a consumer read two or more large inputs in place of that one result
+(ResNet's second residual of a stage re-read relu(a + b)'s two inputs). Values that do not vary along a dim are
 computed once per row by the targets (loop-invariant), so a broadcast alone is not recomputation.
 But such values are scalars: a producer whose math functions (exp, tanh, ...) vary only along dims the
 consumer does not vectorize would run them one point at a time, where its own nest runs them a vector at
@@ -89,7 +91,7 @@ def added_reads(plan: VerticalPlan) -> int:
                 out.add(ld.source)
         return out
 
-    return len(large(plan.producer) - large(plan.consumer) - set(plan.producer.results))
+    return len(large(plan.producer) - large(plan.consumer))
 
 
 def depth(nest: loop.NestOp) -> int:
