@@ -96,10 +96,13 @@ def materialize_outputs(f: func.FuncOp) -> None:
 
 
 class Bufferizer:
-    def __init__(self, module: ModuleOp, main: func.FuncOp, library_allocates: Callable[[Operation], bool] | None = None):
+    def __init__(self, module: ModuleOp, main: func.FuncOp, library_allocates: Callable[[Operation], bool] | None = None,
+                 kernels: dict[tuple, str] | None = None):
         self.module, self.main = module, main
         self.library_allocates = library_allocates
-        self.kernels: dict[tuple, str] = {}  # structural_key of a kernel (named "kernel") -> its name
+        # structural_key of a kernel (named "kernel") -> its name; shared by the module's functions, whose kernels
+        # are symbols of the one module
+        self.kernels: dict[tuple, str] = {} if kernels is None else kernels
         self.new_funcs: list[func.FuncOp] = []
         self.buf: dict[SSAValue, SSAValue] = {}
         self.ops: list[Operation] = []
@@ -243,9 +246,10 @@ def bufferize(module: ModuleOp, library_allocates: Callable[[Operation], bool] |
     """`library_allocates(op)`: whether the target's library call for the extern `op` allocates its result (it is
     then taken as a fresh buffer instead of copied into a planned one)."""
     mains = [f for f in module.body.block.ops if isinstance(f, func.FuncOp) and f.body.blocks]
+    kernels: dict[tuple, str] = {}
     for f in mains:
         materialize_outputs(f)
-        b = Bufferizer(module, f, library_allocates)
+        b = Bufferizer(module, f, library_allocates, kernels)
         new = b.run()
         module.body.block.insert_op_before(new, f)
         f.detach()

@@ -97,3 +97,25 @@ func.func @embedding(%w: tensor<10x4xf32>, %i: tensor<3xi64>) -> tensor<3x4xf32>
 // CHECK-NEXT:  }
 // CHECK-NEXT:  %[[OUT:.*]] = mem.alloc : memref<3x4xf32>
 // CHECK-NEXT:  mem.launch @kernel0 ins(%i, %w : {{.*}}) outs(%[[OUT]] : memref<3x4xf32>)
+
+// -----
+
+func.func @first(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = tn.exp %x : tensor<4x8xf32>
+  func.return %r : tensor<4x8xf32>
+}
+
+func.func @second(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = tn.neg %x : tensor<4x8xf32>
+  func.return %r : tensor<4x8xf32>
+}
+// Two functions of one module: their kernels are symbols of the one module, named apart (found by irc-fuzz's front
+// door: both were @kernel0, a redefinition).
+// CHECK-LABEL: func.func @first
+// CHECK:         mem.launch @kernel0
+// CHECK-LABEL: func.func @second
+// CHECK:         mem.launch @kernel1
+// CHECK:       func.func @kernel0
+// CHECK:         math.exp
+// CHECK:       func.func @kernel1
+// CHECK:         arith.negf
