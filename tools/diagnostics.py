@@ -8,6 +8,7 @@ verifies innermost ops first (as xDSL does) so the first failure is attributed t
 import dataclasses
 import math
 import re
+import struct
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -81,6 +82,15 @@ class LocatingParser(Parser):
             self.raise_error(f"dense literal of {n} elements: irc-opt takes at most {MAX_DENSE_ELEMENTS}")
         return type
 
+    def parse_dense_int_or_fp_elements_attr(self, type):
+        """A value its element type cannot hold (3e5 as f16, 300 as i8) is an error at the literal, not xDSL's
+        exception from packing it."""
+        start = self._current_token.span.start
+        try:
+            return super().parse_dense_int_or_fp_elements_attr(type)
+        except (OverflowError, ValueError, struct.error) as e:
+            self.raise_error(f"dense literal does not fit its element type ({e})", start, self.pos)
+
     def resolve_operand(self, operand, type):
         self.first_use.setdefault(operand.operand_name, operand.span)
         return super().resolve_operand(operand, type)
@@ -121,10 +131,37 @@ def _end_of_code(content: str) -> int:
 
 def verify_located(op: Operation, spans: Spans, line_offset: int = 0) -> None:
     """Verify nested ops before their parent; raise LocatedVerifyError for the first op that fails."""
+    if op.parent is None:
+        _check_uses(op, set(), spans, line_offset)
+    _verify_ops(op, spans, line_offset)
+
+
+def _check_uses(op: Operation, visible: set, spans: Spans, line_offset: int) -> None:
+    """Every operand of a single-block region's op is defined before it there or in an enclosing block (xDSL checks
+    no dominance: a nest that yields a value of a later nest parsed, and bufferize's kernels then failed to verify)."""
+    for region in op.regions:
+        if len(region.blocks) != 1:
+            continue  # a CFG region: dominance between its blocks is not checked here
+        block = region.blocks[0]
+        added = [*block.args]
+        visible.update(added)
+        for child in block.ops:
+            for i, v in enumerate(child.operands):
+                if v not in visible:
+                    name = f"%{v.name_hint}" if v.name_hint else f"operand {i}"
+                    raise _located(child, f"{child.name}: {name} is used where it is not defined (defined later, or "
+                                          "inside another op's region)", spans, line_offset)
+            _check_uses(child, visible, spans, line_offset)
+            visible.update(child.results)
+            added.extend(child.results)
+        visible.difference_update(added)
+
+
+def _verify_ops(op: Operation, spans: Spans, line_offset: int) -> None:
     for region in op.regions:
         for block in region.blocks:
             for child in block.ops:
-                verify_located(child, spans, line_offset)
+                _verify_ops(child, spans, line_offset)
     try:
         op.verify(verify_nested_ops=False)
     except VerifyException as e:
