@@ -59,3 +59,35 @@ func.func @two_outputs(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %w2: tensor<16
 // CHECK:       %[[A:.*]] = mem.slot %[[ARENA]] offset = 0 : memref<576xi8> -> memref<4x16xf32>
 // CHECK-NEXT:  %[[B:.*]] = mem.slot %[[ARENA]] offset = 256 : memref<576xi8> -> memref<4x16xf32>
 // CHECK-NEXT:  mem.launch @kernel0 ins(%[[MM]] : memref<4x16xf32>) outs(%[[A]], %[[B]] : memref<4x16xf32>, memref<4x16xf32>)
+
+// -----
+func.func @over_conv(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %w2: tensor<4x4x3x3xf32>) -> tensor<2x4x8x8xf32> {
+  %c = tn.convolution %x, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x8x8xf32>
+  %h = tn.relu %c : tensor<2x4x8x8xf32>
+  %r = tn.convolution %h, %w2 stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<2x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<2x4x8x8xf32>
+  func.return %r : tensor<2x4x8x8xf32>
+}
+// The convolution's result is torch's fresh tensor and dies at the relu: the relu rewrites it in place (the lines
+// the library has just written) and the next convolution reads it there; no arena is left.
+// CHECK-LABEL: func.func @over_conv
+// CHECK-SAME:  attributes {irc.plan = "arena 0 bytes for 1 intermediates of 2048 bytes, 1 in place"}
+// CHECK-NOT:   mem.arena
+// CHECK:       %[[C:.*]] = mem.extern
+// CHECK:       mem.launch @kernel0 ins(%[[C]] : memref<2x8x8x4xf32>) outs(%[[C]] : memref<2x8x8x4xf32>)
+// CHECK-NEXT:  mem.extern ins(%[[C]], %w2
+
+// -----
+func.func @conv_read_later(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %w2: tensor<4x4x3x3xf32>) -> tensor<2x4x8x8xf32> {
+  %c = tn.convolution %x, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x8x8xf32>
+  %h = tn.relu %c : tensor<2x4x8x8xf32>
+  %r = tn.convolution %h, %w2 stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<2x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<2x4x8x8xf32>
+  %o = tn.mul %r, %c : tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32> -> tensor<2x4x8x8xf32>
+  func.return %o : tensor<2x4x8x8xf32>
+}
+// The convolution's result is read again after the relu: the relu writes a slot of its own.
+// CHECK-LABEL: func.func @conv_read_later
+// CHECK-SAME:  attributes {irc.plan = "arena 2048 bytes for 1 intermediates of 2048 bytes, 0 in place"}
+// CHECK:       %[[C:.*]] = mem.extern
+// CHECK:       %[[H:.*]] = mem.slot
+// CHECK-NEXT:  mem.launch @kernel0 ins(%[[C]] : memref<2x8x8x4xf32>) outs(%[[H]] : memref<2x8x8x4xf32>)
+// CHECK:       mem.launch @kernel1 ins(%{{.*}}, %[[C]] :
