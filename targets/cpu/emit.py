@@ -36,7 +36,7 @@ from llvmlite import ir
 from irc.dialects import loop
 from irc.ir.index_math import evaluate
 
-from . import parallel
+from . import jit, parallel
 from . import reduce as red
 from .access import Access, BufSpec
 from .affine import Lin, interval, to_lin, uses_dim, within
@@ -84,6 +84,10 @@ class KernelEmitter(Access, Branches, Streams, Transposes):
         self.mode = "A" if self.v is not None and self.v in self.R else "B"
         small = self.v is not None and self.ext_static[self.v] is not None and self.ext_static[self.v] < MIN_LANES_EXTENT
         self.L = None if self.v is None or small or lanes < 2 else lanes
+        # a row wider than the host's vector (default_lanes: up to 4x for reductions) steps at L, then at the native
+        # width, then one masked native vector: a runtime row of 32 floats took one masked 64-lane vector
+        native = jit.host().lanes(32)
+        self.narrow = native if self.mode == "A" and self.L and native < self.L else None
         self.outer = [d for d in nest.parallel_dims() if self.ext_static[d] != 1 and not (self.mode == "B" and d == self.v)]
         self.tile, self.blocked = choose_tile(self, tile)
         # every vector of a lanes loop starts at a multiple of the width: a row's from 0, an item's from a multiple of cols
@@ -195,23 +199,28 @@ class KernelEmitter(Access, Branches, Streams, Transposes):
         b.branch(head)
         b.position_at_end(done)
 
-    def lanes_loop(self, b, lo, hi, body):
-        """[lo, hi) in vectors of L (body(b, Lanes(i), L)), then the rest as one masked vector (or, without
-        vectors, everything as scalars: body(b, i, None))."""
+    def lanes_loop(self, b, lo, hi, body, narrow: int | None = None):
+        """[lo, hi) in vectors of L (body(b, Lanes(i), L)), then, with `narrow`, in vectors of that many lanes, then
+        the rest as one masked vector (or, without vectors, everything as scalars: body(b, i, None))."""
         if self.L is None:
             return self.loop(b, lo, hi, 1, lambda b, i: body(b, i, None))
-        n = add(b, hi, mul(b, lo, -1))
-        vend = add(b, lo, mul(b, sdiv(b, n, self.L), self.L))
-        self.loop(b, lo, vend, self.L, lambda b, i: body(b, Lanes(i), self.L))
+        w = self.L
+        vend = add(b, lo, mul(b, sdiv(b, add(b, hi, mul(b, lo, -1)), w), w))
+        self.loop(b, lo, vend, w, lambda b, i: body(b, Lanes(i), self.L))
+        if narrow:
+            start, w = vend, narrow
+            vend = add(b, start, mul(b, sdiv(b, add(b, hi, mul(b, start, -1)), w), w))
+            if not (isinstance(vend, int) and isinstance(start, int) and vend <= start):
+                self.loop(b, start, vend, w, lambda b, i: body(b, Lanes(i), w))
         rest = add(b, hi, mul(b, vend, -1))
         if isinstance(rest, int) and rest <= 0:
             return
-        iota = ir.Constant(ir.VectorType(I64, self.L), list(range(self.L)))
-        mask = b.icmp_signed("<", iota, splat(b, ival(rest), self.L))
+        iota = ir.Constant(ir.VectorType(I64, w), list(range(w)))
+        mask = b.icmp_signed("<", iota, splat(b, ival(rest), w))
         if isinstance(rest, int):
-            return body(b, Lanes(vend, mask), self.L)
+            return body(b, Lanes(vend, mask), w)
         with b.if_then(b.icmp_signed(">", ival(rest), ir.Constant(I64, 0))):
-            body(b, Lanes(vend, mask), self.L)
+            body(b, Lanes(vend, mask), w)
 
     def rloops(self, b, dims, width, inner, k=0, partial=None):
         """Loops over the reduction dims at the current point; inner(b, dims, width) at each innermost point. With
@@ -226,7 +235,7 @@ class KernelEmitter(Access, Branches, Streams, Transposes):
 
         lanes = self.mode == "A" and d == self.v
         steps = red.CASCADE * (self.L or 1) if lanes else red.CASCADE  # elements one lane adds in a block
-        run = (lambda b, lo, hi: self.lanes_loop(b, lo, hi, at)) if lanes else (lambda b, lo, hi: self.loop(b, lo, hi, 1, at))
+        run = (lambda b, lo, hi: self.lanes_loop(b, lo, hi, at, self.narrow)) if lanes else (lambda b, lo, hi: self.loop(b, lo, hi, 1, at))
         if partial is None:
             return run(b, 0, n)
         if isinstance(n, int) and n <= steps:
@@ -254,16 +263,16 @@ class KernelEmitter(Access, Branches, Streams, Transposes):
                 lanes = d[self.v] if self.v is not None else None
                 if isinstance(lanes, Lanes) and lanes.mask is not None and self.mode == "A":
                     x = b.select(lanes.mask, x, red.const(x.type, red.identity(kind, t), t))
-            slot = acc.slot
+            slot, pos = acc.lanes(b, acc.slot, w), acc.lanes(b, acc.pos, w)  # a narrow step: the first w lanes
             now = b.load(slot)
             if not arg:
                 return b.store(red.combine(b, kind, t, now, x), slot)
             p = self.dimval(b, d[self.R[0]], w) if self.R else ir.Constant(I64, 0)
             p = splat(b, ival(p), w) if w else ival(p)
-            best = b.load(acc.pos)
+            best = b.load(pos)
             take = red.better(b, kind, t, x, now, p, best, False)
             b.store(b.select(take, x, now), slot)
-            b.store(b.select(take, p, best), acc.pos)
+            b.store(b.select(take, p, best), pos)
 
         self.rloops(b, dims, width, inner, partial=acc.block if red.cascades(kind, t) else None)
         value, pos = b.load(acc.slot), (b.load(acc.pos) if acc.pos is not None else None)

@@ -133,6 +133,14 @@ class Accumulator:
         b.store(const(self.ty, identity(self.kind, self.t), self.t), slot)
         return slot
 
+    @staticmethod
+    def lanes(b: ir.IRBuilder, slot, w: int | None):
+        """`slot` (a vector's alloca, or None) seen as its first `w` lanes, where w is narrower."""
+        ty = slot.type.pointee if slot is not None else None
+        if not (w and isinstance(ty, ir.VectorType) and w < ty.count):
+            return slot
+        return b.bitcast(slot, ir.VectorType(ty.element, w).as_pointer())
+
     @property
     def slot(self):
         """Where the current block adds."""

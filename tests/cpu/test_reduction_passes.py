@@ -3,6 +3,8 @@ first reduction's pass over the reduction dims; one that reads a reduction (soft
 its own after it. Before, every full output took its own later pass: a bias gradient fused with gelu's backward
 computed gelu's backward twice (7.0 ms -> 4.1 ms on 2048x1024 at 1 thread)."""
 
+import re
+
 import pytest
 import torch
 
@@ -135,3 +137,41 @@ def test_layer_norm_of_embeddings_gathers_each_row_once(monkeypatch, batch, seq,
     (got,) = program([ids, word, pos, *consts])
     torch.testing.assert_close(got, embeddings_then_layer_norm(ids, word, pos), **SUM)
     assert passes == [(True, 0), (False, 1)], passes  # the mean's pass stores the sum, the variance's reads it
+
+
+# -- rows wider than the host's vector: wide steps, then native ones, then one masked native vector ------------
+ROW_FNS = {
+    "sum": lambda x: x.sum(-1),
+    "max": lambda x: x.amax(-1),
+    "argmax": lambda x: x.argmax(-1),
+    "softmax": lambda x: torch.softmax(x, -1),
+    "layer_norm": lambda x: torch.nn.functional.layer_norm(x, x.shape[-1:]),
+}
+
+
+@pytest.mark.parametrize("name", list(ROW_FNS))
+def test_runtime_rows_of_every_length_reduce_like_eager(name):
+    """One dynamic program over rows of 1 to 300: lengths below, at and between the native width (16 floats with
+    AVX-512) and the wide one (64), and past a few wide vectors, so every step kind and tail runs."""
+    fn = ROW_FNS[name]
+    lengths = [1, 5, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 80, 127, 129, 300]
+    make = [(randn(3, n),) for n in [40] + lengths]
+    program, consts = build(fn, *make[0], dynamic=True)
+    for (x,) in make:
+        got, want = program([x, *consts])[0], fn(x)
+        torch.testing.assert_close(got, want, **({} if name == "argmax" else SUM))
+
+
+def test_a_runtime_row_ends_in_native_vectors_not_one_masked_wide_one():
+    """A row sum of runtime length steps at the wide width (4 native vectors), then at the native one, and masks
+    only a native vector at its end: a row of 32 floats (dynamic-seq's) used to load one masked 64-lane vector."""
+    from irc.targets.cpu import jit
+
+    native = jit.host().lanes(32)
+    if native < 4:
+        pytest.skip("the host has no vectors of 4 floats or more")
+    program, _ = build(lambda x: x.sum(-1), randn(5, 300), dynamic=True, cache=False)
+    ir = program.compiled.llvm_ir
+    masked = {int(w) for w in re.findall(r"llvm\.masked\.load\.v(\d+)f32", ir)}
+    assert f"<{4 * native} x float>" in ir  # the wide steps
+    assert masked == {native}, masked
