@@ -8,10 +8,13 @@ Per model (a bench/cases.py case, compiled with torch.compile(backend=irc.backen
                    best of a few medians: 64 MB for main memory, 1, 4 and 16 MB for what the caches hold)
                    and, for every matrix product, convolution or attention the model runs, the best library
                    time for that exact problem alone (torch.mm, MKL and oneDNN linear paths, prepacked
-                   weights, NCHW and channels-last convolution: the fastest median)
+                   weights, NCHW and channels-last convolution: the fastest median); the vector
+                   instructions a thread issues per second (independent FMAs and adds, bench/arithmetic.py)
   roofline         sum over the library calls of that best time (flops / best rate) plus, for every other
                    step (generated kernels, copies), the bytes it must move / the copy bandwidth of a copy
-                   moving as many bytes (bench/bounds.py: Bandwidth)
+                   moving as many bytes (bench/bounds.py: Bandwidth), or, for a kernel whose body is mostly
+                   arithmetic (exp, tanh), the vector instructions it must issue / the vector rate of the
+                   threads (bench/arithmetic.py), whichever is longer
   measured         the compiled model's call (median, IQR), interleaved with Program.profile of the cpu
                    Programs it runs: library calls, generated kernels (each with its % of its own bound),
                    and the runtime overhead (the call minus its steps: binding, allocations, Dynamo's
@@ -36,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
+from .arithmetic import kernel_ops, vector_rate
 from .bounds import Bandwidth, best_time, describe, extern_bytes, flops, kernel_bytes, kernel_summary, problem, shape
 
 DEFAULT = ("mlp-b32", "mlp-b1024", "convnet-eval", "mini-transformer", "softmax-layernorm", "bandwidth-chain",
@@ -52,6 +56,8 @@ class Part:
     bound: float | None = None  # roofline seconds: best library time alone, or bytes / bandwidth
     flops: float = 0.0
     bytes: int = 0
+    ops: float = 0.0  # kernel: vector instructions its body must issue (bench/arithmetic.py)
+    limit: str = ""  # kernel: what its bound is: "memory" (bytes / bandwidth) or "arithmetic" (ops / vector rate)
     problem: str = ""  # library: the problem whose best rate was measured ("tn.mm 32x1024 @ 1024x1024 float32")
     best: str = ""  # library: the candidate that ran it fastest alone ("linear mkldnn_packed")
 
@@ -142,9 +148,11 @@ def classify(program, args, named_times: list[tuple[str, float]], bandwidth: Ban
     parts = []
     for (name, secs), st in zip(named_times, _match(g, [n for n, _ in named_times])):
         if st.kind == "launch":
-            nbytes = kernel_bytes(g, st, vals)
+            nbytes, ops = kernel_bytes(g, st, vals), kernel_ops(g, st, vals)
             what = f"{prefix}{name.removesuffix(')').replace(' (JITed ', ' (')}: {kernel_summary(g, st, vals)})"
-            parts.append(Part("kernel", what, secs, bandwidth.seconds(nbytes), bytes=nbytes))
+            memory, arith = bandwidth.seconds(nbytes), ops / (vector_rate() * torch.get_num_threads())
+            parts.append(Part("kernel", what, secs, max(memory, arith), bytes=nbytes, ops=ops,
+                              limit="arithmetic" if arith > memory else "memory"))  # fmt: skip
         elif st.kind == "extern":
             nbytes, p = extern_bytes(g, st, vals), problem(g, st, vals)
             if p is None:  # a copy, a bounds check, a region on the reference: bound by its traffic
@@ -260,6 +268,8 @@ def detail(r: Roofline, top: int = 6) -> str:
         for name, n, secs, bound, p in _grouped([p for p in r.parts if p.kind == kind])[:top]:
             rate = f", {p.flops / p.bound / 1e9:.0f} GFLOP/s best ({p.best})" if p.bound and p.best else ""
             work = f"{p.flops / 1e6:.1f} MFLOP{rate}" if p.flops else f"{p.bytes / 1e6:.2f} MB"
+            if p.limit == "arithmetic":
+                work += f", {p.ops / 1e6:.2f} M vector ops (bound by arithmetic)"
             lines.append(f"| {name} | {n} | {_t(secs)} | {_t(bound)} | {f'{100 * bound / secs:.0f}%' if secs > 0 else '-'} | {work} |")
     return "\n".join(lines) + "\n"
 
@@ -272,7 +282,7 @@ def header(bandwidth: Bandwidth) -> str:
     busy = (" The machine is loaded (more runnable threads than CPUs): a whole call is preempted more often than "
             f"its short steps, so the overhead reads high; the IQR's low end is the quieter figure." if load > os.cpu_count() else "")  # fmt: skip
     return (f"torch {torch.__version__}, {torch.get_num_threads()} threads on {os.cpu_count()} CPUs, load average "
-            f"{load:.1f}; {bandwidth}.{hf}{busy}\n")  # fmt: skip
+            f"{load:.1f}; {bandwidth}; {vector_rate() / 1e9:.2f} G vector ops/s per thread.{hf}{busy}\n")  # fmt: skip
 
 
 def run(names, rounds: int = 8, bandwidth: Bandwidth | None = None, log=print) -> list[Roofline]:
@@ -301,7 +311,8 @@ def section(names, memory_gbps: float, rounds: int = 5, before=lambda name: None
         before(name)
         results += run([name], rounds, bandwidth, log=lambda s: None)
     text = (f"\n## Roofline\n\n`python -m irc.bench.roofline` ({rounds} rounds per model): {header(bandwidth)}"
-            "Roofline = best library time of each product alone + bytes of every other step / copy bandwidth at its size; "
+            "Roofline = best library time of each product alone + bytes of every other step / copy bandwidth at its size "
+            "(or its vector instructions / the vector rate, where that is longer); "
             "efficiency = roofline / measured; overhead = the call minus its library calls and kernels.\n\n")  # fmt: skip
     return text + summary(results), [as_json(r) for r in results]
 

@@ -4,7 +4,7 @@ compiled graph, and a report's split of a call (a fake clock and a fake profile,
 import torch
 import torch.nn.functional as F
 
-from irc.bench import bounds, roofline
+from irc.bench import arithmetic, bounds, roofline
 from irc.frontend.backend import compile_function
 
 
@@ -65,7 +65,8 @@ def test_a_step_is_bounded_by_the_copy_bandwidth_of_its_size():
     assert bw.gbps(64 << 20) == 10.0 and bw.seconds(10**9) == 0.1  # beyond the caches: main memory
 
 
-def test_a_report_classifies_every_step_and_adds_up_with_a_fake_timer():
+def test_a_report_classifies_every_step_and_adds_up_with_a_fake_timer(monkeypatch):
+    monkeypatch.setattr(roofline, "vector_rate", lambda: 1e18)  # arithmetic bounds nothing here
     x, w, bias = torch.randn(32, 64), torch.randn(64, 48), torch.randn(48)
     program, args = _program(lambda x, w, b: torch.tanh(x @ w + b) * 2, x, w, bias)
     names = [n for n, _ in program.profile(args, reps=1)]
@@ -101,6 +102,43 @@ def test_a_report_classifies_every_step_and_adds_up_with_a_fake_timer():
     assert 0 < r.efficiency == r.bound() / r.measured
     text = roofline.summary([r]) + roofline.detail(r)
     assert "tiny" in text and "tn.mm 32x64 @ 64x48 float32" in text
+
+
+def test_math_functions_cost_the_instructions_the_math_library_emits():
+    assert arithmetic.math_cost("exp") >= 8 and arithmetic.math_cost("tanh") > arithmetic.math_cost("exp")
+    assert arithmetic.math_cost("sqrt") == arithmetic.math_cost("fma") == 1  # one instruction each
+
+
+def test_a_rows_reductions_run_at_every_point_and_its_per_row_values_do_not():
+    program, _ = _program(lambda x: torch.softmax(x, -1), torch.randn(8, 100))
+    (nest,) = program.g.kernels.values()
+    names = [op.name for op in arithmetic.per_point_ops(nest)]
+    assert names.count("loop.reduce") == 2 and "math.exp" in names  # max, sum of exp(x - max), at every point
+    assert "arith.divf" not in names  # 1 / sum: once per row
+    assert arithmetic.point_cost(nest, 16) == sum(arithmetic.math_cost(n.removeprefix("math.")) if n.startswith("math.")
+                                                   else 1 for n in names) / 16  # fmt: skip
+
+
+def test_a_kernel_of_transcendentals_is_bound_by_its_arithmetic(monkeypatch):
+    x = torch.randn(64, 256)
+    program, args = _program(lambda x: torch.tanh(torch.exp(x)), x)
+    (st,) = _steps(program, "launch")
+    ops = arithmetic.kernel_ops(program.g, st, lanes=16)
+    assert ops == 64 * 256 * (arithmetic.math_cost("exp") + arithmetic.math_cost("tanh")) / 16
+    names = [n for n, _ in program.profile(args, reps=1)]
+    found, bw = {id(program): [program, args]}, bounds.Bandwidth(10.0)
+    for rate, limit in ((1e3, "arithmetic"), (1e18, "memory")):
+        monkeypatch.setattr(roofline, "vector_rate", lambda rate=rate: rate)
+        r = roofline.measure("chain", lambda: None, found, bw, rounds=2, reps=1,
+                             profile=lambda p, a, reps: [(n, 1.0) for n in names])  # fmt: skip
+        (k,) = [p for p in r.parts if p.kind == "kernel"]
+        assert k.limit == limit and k.bound == max(k.bytes / 10e9, k.ops / (rate * torch.get_num_threads()))
+        assert ("bound by arithmetic" in roofline.detail(r)) == (limit == "arithmetic")
+
+
+def test_the_vector_rate_is_measured_and_plausible():
+    rate = arithmetic.vector_rate()
+    assert 1e8 < rate < 1e11  # vector instructions per second on one thread: 0.1 to 100 G
 
 
 def test_capture_finds_the_programs_torch_compile_runs_and_their_arguments():
