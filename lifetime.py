@@ -1,6 +1,6 @@
 """What irc keeps in a process, and what torch._dynamo.reset() releases.
 
-A graph's compiled state (its Program or Triton graph, their machine code: targets/cpu/jit.py shares a loaded
+A graph's compiled state (its Program or Triton graph, their machine code: targets/cpu/runtime/jit.py shares a loaded
 module only while something holds it) lives as long as the callable Dynamo caches for it, so it dies when
 Dynamo drops its caches. What irc keeps per process beside that is released on reset: the compile reports
 (report.py: report.mark()/reports_since() go on counting, so a mark taken before a reset still selects the

@@ -11,7 +11,7 @@ than copying their 8 MB from the caches. Its bound is then the larger of the two
 Each op of the body that runs at every point (one that reads a load or an index, directly or through others,
 reductions included) counts once per point, its vector holding `lanes` points: what any schedule must compute
 (irc's passes recompute cheap values, which the bound does not count). A math function counts the instructions
-irc's math library emits for it (targets/cpu/mathlib.py); every other op one. Values of a row's reductions
+irc's math library emits for it (targets/cpu/codegen/mathlib.py); every other op one. Values of a row's reductions
 alone (softmax's 1 / sum) are per row, not counted. The rate is the best of loops of independent FMAs, FMAs
 beside adds, and multiplies beside adds: what a core's vector pipes issue when nothing waits.
 """
@@ -23,7 +23,6 @@ import functools
 import time
 
 from llvmlite import ir
-
 from xdsl.dialects.builtin import AnyFloat, IntegerType
 
 from irc.dialects import loop
@@ -36,7 +35,7 @@ CHAINS = 12  # independent accumulators: more than latency x pipes (4 cycles x 2
 def math_cost(name: str, lanes: int = 16) -> int:
     """Instructions irc's math library emits for `name` (exp, tanh, ...) on one vector; 1 for an op it does not
     provide (a single instruction: sqrt, fma, ...)."""
-    from irc.targets.cpu.mathlib import FUNCTIONS
+    from irc.targets.cpu.codegen.mathlib import FUNCTIONS
 
     fn = FUNCTIONS.get(name)
     if fn is None:
@@ -82,7 +81,7 @@ def _bits(t) -> int:
 
 def kernel_ops(g, st, vals=(), lanes: int | None = None) -> float:
     """Vector instructions one launch issues at least (its points x point_cost)."""
-    from irc.targets.cpu import jit
+    from irc.targets.cpu.runtime import jit
 
     from .bounds import _points, _size
 
@@ -130,7 +129,7 @@ def _mix_module(lanes: int) -> ir.Module:
 @functools.cache
 def vector_rate(lanes: int | None = None, steps: int = 1 << 20) -> float:
     """Independent vector ops per second on one thread: the best of the mixes, each the best of 5 runs."""
-    from irc.targets.cpu import jit
+    from irc.targets.cpu.runtime import jit
 
     lanes = lanes or jit.host().lanes(32)
     compiled = jit.compile_module(_mix_module(lanes), use_cache=False)

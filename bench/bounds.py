@@ -2,7 +2,7 @@
 flops of a library product (mm, bmm, convolution, attention) and the best library time for that exact problem
 alone; the bytes a generated kernel or a copy must move, and the copy bandwidth they are bounded by.
 
-Shapes and buffers come from the cpu Program's planned graph (targets/cpu/graph.py: Step, Buf), so the
+Shapes and buffers come from the cpu Program's planned graph (targets/cpu/runtime/graph.py: Step, Buf), so the
 figures are those of the mem stage irc runs. A dynamic size is read from `vals`, the cells of one call.
 """
 
@@ -167,7 +167,7 @@ class Bandwidth:
 
 def candidates(p: dict) -> dict:
     """Library calls that compute problem `p` alone, on random operands: name -> callable."""
-    from irc.targets.cpu import externs
+    from irc.targets.cpu.libs import externs
 
     dtype = getattr(torch, p["dtype"])
     s = p["shapes"]
@@ -208,7 +208,7 @@ def candidates(p: dict) -> dict:
 def best_time(p: dict, reps: int = 51, budget_s: float = 0.5) -> tuple[float | None, str]:
     """(the fastest median of the candidates for `p`, its name), or (None, "") when none applies. Candidates
     run in turn (externs.measure), up to `reps` rounds or `budget_s` (at least 3): small problems get many."""
-    from irc.targets.cpu.externs import measure
+    from irc.targets.cpu.libs.externs import measure
 
     c = candidates(p)
     if not c:

@@ -15,7 +15,8 @@ import time
 import torch
 from llvmlite import ir
 
-from irc.targets.cpu import externs, jit, parallel
+from irc.targets.cpu.libs import externs
+from irc.targets.cpu.runtime import jit, parallel
 
 I64, F32 = ir.IntType(64), ir.FloatType()
 

@@ -24,7 +24,7 @@ import torch.nn.functional as F
 import irc
 from irc.bench.models import mlp
 from irc.frontend.backend import compile_function
-from irc.targets.cpu.compiled import SERIAL, Choices, Variant
+from irc.targets.cpu.runtime.compiled import SERIAL, Choices, Variant
 
 KS = (1, 2, 4, 8, 16, 32)
 

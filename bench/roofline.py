@@ -40,7 +40,17 @@ from dataclasses import asdict, dataclass, field
 import torch
 
 from .arithmetic import kernel_ops, vector_rate
-from .bounds import Bandwidth, best_time, describe, extern_bytes, flops, kernel_bytes, kernel_summary, problem, shape
+from .bounds import (
+    Bandwidth,
+    best_time,
+    describe,
+    extern_bytes,
+    flops,
+    kernel_bytes,
+    kernel_summary,
+    problem,
+    shape,
+)
 
 DEFAULT = ("mlp-b32", "mlp-b1024", "convnet-eval", "mini-transformer", "softmax-layernorm", "bandwidth-chain",
            "transcendental-chain", "resnet18")  # fmt: skip
@@ -94,7 +104,7 @@ class Roofline:
 @contextmanager
 def capture():
     """Record the cpu Programs compiled (and the argument lists they are then called with) while active."""
-    from irc.targets.cpu.executor import Executor
+    from irc.targets.cpu.runtime.executor import Executor
     from irc.targets.cpu.target import CpuTarget
 
     found: dict[int, list] = {}  # id(program) -> [program, args or None]
@@ -201,10 +211,10 @@ def measure(name: str, call, found: dict, bandwidth: Bandwidth, rounds: int = 10
 
 def run_case(case_name: str, bandwidth: Bandwidth, rounds: int, rates: dict) -> Roofline:
     """Compile the case with irc, capture its Programs, measure."""
-    from .cases import CASES
-
     import irc
     from irc import report
+
+    from .cases import CASES
 
     case = CASES[case_name]
     fn, inputs = case.make()

@@ -28,27 +28,27 @@ class CpuTarget:
     def machine_facts(self) -> str:
         """Which library runs a changing weight's products here (externs.linear_rule): the results bufferize takes as
         oneDNN allocates them and the products fold-bias and orient-products rewrite follow it."""
-        from .externs import onednn_outruns_mkl
+        from .libs.externs import onednn_outruns_mkl
 
         return f"onednn_outruns_mkl={onednn_outruns_mkl()}"
 
     def conv_timer(self, opts: Options):
         """torch's convolution in each layout, measured once per shape and kept in the on-disk cache."""
-        from .conv_layout import conv_seconds
+        from .libs.conv_layout import conv_seconds
 
         return lambda **problem: conv_seconds(**problem, use_cache=opts.cache)
 
     def library_allocates(self, args):
         """oneDNN's products (a constant weight's prepacked one) allocate their results: bufferize takes them as
         they come instead of copying each into a planned buffer (BERT's 24 products: 2.7 ms a call)."""
-        from .mm_rules import allocates_result
+        from .libs.mm_rules import allocates_result
 
         stable = frozenset(i for i, a in enumerate(args) if a.stable)
         return lambda op: allocates_result(op, stable)
 
     def transposed_products(self, args):
         """f32 products with few rows and a changing weight: MKL runs them faster as their transpose."""
-        from .mm_rules import computes_transposed
+        from .libs.mm_rules import computes_transposed
 
         stable = frozenset(i for i, a in enumerate(args) if a.stable)
         return lambda op: computes_transposed(op, args, stable)
@@ -63,8 +63,8 @@ class CpuTarget:
         (measured once; the choice kept in the disk cache under the tensor-opt text and the arguments)."""
         if opts.matmul != "auto" or opts.mode != "max-autotune" or not small_matmuls(module):
             return build("loops" if opts.matmul == "loops" else "extern", rep)
-        from . import autotune
-        from .program import Program
+        from .runtime import autotune
+        from .runtime.program import Program
 
         key = autotune.matmul_key(print_module(module), repr(args))
         rec = cache.get_json("autotune", key) if opts.cache else None
@@ -87,7 +87,7 @@ class CpuTarget:
         return built[choice][0]
 
     def compile(self, module, args, opts: Options, rep: report.GraphReport, key: str | None = None):
-        from .program import Program
+        from .runtime.program import Program
 
         progress_stage("llvm")
         t0 = time.perf_counter()
@@ -110,7 +110,7 @@ class CpuTarget:
 def small_matmuls(module) -> bool:
     """Whether the module has matrix products and every one is static and at most SMALL_MACS multiply-adds:
     the products for which max-autotune measures generated against library code."""
-    from .autotune import SMALL_MACS
+    from .runtime.autotune import SMALL_MACS
 
     sizes = [(op.lhs.type.get_shape(), op.rhs.type.get_shape()[-1]) for op in module.walk() if isinstance(op, tn.MmOp | tn.BmmOp)]
     return bool(sizes) and all(DYN not in (*a, n) and math.prod(a) * n <= SMALL_MACS for a, n in sizes)

@@ -5,7 +5,7 @@ already gives every op of the launch sequence its meaning on torch tensors: the 
 tensor with typed slots, allocations, strided views, externs through torch. Here `mem.launch` calls
 the kernel's Triton function instead. This is the simplest runtime that works, and it keeps one walker
 for both targets; its per-op Python cost is small next to a Triton launch (and next to the interpreter
-without a GPU). The CPU runtime's planner (targets/cpu/graph.py) is tied to its frame of cells and
+without a GPU). The CPU runtime's planner (targets/cpu/runtime/graph.py) is tied to its frame of cells and
 JITed kernels and would buy little here.
 
 With options={"matmul": "dot"} the mm externs run the tl.dot template (matmul.py); an mm with a fused
@@ -32,11 +32,9 @@ from xdsl.interpreters.func import FuncFunctions
 
 from irc.dialects import memory
 from irc.ir.types import torch_dtype
-from irc.targets.reference.loop import LoopFunctions, run_nest
+from irc.targets.reference.loop import LoopFunctions, extents, run_nest
 from irc.targets.reference.memory import MemFunctions, memref_shape
 from irc.targets.reference.tensor import IndexFunctions, TensorFunctions
-
-from irc.targets.reference.loop import extents
 
 from . import aot
 from .launch import DotLauncher, TritonKernel, device_of, overlaps

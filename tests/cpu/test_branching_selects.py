@@ -1,4 +1,4 @@
-"""Selects whose condition is one value for the whole vector branch to the arm they pick (targets/cpu/branches.py).
+"""Selects whose condition is one value for the whole vector branch to the arm they pick (targets/cpu/codegen/branches.py).
 
 A cat, and the zero-padded pieces a stack's backward sums (q, k and v's gradients back into a fused in-projection),
 read each element from one source, chosen by the piece it lies in. The mini-transformer's training step computed
@@ -7,7 +7,7 @@ that in-projection bias gradient from all three sources, one of them a gather: 1
 import pytest
 import torch
 
-from irc.targets.cpu import branches
+from irc.targets.cpu.codegen import branches
 from tests.cpu.programs import build, check
 from tests.cpu.test_head_views import in_proj_bias_grad
 

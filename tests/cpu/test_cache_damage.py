@@ -19,13 +19,13 @@ from pathlib import Path
 import pytest
 
 from irc import cache
-from irc.targets.cpu import jit
+from irc.targets.cpu.runtime import jit
 from tests.cpu.kernels import square_plus
 
 CHILD = r"""
 import json, logging, sys, torch, irc
 from irc import cache
-from irc.targets.cpu import autotune
+from irc.targets.cpu.runtime import autotune
 autotune.BUDGET_S = 0.2  # the test checks the cache, not the choice
 cache.BUSY_LOAD = float("inf")  # keep measurements whatever the load of the machine
 warnings = []

@@ -1,4 +1,4 @@
-"""A graph's call as one generated Python function (targets/cpu/call_source.py): calls whose arguments pass
+"""A graph's call as one generated Python function (targets/cpu/runtime/call_source.py): calls whose arguments pass
 its condition run it, with eager's numbers; any other call runs the executor's generic path, which accepts
 it or raises its error."""
 
@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from irc.targets.cpu.executor import Executor, InputMismatch
+from irc.targets.cpu.runtime.executor import Executor, InputMismatch
 
 from .programs import build, tolerance
 
@@ -53,7 +53,7 @@ def test_dynamic_graph_calls_run_the_generated_function_at_every_size(monkeypatc
 
 
 def test_dynamic_buffers_small_and_large_are_allocated_in_the_generated_call(monkeypatch):
-    from irc.targets.cpu import alloc
+    from irc.targets.cpu.runtime import alloc
 
     fn = lambda x: torch.softmax(x * 2, -1) + 1  # noqa: E731 - an intermediate of the input's size
     program, consts = build(fn, randn(6, 10), dynamic=True, cache=False)
@@ -68,7 +68,7 @@ def test_intermediates_come_from_the_contexts_scratch(monkeypatch):
     """attention_pool's two intermediates (scores, weights) are only its kernels' business: a call takes them from
     its context's scratch, grown to the largest size called so far and kept, not allocated per call. Results stay
     the caller's own (never scratch), and every size, larger and smaller, gets eager's numbers."""
-    from irc.targets.cpu import call_source
+    from irc.targets.cpu.runtime import call_source
 
     program, consts = build(attention_pool, randn(8, 48, 32), randn(32), dynamic=True, cache=False)
     assert len(call_source.scratch_roots(program.compiled)) == 2

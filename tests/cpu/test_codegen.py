@@ -13,8 +13,8 @@ import torch.nn.functional as F
 
 import irc
 from irc import report
-from irc.targets.cpu import ops
-from irc.targets.cpu.program import InputMismatch
+from irc.targets.cpu.codegen import ops
+from irc.targets.cpu.runtime.program import InputMismatch
 from tests.conftest import compile_irc
 from tests.cpu.programs import build, check
 
@@ -292,7 +292,7 @@ def test_missing_emitter_runs_on_the_reference_and_is_reported(monkeypatch):
 def test_kernels_are_vectorised_and_outputs_fresh():
     program, _ = build(lambda x: (x * 2).exp(), randn(64, 64), cache=False)
     text = program.compiled.lib.optimized_ir
-    from irc.targets.cpu.jit import host
+    from irc.targets.cpu.runtime.jit import host
 
     assert f"<{host().lanes(32)} x float>" in text
     assert program.fresh == [True]

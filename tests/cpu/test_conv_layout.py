@@ -1,10 +1,10 @@
-"""The convolution timer of select-layout (targets/cpu/conv_layout.py) times real convolutions in both
+"""The convolution timer of select-layout (targets/cpu/libs/conv_layout.py) times real convolutions in both
 layouts, also when called while a compile traces with fake tensors, and remembers each shape."""
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 
-from irc.targets.cpu import conv_layout, externs
+from irc.targets.cpu.libs import conv_layout, externs
 
 PROBLEM = dict(x=[1, 16, 64, 64], w=[32, 16, 3, 3], stride=[1, 1], padding=[1, 1], dilation=[1, 1], groups=1, dtype="f32", bias=True)
 

@@ -1,10 +1,10 @@
-"""A graph is compiled once (targets/cpu/compiled.py) and run by executors (executor.py); max-autotune's
+"""A graph is compiled once (targets/cpu/runtime/compiled.py) and run by executors (executor.py); max-autotune's
 search (autotune.tune) returns its choices and changes nothing until the build applies them."""
 
 import torch
 
-from irc.targets.cpu import autotune
-from irc.targets.cpu.executor import Executor
+from irc.targets.cpu.runtime import autotune
+from irc.targets.cpu.runtime.executor import Executor
 
 from .programs import build
 

@@ -5,8 +5,8 @@ import torch
 import torch.nn.functional as F
 
 from irc import cache
-from irc.targets.cpu import externs
-from irc.targets.cpu.measured import Measured
+from irc.targets.cpu.libs import externs
+from irc.targets.cpu.libs.measured import Measured
 
 TOL = dict(rtol=1e-4, atol=1e-4)
 torch.manual_seed(0)
@@ -133,7 +133,7 @@ def test_conv_paths_on_channels_last_input_equal_eager_bit_for_bit(dtype):
 _F32_SCRIPT = """
 import hashlib, sys, torch, torch.nn.functional as F
 import irc
-from irc.targets.cpu import externs
+from irc.targets.cpu.libs import externs
 order = int(sys.argv[1])  # this process's measured timings: one order or the reverse
 externs.measure = lambda cands, **kw: {p: order * i for i, p in enumerate(cands)}
 g = torch.Generator().manual_seed(0)

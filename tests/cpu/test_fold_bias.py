@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from irc import report
-from irc.targets.cpu import externs
+from irc.targets.cpu.libs import externs
 from tests.conftest import compile_irc
 
 TOL = dict(rtol=1e-4, atol=1e-4, equal_nan=True)

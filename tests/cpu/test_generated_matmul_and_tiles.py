@@ -8,8 +8,8 @@ import torch.nn.functional as F
 
 import irc
 from irc import report
-from irc.targets.cpu.compiled import Choices, Variant
-from irc.targets.cpu.tiles import DEFAULT_TILE, Tile
+from irc.targets.cpu.codegen.tiles import DEFAULT_TILE, Tile
+from irc.targets.cpu.runtime.compiled import Choices, Variant
 
 from .programs import build, check, tolerance
 
@@ -114,7 +114,7 @@ def test_every_tile_computes_the_same(case, dynamic):
 
 def test_tiles_split_items_as_the_runtime_counts_them():
     """An item is a block of rows x columns: the launch's item count follows the tile (what parallel_for splits)."""
-    from irc.targets.cpu import steps
+    from irc.targets.cpu.runtime import steps
 
     program, _ = build(lambda x: x * 2 + 1, randn(133, 67), cache=False)
     (ln,) = program.launches
@@ -124,7 +124,7 @@ def test_tiles_split_items_as_the_runtime_counts_them():
 
 
 def test_the_emitter_picks_tiles_for_transposed_reads_and_column_reductions():
-    from irc.targets.cpu.tiles import TRANSPOSE_TILE
+    from irc.targets.cpu.codegen.tiles import TRANSPOSE_TILE
 
     defaults = {}
     for case in ("transpose", "column-sum"):
@@ -139,13 +139,13 @@ def test_the_emitter_picks_tiles_for_transposed_reads_and_column_reductions():
 def test_narrow_column_sums_take_narrower_items(cols, item):
     """A column sum's items are 256 columns wide, narrower (down to 64) where that leaves fewer than 4 items: a
     bias gradient's 256 columns are 4 items for the threads, not one."""
-    from irc.targets.cpu.tiles import reduction_cols
+    from irc.targets.cpu.codegen.tiles import reduction_cols
 
     assert reduction_cols(cols) == item
 
 
 def test_a_bias_gradient_column_sum_splits_over_the_threads():
-    from irc.targets.cpu import steps
+    from irc.targets.cpu.runtime import steps
 
     x = randn(300, 256)
     program, _ = build(lambda x: x.sum(0), x, cache=False)
@@ -159,8 +159,8 @@ def test_column_reductions_take_wider_vectors_by_default(cols):
     """Reducing in lanes, a nest runs up to 4 native vectors per step (independent accumulators), no wider
     than its columns need; a row reduction too, as long as its row holds two of the wider vectors (its masked
     last vector costs a whole one). Both match eager (tails included)."""
-    from irc.targets.cpu import jit
-    from irc.targets.cpu.tiles import LANES_REDUCING
+    from irc.targets.cpu.codegen.tiles import LANES_REDUCING
+    from irc.targets.cpu.runtime import jit
 
     native = jit.host().lanes(32)
     x = randn(29, cols)
@@ -178,7 +178,7 @@ def test_software_prefetch_only_where_a_step_streams_past_it(monkeypatch):
     """A streaming load prefetches PREFETCH bytes ahead where one step reads at least twice that contiguously (long
     rows, an item's chunk of columns), not in a column sum whose items read 256 columns a row: there the line
     fetched would be another item's."""
-    from irc.targets.cpu import access
+    from irc.targets.cpu.codegen import access
 
     monkeypatch.setattr(access, "PREFETCH_MIN_BYTES", 0)  # these 1 MB buffers stand for ones beyond the caches
     x = randn(64, 4096)
@@ -193,7 +193,7 @@ def test_no_software_prefetch_for_a_buffer_the_caches_hold(monkeypatch):
     """A static buffer of at most PREFETCH_MIN_BYTES is read from the caches, where a prefetch only costs a load slot:
     a 1 MB row sum has none at the default (32 MB); with the bound at 512 KB the same sum prefetches, and a 256 KB
     one still does not."""
-    from irc.targets.cpu import access
+    from irc.targets.cpu.codegen import access
 
     assert "llvm.prefetch" not in check(lambda x: x.sum(-1), randn(64, 4096)).llvm_ir
     monkeypatch.setattr(access, "PREFETCH_MIN_BYTES", 512 << 10)
@@ -206,7 +206,7 @@ def test_a_column_reduction_with_math_prefetches_the_rows_ahead():
     prefetch. Where its body runs math functions (gelu's backward with its bias gradient, one kernel) each load and
     each store of a full output also prefetches the row ROWS_AHEAD steps ahead (1.5x on 2048x1024), at any buffer
     size; a plain column sum keeps none, and neither does a row reduction with math."""
-    from irc.targets.cpu import access
+    from irc.targets.cpu.codegen import access
 
     g, x = randn(64, 96), randn(64, 96)
     gelu_grad = lambda g, x: torch.ops.aten.gelu_backward(g, x)  # noqa: E731
@@ -224,8 +224,9 @@ def test_a_wide_step_prefetches_every_line_it_reads(monkeypatch):
     eager on 4096x4096)."""
     import re
 
-    from irc.targets.cpu import access, jit
-    from irc.targets.cpu.tiles import LANES_REDUCING
+    from irc.targets.cpu.codegen import access
+    from irc.targets.cpu.codegen.tiles import LANES_REDUCING
+    from irc.targets.cpu.runtime import jit
 
     monkeypatch.setattr(access, "PREFETCH_MIN_BYTES", 0)  # a 1 MB buffer standing for a 64 MB one
 
@@ -242,7 +243,7 @@ def test_rows_of_several_passes_prefetch_the_rows_ahead_in_the_first():
     others, and a row of a page or less is where the hardware prefetchers start over. The first pass's load also
     prefetches the row ITEMS_AHEAD items ahead (one prefetch per line of its step), at any buffer size; the later
     passes and a one-pass row sum of a cached buffer prefetch nothing."""
-    from irc.targets.cpu import access
+    from irc.targets.cpu.codegen import access
 
     x = randn(64, 1024)
     rows = check(lambda x: F.layer_norm(torch.softmax(x, -1), (1024,)), x)
@@ -257,7 +258,7 @@ def test_the_first_pass_prefetches_the_gathered_rows_ahead():
     first pass prefetches the row ITEMS_AHEAD items ahead from the index loaded there (the item clamped into its
     dim: the index's load stays in its buffer), one prefetch per line of its step. Eager's numbers, the last
     items (whose items ahead are past the end) included."""
-    from irc.targets.cpu import access
+    from irc.targets.cpu.codegen import access
 
     ids = torch.randint(0, 1000, (3, 37), generator=torch.Generator().manual_seed(0))
     table = randn(1000, 256)
@@ -269,7 +270,7 @@ def test_the_first_pass_prefetches_the_gathered_rows_ahead():
 
 def _autotuned_transpose(monkeypatch):
     """The transposed copy compiled under max-autotune with every variant qualifying; its report, checked against eager."""
-    from irc.targets.cpu import autotune
+    from irc.targets.cpu.runtime import autotune
 
     monkeypatch.setattr(autotune, "MARGIN", 1e9)
     monkeypatch.setattr(autotune, "SMALL_S", 0.0)
@@ -284,7 +285,7 @@ def _autotuned_transpose(monkeypatch):
 
 def test_max_autotune_measures_tiles_and_keeps_what_it_chose(monkeypatch):
     """With every variant qualifying, the transposed copy takes a tile (the second round ran) and still matches."""
-    from irc.targets.cpu import autotune
+    from irc.targets.cpu.runtime import autotune
 
     g = _autotuned_transpose(monkeypatch)
     (note,) = [n for n in g.mode_notes if " tiles, " in n]  # the second round's choice, with every candidate's median
@@ -295,7 +296,7 @@ def test_max_autotune_measures_tiles_and_keeps_what_it_chose(monkeypatch):
 def test_max_autotune_keeps_the_tuned_build_only_when_the_whole_call_is_faster(monkeypatch, faster):
     """A mode is never slower than the default: variants chosen launch by launch are kept only when the tuned build
     beats the default build as a whole call (here the whole-call medians are given: `faster` wins)."""
-    from irc.targets.cpu import autotune
+    from irc.targets.cpu.runtime import autotune
 
     real = autotune.measure
 
@@ -315,7 +316,7 @@ def test_max_autotune_chooses_generated_or_library_matmul_once(tmp_path, monkeyp
     """A graph of small products is built both ways and measured whole; the choice is kept in the disk cache,
     so a second compile builds only the chosen program."""
     from irc import cache
-    from irc.targets.cpu import autotune
+    from irc.targets.cpu.runtime import autotune
 
     calls = []
     real = autotune.choose_program
@@ -340,7 +341,7 @@ def test_max_autotune_chooses_generated_or_library_matmul_once(tmp_path, monkeyp
 
 
 def test_max_autotune_leaves_large_products_to_the_library():
-    from irc.targets.cpu.autotune import SMALL_MACS
+    from irc.targets.cpu.runtime.autotune import SMALL_MACS
 
     fn, _ = MATMULS["mm"]
     a, b = randn(64, 64), randn(64, 2 * SMALL_MACS // (64 * 64))  # twice the size measured both ways

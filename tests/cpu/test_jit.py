@@ -11,7 +11,7 @@ import torch
 from llvmlite import ir
 
 from irc import cache
-from irc.targets.cpu import jit
+from irc.targets.cpu.runtime import jit
 from tests.cpu.kernels import square_plus
 
 SIG = (None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
@@ -85,7 +85,7 @@ CHILD = """
 import ctypes, json, torch
 from llvmlite import ir
 from irc import cache
-from irc.targets.cpu import jit
+from irc.targets.cpu.runtime import jit
 from tests.cpu.kernels import square_plus
 m = ir.Module(); square_plus(m, "k", 0.5)
 lib = jit.compile_module(m)

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from llvmlite import ir
 
-from irc.targets.cpu import mathlib
+from irc.targets.cpu.codegen import mathlib
 from tests.cpu.ulp import jit_map, ulp_error, worst
 
 N = 1_000_001
@@ -144,7 +144,7 @@ def test_double_inputs_are_correct(name):
 @pytest.mark.parametrize("name", sorted(set(mathlib.FUNCTIONS) - {"sin", "cos"}))
 def test_no_libm_calls(name):
     """The float32 builders are straight-line code: the optimised IR declares only LLVM intrinsics."""
-    from irc.targets.cpu import jit
+    from irc.targets.cpu.runtime import jit
     from tests.cpu.kernels import map_kernel
 
     m = ir.Module()

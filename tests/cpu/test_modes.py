@@ -125,7 +125,7 @@ def test_reduce_overhead_concurrent_calls():
 
 def test_max_autotune_choices_come_from_the_disk_cache_the_second_time(tmp_path, monkeypatch):
     from irc import cache
-    from irc.targets.cpu import autotune
+    from irc.targets.cpu.runtime import autotune
 
     monkeypatch.setattr(autotune, "BUDGET_S", 0.2)  # bounded: the test checks reuse, not the choice
     cache.set_dir(tmp_path)
@@ -149,7 +149,7 @@ def test_max_autotune_choices_come_from_the_disk_cache_the_second_time(tmp_path,
 
 @pytest.mark.parametrize("broken", ["launcher", "autotune"])
 def test_a_mode_that_fails_leaves_the_default_steps(monkeypatch, broken):
-    from irc.targets.cpu import autotune, launcher
+    from irc.targets.cpu.runtime import autotune, launcher
 
     def fail(*a, **k):
         raise RuntimeError("boom")
@@ -168,7 +168,7 @@ def test_a_mode_that_fails_leaves_the_default_steps(monkeypatch, broken):
 def test_max_autotune_chosen_variants_compute_the_same(monkeypatch, case):
     """Whatever the measurement picks (here: any variant at all, the margin set so that every one qualifies,
     one MKL thread included), the rebuilt program matches eager."""
-    from irc.targets.cpu import autotune
+    from irc.targets.cpu.runtime import autotune
 
     monkeypatch.setattr(autotune, "MARGIN", 1e9)
     monkeypatch.setattr(autotune, "SMALL_S", 0.0)

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import irc
-from irc.targets.cpu import externs
+from irc.targets.cpu.libs import externs
 
 
 def products(dump: Path, graph: str) -> list[str]:

@@ -10,8 +10,9 @@ import torch
 from llvmlite import ir
 
 from irc.frontend.backend import compile_function
-from irc.targets.cpu import externs, jit, launcher, parallel
-from irc.targets.cpu.compiled import SERIAL
+from irc.targets.cpu.libs import externs
+from irc.targets.cpu.runtime import jit, launcher, parallel
+from irc.targets.cpu.runtime.compiled import SERIAL
 from tests.cpu.kernels import range_loop, square_plus
 from tests.cpu.programs import build, tolerance
 

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 
 from irc import report
 from irc.frontend.backend import compile_function
-from irc.targets.cpu import externs
+from irc.targets.cpu.libs import externs
 from tests.conftest import compile_irc
 
 G = torch.Generator().manual_seed(0)

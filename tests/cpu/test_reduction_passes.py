@@ -8,7 +8,7 @@ import re
 import pytest
 import torch
 
-from irc.targets.cpu import emit
+from irc.targets.cpu.codegen import emit
 from tests.cpu.programs import build
 
 G = torch.Generator().manual_seed(0)
@@ -165,7 +165,7 @@ def test_runtime_rows_of_every_length_reduce_like_eager(name):
 def test_a_runtime_row_ends_in_native_vectors_not_one_masked_wide_one():
     """A row sum of runtime length steps at the wide width (4 native vectors), then at the native one, and masks
     only a native vector at its end: a row of 32 floats (dynamic-seq's) used to load one masked 64-lane vector."""
-    from irc.targets.cpu import jit
+    from irc.targets.cpu.runtime import jit
 
     native = jit.host().lanes(32)  # 4 at the least: jit.host() knows no vector narrower than 128 bits
     program, _ = build(lambda x: x.sum(-1), randn(5, 300), dynamic=True, cache=False)

@@ -1,4 +1,4 @@
-"""Non-temporal stores (targets/cpu/stream.py): a pointwise kernel writes an output of at least STREAM_MIN_BYTES in
+"""Non-temporal stores (targets/cpu/codegen/stream.py): a pointwise kernel writes an output of at least STREAM_MIN_BYTES in
 whole vectors around the caches, where the output's first element is aligned at run time, and with plain stores
 where it is not. The bound is lowered here so that small buffers stand for ones beyond the last-level cache."""
 
@@ -6,8 +6,8 @@ import pytest
 import torch
 
 import irc
-from irc.targets.cpu import stream
-from irc.targets.cpu.emit import KernelEmitter
+from irc.targets.cpu.codegen import stream
+from irc.targets.cpu.codegen.emit import KernelEmitter
 from tests.conftest import compile_irc
 
 from .programs import check

@@ -1,4 +1,4 @@
-"""Transposed reads in registers (targets/cpu/transpose.py): a pointwise kernel reading a buffer across its lines
+"""Transposed reads in registers (targets/cpu/codegen/transpose.py): a pointwise kernel reading a buffer across its lines
 loads whole vectors along the lines and transposes L x L blocks by shuffles instead of gathering lane by lane.
 Whole blocks, the rows and columns short of one (odd sizes, vector tails), every dtype and runtime sizes give
 eager's numbers."""

@@ -1,4 +1,4 @@
-"""Warm starts (frontend/warm.py, targets/cpu/compiled.py's emission record): a graph compiled before, in this
+"""Warm starts (frontend/warm.py, targets/cpu/runtime/compiled.py's emission record): a graph compiled before, in this
 process or another, is not imported, optimised, lowered or emitted again; it loads its cached mem stage and
 object code, and computes what eager computes. Graphs that get no record (dynamic sizes) and records whose mem
 stage is gone compile as before."""
@@ -17,7 +17,7 @@ import irc
 from irc import cache, report
 from irc.frontend import backend as irc_backend
 from irc.frontend.backend import compile_function
-from irc.targets.cpu import compiled as cpu_compiled
+from irc.targets.cpu.runtime import compiled as cpu_compiled
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,7 +101,7 @@ def test_an_emission_record_loads_the_code_and_still_shows_its_llvm_ir(cache_dir
 
 
 def test_an_emission_record_is_not_taken_for_code_emitted_with_another_prefetch_distance(cache_dir, monkeypatch):
-    from irc.targets.cpu import access
+    from irc.targets.cpu.codegen import access
 
     def fn(a):
         return (a * 3).relu() + 1
@@ -120,7 +120,7 @@ def test_a_machine_whose_libraries_differ_lowers_afresh(cache_dir, monkeypatch):
     """A cache shared by machines on which a changing weight's products take different libraries (oneDNN where it
     outruns MKL: externs.onednn_outruns_mkl) never hands one machine the other's lowering: the warm record and the
     mem stage are keyed by the target's machine facts, so the other machine imports and lowers again."""
-    from irc.targets.cpu import externs
+    from irc.targets.cpu.libs import externs
 
     x = torch.randn(5, 7, 24)
     here = externs.onednn_outruns_mkl()

@@ -6,7 +6,8 @@ import math
 import torch
 from llvmlite import ir
 
-from irc.targets.cpu import jit, mathlib
+from irc.targets.cpu.codegen import mathlib
+from irc.targets.cpu.runtime import jit
 from tests.cpu.kernels import map_kernel
 
 _LIBS = {}

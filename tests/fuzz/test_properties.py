@@ -52,7 +52,7 @@ def test_a_hang_inside_native_code_ends_the_process_with_its_stack():
 
     script = textwrap.dedent("""
         import ctypes
-        from irc.targets.cpu.jit import compile_module
+        from irc.targets.cpu.runtime.jit import compile_module
         from irc.tools.fuzz.properties import time_limit
         spin = compile_module("define void @spin() {\\nentry:\\n  br label %loop\\nloop:\\n  br label %loop\\n}\\n",
                               use_cache=False)

@@ -24,8 +24,8 @@ import torch
 
 import irc
 from irc import report
-from irc.targets.cpu import jit
-from irc.targets.cpu.measured import Measured
+from irc.targets.cpu.libs.measured import Measured
+from irc.targets.cpu.runtime import jit
 
 # A child process: n distinct graphs (one code object each: Dynamo recompiles one code object at most 8 times),
 # each compiled by the backend and called once, after a warm-up of 10; RSS before and after the reset.

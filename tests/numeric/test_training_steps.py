@@ -17,7 +17,7 @@ import irc
 from irc import report
 from irc.bench.check import GRAD_TOL, assert_close, targets_for
 from irc.bench.models import MiniTransformer, mlp
-from irc.targets.cpu import externs
+from irc.targets.cpu.libs import externs
 from tests.conftest import compile_irc
 
 COPIES = ("aten::copy_", "aten::contiguous", "aten::clone")

@@ -99,7 +99,7 @@ def test_every_variable_is_documented_in_the_guide():
 
 
 def test_extern_path_choices_are_the_kernels_paths():
-    from irc.targets.cpu.externs import ConvKernel, LinearKernel
+    from irc.targets.cpu.libs.externs import ConvKernel, LinearKernel
 
     paths = set(LinearKernel(torch.randn(4, 4)).paths()) | set(ConvKernel(torch.randn(2, 2, 3, 3)).paths())
     assert set(env.VARIABLES["IRC_EXTERN_PATH"].choices) == paths

@@ -12,14 +12,27 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from llvmlite import ir
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineMap, AffineSymExpr
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineMap,
+    AffineSymExpr,
+)
 
 from irc.dialects.affine_forms import linear_coefficients
 from irc.ir.index_math import Arith, bounds, evaluate
 from irc.lowering.affine_simplify import simplify_map
-from irc.targets.cpu.affine import Lin, coefficient, interval, lane_coefficient, to_lin
-from irc.targets.cpu.index_ir import IndexIR
-from irc.targets.cpu.jit import compile_module
+from irc.targets.cpu.codegen.affine import (
+    Lin,
+    coefficient,
+    interval,
+    lane_coefficient,
+    to_lin,
+)
+from irc.targets.cpu.codegen.index_ir import IndexIR
+from irc.targets.cpu.runtime.jit import compile_module
 from irc.targets.triton.affine import Printer
 
 K = AffineBinaryOpKind

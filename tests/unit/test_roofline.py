@@ -143,7 +143,7 @@ def test_the_vector_rate_is_measured_and_plausible():
 
 def test_capture_finds_the_programs_torch_compile_runs_and_their_arguments():
     import irc
-    from irc.targets.cpu.executor import Executor
+    from irc.targets.cpu.runtime.executor import Executor
     from irc.targets.cpu.target import CpuTarget
 
     before = (CpuTarget.compile, Executor.__call__)

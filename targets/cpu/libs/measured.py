@@ -14,7 +14,7 @@ import torch
 
 from irc import cache, lifetime
 
-from .jit import host, versions
+from ..runtime.jit import host, versions
 
 
 class Measured:

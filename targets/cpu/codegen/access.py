@@ -15,7 +15,20 @@ from irc.dialects import loop
 from irc.dialects.math_cost import costly_math
 
 from .affine import Lin, coefficient, lane_coefficient, uses_dim
-from .ivals import Lanes, abi_size, add, count, imin, ival, kconst, mangle_el, mul, same, set_at, splat
+from .ivals import (
+    Lanes,
+    abi_size,
+    add,
+    count,
+    imin,
+    ival,
+    kconst,
+    mangle_el,
+    mul,
+    same,
+    set_at,
+    splat,
+)
 from .stash import cone
 from .types import narrow, storage_type, widen
 from .vec import I1, I8, I32, I64

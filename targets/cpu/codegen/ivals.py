@@ -30,7 +30,7 @@ def count(x):
 
 
 def td():
-    from .jit import engine
+    from ..runtime.jit import engine
 
     return engine()._tm.target_data
 

@@ -35,7 +35,7 @@ from llvmlite import ir
 
 from irc import env
 
-from .vec import I8, I32, I64
+from ..codegen.vec import I8, I32, I64
 
 MIN_WORK = env.get("IRC_PARALLEL_MIN_WORK")
 PAR_SIG = (None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int32)  # k_par(start, end, argv, threads)

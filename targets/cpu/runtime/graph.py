@@ -22,11 +22,10 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 
 from irc.dialects import loop, memory
 from irc.ir.types import torch_dtype
-
 from irc.targets.args import ArgSpec
 
-from .affine import Lin, row_major
-from .types import Unsupported
+from ..codegen.affine import Lin, row_major
+from ..codegen.types import Unsupported
 
 
 @dataclass(frozen=True)

@@ -32,11 +32,12 @@ from llvmlite import ir
 
 from irc import cache
 
-from . import extern_ops, jit, launcher, parallel, steps
+from ..codegen.emit import emit_kernel
+from ..codegen.tiles import DEFAULT_TILE, Tile
+from ..libs import extern_ops
+from ..libs.externs import measure
+from . import jit, launcher, parallel, steps
 from .compiled import SERIAL, SIG, Choices, Variant
-from .emit import emit_kernel
-from .tiles import DEFAULT_TILE, Tile
-from .externs import measure
 
 BUDGET_S = 3.0  # seconds of measurement per graph, at most (compiling the variants not included)
 MARGIN = 0.9  # a variant is taken only when its median is below MARGIN x the default's

@@ -9,7 +9,6 @@ from llvmlite import ir
 from .types import compute_type, is_float, is_unsigned, splat
 from .vec import I1, I32, I64, intrinsic, mangle
 
-
 # Most elements one lane of a float sum (or product) adds into one partial sum: every reduction loop runs in blocks
 # of this many steps, each into a partial sum of its own, added to the enclosing one after the block (emit.py
 # rloops), so rounding grows with the blocks' length and count, not with the elements'. A column sum of 65536x64

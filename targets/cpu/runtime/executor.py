@@ -28,8 +28,9 @@ from torch._C._profiler import _RecordFunctionFast
 
 from irc.targets.runtime import is_dense
 
-from . import alloc, call_source, extern_ops, launcher, parallel, steps
-from .affine import Lin
+from ..codegen.affine import Lin
+from ..libs import extern_ops
+from . import alloc, call_source, launcher, parallel, steps
 from .graph import Buf
 from .steps import Ctx
 

@@ -24,9 +24,10 @@ from xdsl.ir.affine import AffineExpr
 
 from irc.ir.index_math import Arith, evaluate
 
+from ..codegen.affine import Lin
 from . import alloc, parallel, steps
-from .affine import Lin
 from .graph import Buf
+
 
 class _Source(Arith[str]):
     """Python source for sizes: Lins over cells (locals v<cell> once bound, else the frame's vals), affine

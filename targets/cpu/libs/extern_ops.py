@@ -25,7 +25,9 @@ from irc.dialects.semantics.bounds import index_checker
 from irc.dialects.semantics.nn import NN_SEMANTICS
 from irc.dialects.semantics.tensor import check_linalg
 from irc.ir.types import torch_dtype
-from . import alloc, externs
+
+from ..runtime import alloc
+from . import externs
 from .mm_rules import of_argument, small_product
 
 

@@ -32,8 +32,9 @@ from irc.dialects import memory
 from irc.dialects import tensor as tn
 from irc.ir.types import DYN
 
-from . import mm_rules, parallel, steps
-from .vec import I32, I64
+from ..codegen.vec import I32, I64
+from ..libs import mm_rules
+from . import parallel, steps
 
 VOID = ir.VoidType()
 F32 = ir.FloatType()

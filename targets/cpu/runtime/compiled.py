@@ -23,12 +23,14 @@ from llvmlite import ir
 
 from irc import cache as disk
 
-from . import access, extern_ops, jit, launcher, parallel, stream
-from .affine import Lin
-from .emit import BufSpec, emit_kernel
+from ..codegen import access, stream
+from ..codegen.affine import Lin
+from ..codegen.emit import BufSpec, emit_kernel
+from ..codegen.tiles import DEFAULT_TILE, Tile, default_lanes
+from ..codegen.types import Unsupported
+from ..libs import extern_ops
+from . import jit, launcher, parallel
 from .graph import plan_graph
-from .tiles import DEFAULT_TILE, Tile, default_lanes
-from .types import Unsupported
 
 SIG = (None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)  # void k(start, end, argv)
 

@@ -20,8 +20,21 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float64Type
 
 from . import mathlib
-from .types import HALF, Unsupported, splat, compute_type, const_value, exact_constant, is_float, narrow, round_to, storage_type, widen
+from .types import (
+    HALF,
+    Unsupported,
+    compute_type,
+    const_value,
+    exact_constant,
+    is_float,
+    narrow,
+    round_to,
+    splat,
+    storage_type,
+    widen,
+)
 from .vec import F32, F64, I1, I64, V, intrinsic, mangle, same_shape
+
 
 # -- the emission context -------------------------------------------------------------------------------
 class Cx:

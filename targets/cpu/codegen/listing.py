@@ -9,9 +9,9 @@ named in a trailing comment with the reason, as the compile report names them.
 from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, TensorType
 
 from irc.ir.types import torch_dtype
-
 from irc.targets.args import ArgSpec
-from .program import Program
+
+from ..runtime.program import Program
 
 
 def contiguous_argspecs(module: ModuleOp, entry: str = "main") -> list[ArgSpec]:

@@ -23,7 +23,7 @@ from llvmlite import ir
 
 from irc import env
 
-from . import jit
+from ..runtime import jit
 from .ivals import abi_size, add, ival, mul
 from .types import storage_type
 from .vec import I32, I64

@@ -10,7 +10,15 @@ import struct
 
 from llvmlite import ir
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, IndexType, IntegerType, Signedness
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    Signedness,
+)
 
 from .vec import F32, F64, I8, I16, I64, same_shape
 

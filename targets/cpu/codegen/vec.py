@@ -154,7 +154,7 @@ class V:
         """x * 2**floor(n) with AVX-512 vscalefps/pd (exact, overflow and subnormals right), or None
         when the host or the shape has no such instruction. A vector wider than a register (the
         emitter's 64 x f32 bodies: four) is scaled one 512-bit register at a time."""
-        from .jit import host
+        from ..runtime.jit import host
 
         h = host()
         if not self.lanes or not h.has("avx512f"):

@@ -3,7 +3,7 @@
     conv_seconds(x=[8, 64, 56, 56], w=[64, 64, 3, 3], stride=[1, 1], padding=[1, 1], dilation=[1, 1],
                  groups=1, dtype="f32", bias=False, use_cache=True) -> (nchw_s, nhwc_s, same) or None
 
-Each layout times what targets/cpu/extern_ops.py does for a convolution in that layout: the path
+Each layout times what targets/cpu/libs/extern_ops.py does for a convolution in that layout: the path
 ConvKernel chooses for an input in that layout, and the copy of its result into an output buffer of
 that layout. `same`: every channels-last path gives NCHW's result bit for bit (on random inputs), so the
 timing may choose the layout without changing a number (ResNet-18's 7x7 stem: same; its 64-channel 3x3

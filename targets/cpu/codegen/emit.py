@@ -36,13 +36,27 @@ from llvmlite import ir
 from irc.dialects import loop
 from irc.ir.index_math import evaluate
 
-from . import jit, parallel
+from ..runtime import jit, parallel
 from . import reduce as red
 from .access import Access, BufSpec
 from .affine import Lin, interval, to_lin, uses_dim, within
 from .branches import Branches, branching_selects
 from .index_ir import IndexIR
-from .ivals import Lanes, add, cdiv, count, fill, ival, imin, mul, sdiv, set_at, splat, udiv, urem
+from .ivals import (
+    Lanes,
+    add,
+    cdiv,
+    count,
+    fill,
+    imin,
+    ival,
+    mul,
+    sdiv,
+    set_at,
+    splat,
+    udiv,
+    urem,
+)
 from .ops import EMIT, Cx
 from .stash import stashes
 from .stream import Streams

@@ -7,8 +7,8 @@ import ctypes
 
 import torch
 
+from ..codegen.affine import Lin, eval_affine
 from . import alloc, parallel
-from .affine import Lin, eval_affine
 from .graph import Buf
 
 

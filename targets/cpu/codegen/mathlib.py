@@ -36,7 +36,19 @@ double inputs: exp (2 ulp), log (1 ulp) and pow are native double polynomials (C
 others call libm lane by lane (correct, not fast).
 """
 
-from .mathlib_core import exp, exp2, expm1, log, log1p, log2, log10, pow, rsqrt, sigmoid, tanh
+from .mathlib_core import (
+    exp,
+    exp2,
+    expm1,
+    log,
+    log1p,
+    log2,
+    log10,
+    pow,
+    rsqrt,
+    sigmoid,
+    tanh,
+)
 from .mathlib_special import cos, erf, erfc, gelu, gelu_tanh, sin
 
 FUNCTIONS = {

@@ -204,7 +204,7 @@ def rsqrt(b: ir.IRBuilder, x):
 
 
 def _rsqrt14(v: V, x):
-    from .jit import host
+    from ..runtime.jit import host
 
     widths = {16: (512, I16), 8: (256, ir.IntType(8)), 4: (128, ir.IntType(8))}
     if v.bits != 32 or v.lanes not in widths or not host().has("avx512f"):
