@@ -10,10 +10,10 @@ from .report import CompileReport, GraphReport
 
 
 def backend(gm, example_inputs, *, mode=None, options=None):
-    """The torch.compile backend (see irc.frontend.backend). torch._dynamo.reset() calls backend.reset."""
+    """The torch.compile backend (see irc.dynamo.backend). torch._dynamo.reset() calls backend.reset."""
     # the first call imports the compiler (xDSL's many op classes): over a frozen heap, as a compile runs
     with lifetime.compiling():
-        from .frontend.backend import backend as _backend
+        from .dynamo.backend import backend as _backend
 
     lifetime.arm(backend)
     return _backend(gm, example_inputs, mode=mode, options=options)

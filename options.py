@@ -26,7 +26,7 @@ MATMULS = ("auto", "extern", "loops", "dot")
 @dataclass(frozen=True)
 class Options:
     mode: str = "default"
-    target: str = "cpu"  # where compiled graphs run: "cpu" (llvmlite-JITed kernels), "triton" (generated Triton kernels) or "reference" (the torch-backed tn executor); not named, GPU tensors take "triton" (frontend/backend.py)
+    target: str = "cpu"  # where compiled graphs run: "cpu" (llvmlite-JITed kernels), "triton" (generated Triton kernels) or "reference" (the torch-backed tn executor); not named, GPU tensors take "triton" (dynamo/backend.py)
     dump_dir: str | None = None  # write every stage's IR of every graph here
     strict: bool = False  # raise irc's own compile errors instead of running that graph eagerly
     verify: bool = False  # run each graph before and after every pass on random inputs; a pass that changes the result is reported

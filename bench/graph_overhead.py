@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 import irc
 from irc.bench.models import mlp
-from irc.frontend.backend import compile_function
+from irc.dynamo.backend import compile_function
 from irc.targets.cpu.runtime.compiled import SERIAL, Choices, Variant
 
 KS = (1, 2, 4, 8, 16, 32)

@@ -207,7 +207,7 @@ def _mem_key(cache_key: str, matmul: str) -> str:
 
 def cached(cache_key: str, matmul: str = "extern") -> tuple[ModuleOp, Result] | None:
     """The mem stage `run(..., cache_key=cache_key)` left in the disk cache (for `Plan(matmul=matmul)`), with its
-    Result; None when the cache does not hold it. A warm start's way to the mem stage (frontend/warm.py)."""
+    Result; None when the cache does not hold it. A warm start's way to the mem stage (dynamo/warm.py)."""
     key = _mem_key(cache_key, matmul)
     module, out = ModuleOp([]), Result(key=key)
     return (module, out) if _from_cache(module, key, out) else None

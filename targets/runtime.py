@@ -114,7 +114,7 @@ class CompiledGraph:
         self.derived = [(i, spec.source[1]) for i, spec in enumerate(outputs) if spec.source[0] == "output view"]
         self.tokens = list(tokens)  # inputs that are effect tokens: AOT autograd passes None, the program an empty tensor
         self.writes = list(writes)  # (input, result): after a call the result is written into the input
-        self.views = views  # outputs that are views of inputs, made from the inputs themselves (frontend/aliases.py)
+        self.views = views  # outputs that are views of inputs, made from the inputs themselves (dynamo/aliases.py)
         self.outputs = outputs
         self.constants = constants
         # fresh[i]: result i is always a new buffer of its own (no input or other result shares it), as the

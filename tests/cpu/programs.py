@@ -4,7 +4,7 @@ not emit (it would otherwise run on the reference evaluator and the test would n
 
 import torch
 
-from irc.frontend.backend import compile_function
+from irc.dynamo.backend import compile_function
 
 
 def build(fn, *inputs, dynamic: bool = False, strict: bool = True, cache: bool = True, matmul: str = "extern"):

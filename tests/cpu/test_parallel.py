@@ -9,7 +9,7 @@ import pytest
 import torch
 from llvmlite import ir
 
-from irc.frontend.backend import compile_function
+from irc.dynamo.backend import compile_function
 from irc.targets.cpu.libs import externs
 from irc.targets.cpu.runtime import jit, launcher, parallel
 from irc.targets.cpu.runtime.compiled import SERIAL

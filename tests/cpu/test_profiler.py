@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from irc import report
-from irc.frontend.backend import compile_function
+from irc.dynamo.backend import compile_function
 from irc.targets.cpu.libs import externs
 from tests.conftest import compile_irc
 

@@ -1,4 +1,4 @@
-"""Warm starts (frontend/warm.py, targets/cpu/runtime/compiled.py's emission record): a graph compiled before, in this
+"""Warm starts (dynamo/warm.py, targets/cpu/runtime/compiled.py's emission record): a graph compiled before, in this
 process or another, is not imported, optimised, lowered or emitted again; it loads its cached mem stage and
 object code, and computes what eager computes. Graphs that get no record (dynamic sizes) and records whose mem
 stage is gone compile as before."""
@@ -15,8 +15,8 @@ import torch
 
 import irc
 from irc import cache, report
-from irc.frontend import backend as irc_backend
-from irc.frontend.backend import compile_function
+from irc.dynamo import backend as irc_backend
+from irc.dynamo.backend import compile_function
 from irc.targets.cpu.runtime import compiled as cpu_compiled
 
 ROOT = Path(__file__).resolve().parents[2]

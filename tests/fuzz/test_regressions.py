@@ -180,7 +180,7 @@ def test_irc_opt_use_of_a_later_nests_value_is_located():
 def test_cpu_entry_check_ignores_strides_of_size_1_dims():
     """A symbolic stride bound by one argument's size-1 dim rejected another argument whose size-1 dim has another
     stride (it addresses nothing): InputMismatch (known bug cpu-size1-stride)."""
-    from irc.frontend.backend import compile_function
+    from irc.dynamo.backend import compile_function
 
     a = torch.randn(2, 1, 5)
     program, constants = compile_function(lambda a, b: a + b, a, torch.randn(2, 1, 5), dynamic=True)
@@ -204,7 +204,7 @@ def test_cpu_mm_with_empty_inner_dim():
 def test_view_output_of_an_offset_input_with_dynamic_sizes(target, training):
     """An output that is a view of an input: the runtime cloned it, and AOT autograd rebuilt the view with
     as_strided at the clone's storage offset 0 (symbolic sizes: no view replay), reading x's storage from its
-    start; now the view is replayed on the input itself (frontend/aliases.py). Found by irc-fuzz (kind mismatch)."""
+    start; now the view is replayed on the input itself (dynamo/aliases.py). Found by irc-fuzz (kind mismatch)."""
     def fn(x):
         return x.view(x.shape[0], x.shape[1], 1, 2), x[1:]
 

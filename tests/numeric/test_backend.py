@@ -94,7 +94,7 @@ def test_internal_error_runs_graph_eagerly_unless_strict(monkeypatch):
         raise RuntimeError("simulated irc bug")
 
     monkeypatch.setattr(fx_import, "import_graph", broken)
-    monkeypatch.setattr("irc.frontend.backend.import_graph", broken)
+    monkeypatch.setattr("irc.dynamo.backend.import_graph", broken)
     fn = lambda x: x * 3  # noqa: E731
     x = torch.randn(4)
     rep = irc.explain(fn, x)

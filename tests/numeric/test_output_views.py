@@ -1,4 +1,4 @@
-"""Outputs that are views of other outputs share their memory, as in eager (frontend/aliases.py output_views).
+"""Outputs that are views of other outputs share their memory, as in eager (dynamo/aliases.py output_views).
 
 AOT autograd hands such outputs over as the compiled graph returns them, so a copy broke eager's aliasing (a write
 to one output did not show in its view) and cost a pass over memory: a training forward returns each ReLU's output

@@ -1,5 +1,5 @@
 """A training forward hands the activations it saves to the backward in the layout its program computed them
-(frontend/saved_layouts.py: AOT autograd's report_output_strides), not copied into eager's strides; the backward
+(dynamo/saved_layouts.py: AOT autograd's report_output_strides), not copied into eager's strides; the backward
 is compiled for that layout, and gradients stay eager's."""
 
 import torch
@@ -8,7 +8,7 @@ from torch.profiler import profile
 
 from irc.bench import models as M
 from irc.bench.check import compare_steps, loss_fn, targets_for, train_step, twin
-from irc.frontend.saved_layouts import in_eager_layouts, take_saved_layouts
+from irc.dynamo.saved_layouts import in_eager_layouts, take_saved_layouts
 from tests.conftest import compile_irc
 
 LAYERS = 2

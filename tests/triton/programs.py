@@ -7,7 +7,7 @@ Under the interpreter the tests' tensors stay on the CPU; on a machine with a GP
 
 import torch
 
-from irc.frontend.backend import compile_function
+from irc.dynamo.backend import compile_function
 from irc.targets.triton import ensure_interpreter
 from tests.cpu.programs import tolerance
 

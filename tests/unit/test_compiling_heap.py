@@ -19,11 +19,11 @@ import torch, irc
 seen = []
 class Watch(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name == "irc.frontend.backend":
+        if name == "irc.dynamo.backend":
             seen.append(gc.get_freeze_count())
         return None
 sys.meta_path.insert(0, Watch())
-assert "irc.frontend.backend" not in sys.modules
+assert "irc.dynamo.backend" not in sys.modules
 f = torch.compile(lambda x: x.sin() + 1, backend=irc.backend)
 x = torch.randn(5)
 torch.testing.assert_close(f(x), x.sin() + 1)

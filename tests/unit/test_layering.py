@@ -1,12 +1,13 @@
 """Structure checks: imports flow one way between the layers, and modules stay small.
 
-    ir <- dialects <- lowering <- frontend        ir, dialects <- targets <- frontend
+    ir <- dialects <- lowering <- frontend <- dynamo      lowering, targets <- compiler <- dynamo
 
 Inside targets/, each target (cpu, triton, reference) imports only itself, the reference and the shared
 modules beside them (targets/*.py): never another target.
 
 `ir` imports no irc package, `dialects` only `ir`, `lowering` only `ir` and `dialects`, `targets`
-only `ir` and `dialects` (never `lowering` or `frontend`). Imports inside functions count too: a
+only `ir` and `dialects` (never `lowering` or `frontend`), `frontend` (FX -> tn) no target and not the driver,
+`compiler` (the driver) neither the frontend nor torch.compile's side (`dynamo`). Imports inside functions count too: a
 lazy import is still a dependency. `options`, `report` and `log` are leaves any layer above `dialects`
 may use. The whole check parses the source; it imports nothing.
 """
@@ -21,7 +22,9 @@ ALLOWED: dict[str, set[str]] = {
     "dialects": {"ir"},
     "lowering": {"ir", "dialects", *LEAVES},
     "targets": {"ir", "dialects", *LEAVES},
-    "frontend": {"ir", "dialects", "lowering", "targets", *LEAVES},
+    "frontend": {"ir", "dialects", "lowering", *LEAVES},
+    "compiler": {"ir", "dialects", "lowering", "targets", *LEAVES},
+    "dynamo": {"ir", "dialects", "lowering", "frontend", "targets", "compiler", *LEAVES},
     "options": {"env"},
     "report": {"lifetime"},
     "log": {"env"},

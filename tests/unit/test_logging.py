@@ -1,4 +1,4 @@
-"""irc's logging (irc/log.py, frontend/compile_log.py): topics under the `irc` logger, IRC_LOGS, TORCH_LOGS
+"""irc's logging (irc/log.py, dynamo/compile_log.py): topics under the `irc` logger, IRC_LOGS, TORCH_LOGS
 and set_logs, the progress line of slow compiles."""
 
 import io

@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from irc.bench import arithmetic, bounds, roofline
-from irc.frontend.backend import compile_function
+from irc.dynamo.backend import compile_function
 
 
 def _program(fn, *inputs):

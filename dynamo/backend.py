@@ -17,6 +17,10 @@ from torch._functorch.aot_autograd import make_boxed_func
 
 from irc import cache, lifetime, report, targets
 from irc.dialects import ALL_DIALECTS
+from irc.frontend.decompositions import decomposition_table
+from irc.frontend.freeze import plan as plan_freeze
+from irc.frontend.freeze import static_inputs
+from irc.frontend.fx_import import GraphUnsupported, import_graph
 from irc.ir import make_context, parse_module, print_module
 from irc.ir.check import ResultMismatch
 from irc.log import Progress, configure
@@ -31,9 +35,6 @@ from irc.targets.runtime import CompiledGraph, output_spec
 
 from . import compile_log, warm
 from .aliases import drop_view_results, input_views, output_views
-from .decompositions import decomposition_table
-from .freeze import plan as plan_freeze, static_inputs
-from .fx_import import GraphUnsupported, import_graph
 from .partition import recompute_partition
 from .saved_layouts import in_eager_layouts, keep_saved_layouts, take_saved_layouts
 
@@ -150,7 +151,7 @@ def _record_input_layouts(module, args) -> None:
 
 def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None, relaid=None) -> CompiledGraph:
     """FX -> tn (import, freezing), then `build`; the outputs as eager lays them out (but a forward's saved ones:
-    saved_layouts.py). A graph compiled before (same FX graph, sizes and options; frontend/warm.py) starts from its
+    saved_layouts.py). A graph compiled before (same FX graph, sizes and options; dynamo/warm.py) starts from its
     cached mem stage instead. `relaid`: the inputs not in eager's strides (saved_layouts.take_saved_layouts)."""
     graph_key = warm.key(gm, rep.kind, opts) if freezer is None else None
     if graph_key is not None and (compiled := _warm_start(gm, graph_key, opts, rep, relaid)) is not None:

@@ -21,7 +21,8 @@ Three changes to AOT's min-cut, two of them for what views cost in irc:
 from unittest import mock
 
 import torch.fx
-from torch._functorch import config as functorch_config, partitioners
+from torch._functorch import config as functorch_config
+from torch._functorch import partitioners
 
 
 def recompute_partition(joint_module, joint_inputs, **kwargs):
