@@ -3,13 +3,14 @@
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType, i1
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, TensorType, i1, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     VarConstraint,
     base,
     operand_def,
+    prop_def,
     result_def,
     traits_def,
 )
@@ -86,6 +87,23 @@ class Unary(IRDLOperation):
 
     def __init__(self, input: SSAValue):
         super().__init__(operands=[input], result_types=[input.type])
+
+
+class AlongDim(IRDLOperation):
+    """One operand transformed along dim `dim` (scans, softmax); the result has the operand's type."""
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    dim = prop_def(IntegerAttr[i64])
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$input `dim` `=` $dim attr-dict `:` type($result)"
+
+    def __init__(self, input: SSAValue, dim: int):
+        super().__init__(operands=[input], result_types=[input.type], properties={"dim": IntegerAttr(dim, i64)})
+
+    def verify_(self):
+        check_dims(self.name, [self.dim.value.data], max(1, len(shape(self.input))))
 
 
 class Predicate(IRDLOperation):

@@ -3,15 +3,11 @@
 Their backward ops are not tn ops: core aten decompositions turn them into elementwise ops and reductions.
 """
 
-from typing import ClassVar
-
 from xdsl.dialects.builtin import Float64Type, FloatAttr, IntegerAttr, TensorType, f64, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
-    VarConstraint,
-    base,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -22,7 +18,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from .base import check_dims, check_shape, element, require_float, shape
+from .base import AlongDim, check_shape, element, require_float, shape
 
 
 def f64_attr(value: float) -> FloatAttr:
@@ -162,21 +158,11 @@ class BatchNormTrainingOp(BatchNormalization):
             raise VerifyException(f"{self.name}: updated running statistics must keep their operands' types")
 
 
-class SoftmaxLike(IRDLOperation):
+class SoftmaxLike(AlongDim):
     """A normalised exponential along one dim of a float tensor; the result has the operand's type."""
 
-    T: ClassVar = VarConstraint("T", base(TensorType))
-    input = operand_def(T)
-    dim = prop_def(IntegerAttr[i64])
-    result = result_def(T)
-    traits = traits_def(Pure())
-    assembly_format = "$input `dim` `=` $dim attr-dict `:` type($result)"
-
-    def __init__(self, input: SSAValue, dim: int):
-        super().__init__(operands=[input], result_types=[input.type], properties={"dim": IntegerAttr(dim, i64)})
-
     def verify_(self):
-        check_dims(self.name, [self.dim.value.data], max(1, len(shape(self.input))))
+        super().verify_()
         require_float(self.name, element(self.input))
 
 

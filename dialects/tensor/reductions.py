@@ -2,13 +2,22 @@
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, Float64Type, IntegerAttr, TensorType, f64, i1, i64
+from xdsl.dialects.builtin import DenseArrayBase, Float64Type, FloatAttr, IntegerAttr, TensorType, f64, i1, i64
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, VarConstraint, base, irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.irdl import (
+    IRDLOperation,
+    VarConstraint,
+    base,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from .base import check_dims, check_shape, element, shape
+from .base import AlongDim, check_dims, check_shape, element, shape
 
 
 class Reduction(IRDLOperation):
@@ -156,41 +165,22 @@ class VarOp(IRDLOperation):
         check_shape(self.name, "result", shape(self.result), expected)
 
 
-class Scan(IRDLOperation):
-    """Inclusive scan along one dim; the result has the operand's type."""
-
-    T: ClassVar = VarConstraint("T", base(TensorType))
-    input = operand_def(T)
-    dim = prop_def(IntegerAttr[i64])
-    result = result_def(T)
-    traits = traits_def(Pure())
-    assembly_format = "$input `dim` `=` $dim attr-dict `:` type($result)"
-
-    def __init__(self, input: SSAValue, dim: int):
-        super().__init__(operands=[input], result_types=[input.type], properties={"dim": IntegerAttr(dim, i64)})
-
-    def verify_(self):
-        check_dims(self.name, [self.dim.value.data], max(1, len(shape(self.input))))
-        if self.input.type != self.result.type:
-            raise VerifyException(f"{self.name}: result type must equal the operand type")
-
-
 @irdl_op_definition
-class CumsumOp(Scan):
-    """Running sum.   %r = tn.cumsum %x dim = 1 : tensor<4x8xf32>"""
+class CumsumOp(AlongDim):
+    """Inclusive running sum.   %r = tn.cumsum %x dim = 1 : tensor<4x8xf32>"""
 
     name = "tn.cumsum"
 
 
 @irdl_op_definition
-class CumprodOp(Scan):
+class CumprodOp(AlongDim):
     """Running product.   %r = tn.cumprod %x dim = 1 : tensor<4x8xf32>"""
 
     name = "tn.cumprod"
 
 
 @irdl_op_definition
-class LogcumsumexpOp(Scan):
+class LogcumsumexpOp(AlongDim):
     """Running log(sum(exp(x))).   %r = tn.logcumsumexp %x dim = 1 : tensor<4x8xf32>"""
 
     name = "tn.logcumsumexp"
