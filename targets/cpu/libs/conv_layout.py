@@ -6,8 +6,8 @@
 Each layout times what targets/cpu/libs/extern_ops.py does for a convolution in that layout: the path
 ConvKernel chooses for an input in that layout, and the copy of its result into an output buffer of
 that layout. `same`: every channels-last path gives NCHW's result bit for bit (on random inputs), so the
-timing may choose the layout without changing a number (ResNet-18's 7x7 stem: same; its 64-channel 3x3
-convolutions: not). The two run interleaved (externs.measure). Results are kept in memory and on disk
+timing may choose the layout without changing a number (whether they do depends on the shape, so it is checked
+per problem). The two run interleaved (externs.measure). Results are kept in memory and on disk
 (irc/cache.py, kind "layout", unless use_cache=False), keyed by the problem, the CPU, the thread count
 and the versions, so a second process measures nothing. select-layout (lowering/) receives this
 function from the frontend.
@@ -22,14 +22,13 @@ import math
 import torch
 from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
 
-from . import externs
+from . import externs, tuning
 from .measured import Measured
 
 log = logging.getLogger("irc.fallbacks")  # irc.log topic
 DTYPES = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16, "f16": torch.float16}
 TIMINGS = Measured("layout")  # (nchw, nhwc) seconds per convolution problem, in memory and on disk
 STATS = TIMINGS.stats
-MIN_FLOPS = 2e7  # smaller convolutions are not measured
 
 
 def _measure(x, w, stride, padding, dilation, groups, dtype, bias) -> tuple[float, float]:
@@ -50,7 +49,7 @@ def _measure(x, w, stride, padding, dilation, groups, dtype, bias) -> tuple[floa
     xcl = xt.contiguous(memory_format=torch.channels_last)
     packed = externs.ConvKernel(wt, bt, stride, padding, dilation, groups, constant=True)
     same = all(torch.equal(y, kk.run(xcl, p)) for kk in (k, packed) for p in kk.paths() if p != "aten")
-    times = externs.measure(runs, reps=5, budget_s=0.3)
+    times = externs.measure(runs, reps=tuning.CONV_REPS, budget_s=tuning.CONV_BUDGET_S)
     return times["nchw"], times["nhwc"], same
 
 
@@ -62,9 +61,9 @@ def flops(x, w, stride, padding, dilation) -> int:
 def conv_seconds(*, x, w, stride, padding, dilation, groups, dtype: str, bias: bool,
                  use_cache: bool = True) -> tuple[float, float, bool] | None:
     """(seconds in NCHW, seconds in NHWC, whether both give the same numbers) for one convolution, or None when
-    it cannot be measured or is too small to be worth measuring (below MIN_FLOPS the layouts differ by
+    it cannot be measured or is too small to be worth measuring (below tuning.CONV_MIN_FLOPS the layouts differ by
     microseconds; the pass estimates)."""
-    if dtype not in DTYPES or len(x) != 4 or flops(x, w, stride, padding, dilation) < MIN_FLOPS:
+    if dtype not in DTYPES or len(x) != 4 or flops(x, w, stride, padding, dilation) < tuning.CONV_MIN_FLOPS:
         return None
     problem = repr(("v2", list(x), list(w), list(stride), list(padding), list(dilation), groups, dtype, bias))
 
@@ -81,4 +80,4 @@ def conv_seconds(*, x, w, stride, padding, dilation, groups, dtype: str, bias: b
     return rec["nchw"], rec["nhwc"], rec["same"]
 
 
-__all__ = ["conv_seconds", "STATS"]
+__all__ = ["STATS", "conv_seconds"]

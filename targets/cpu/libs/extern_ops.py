@@ -81,8 +81,9 @@ def _mkl(a, b, bias: list, out, epilogue: str | None = None):
     return externs.apply_epilogue_(fn(*args, out=out) if out is not None else fn(*args), epilogue)
 
 
-def _mm(op: tn.MmOp | tn.AddmmOp, weight_is_argument: bool = False, note=lambda problem, path: None,
-        planned: bool = False) -> Extern:  # fmt: skip
+def _mm(
+    op: tn.MmOp | tn.AddmmOp, weight_is_argument: bool = False, note=lambda problem, path: None, planned: bool = False
+) -> Extern:
     """`weight_is_argument`: the right operand is a view of a stable graph input (targets/args.ArgSpec.stable: a
     constant or a frozen parameter; never a training graph's weight), so one kernel may hold it prepacked for oneDNN while the same tensor arrives
     unchanged. A weight that does change between calls (training) is not packed again: from then on this
@@ -93,8 +94,8 @@ def _mm(op: tn.MmOp | tn.AddmmOp, weight_is_argument: bool = False, note=lambda 
     if min(m, k, n) >= 0 and small_product(m, k, n):
         # decided now, not per call; noted at the first call, as the others are (a reduce-overhead launcher may run
         # it as sgemm_ instead, and notes that)
-        problem = mm_problem((m, k), (k, n), torch_dtype(op.operands[0].type.get_element_type()),
-                             "constant weight" if weight_is_argument else "", op.name)  # fmt: skip
+        how = "constant weight" if weight_is_argument else ""
+        problem = mm_problem((m, k), (k, n), torch_dtype(op.operands[0].type.get_element_type()), how, op.name)
         noted = False
 
         def small(ins, out):
@@ -146,9 +147,9 @@ _TRIAL = contextvars.ContextVar("irc_extern_trial", default=False)
 @contextmanager
 def trial_calls():
     """Calls that only measure (max-autotune's runs on random inputs): a product by a stable weight keeps apart
-    what it learns from them, so the first real call still takes its weight as the constant to prepack. (It took
-    the random weight as that constant, saw the real one as a change and never packed it again: mlp-b32 under
-    max-autotune ran MKL's unpacked path, 0.89x eager against the default's 1.07x.)"""
+    what it learns from them, so the first real call still takes its weight as the constant to prepack. (Otherwise
+    it would take the random weight as that constant, see the real one as a change and never pack it again: the
+    product would stay on the slower unpacked path for good.)"""
     token = _TRIAL.set(True)
     try:
         yield
@@ -228,10 +229,9 @@ def _reshape(op, note) -> Extern:
 
 def _embedding_backward(op: tn.EmbeddingBackwardOp, note) -> Extern | None:
     """tn.embedding_backward into its out buffer: zeroed, the rows of grad added at their indices, the padding row
-    zeroed again, in a buffer from the runtime's pool (alloc.py), its pages already mapped. aten's call built a fresh
-    zero table (BERT-base's 30522 x 768: 94 MB of first-touch page faults, 20+ ms a step; now 3.1-3.5 ms) that the
-    reference path then copied. Train steps at 1x128, process pairs, eager/irc: BERT-base 0.92-0.97 -> 1.02-1.03,
-    GPT-2 small 1.09-1.15 -> 1.22-1.23. The sums run in aten's order: the same bits."""
+    zeroed again, in a buffer from the runtime's pool (alloc.py), its pages already mapped: aten's call builds a fresh
+    zero table, and a vocabulary-sized table's first-touch page faults cost more every step than the sums, which
+    the reference path would then copy. The sums run in aten's order: the same bits."""
     dtype = torch_dtype(op.grad.type.get_element_type())
     if op.scale_grad_by_freq is not None or dtype not in (torch.float32, torch.float64):
         return None  # rows divided by their index's count, or narrow types (aten sums those in float32): aten's own call
@@ -331,8 +331,9 @@ def _library_call(inner, ext: memory.ExternOp, note) -> Extern:
     return _fixed(inner.name, _by_yield(compute, len(ext.outs)), "aten", f"{inner.name} {_types(inner)}", note)
 
 
-def prepare(ext: memory.ExternOp, interpreter: Callable, note=lambda problem, path: None,
-            stable: frozenset[int] = frozenset()) -> tuple[Extern, str]:  # fmt: skip
+def prepare(
+    ext: memory.ExternOp, interpreter: Callable, note=lambda problem, path: None, stable: frozenset[int] = frozenset()
+) -> tuple[Extern, str]:
     """(the Extern, "library" | "reference") for one extern; `interpreter()` gives the mem-stage reference
     interpreter (targets/reference/memory.py) of the module; `note(problem, path)` hears each path decided;
     `stable`: the positions of @main's stable arguments (weights a library path may keep prepacked)."""

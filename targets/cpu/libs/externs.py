@@ -26,19 +26,15 @@ graph's numbers must not depend on the load of the machine that compiled it):
             -> aten. On a channels-last input the three paths equal eager bit for bit (f32, bf16, f16,
             checked on nine shapes); on an NCHW input only aten does.
 In float32, aten differs from mkldnn in most elements (last bits); mkldnn equals mkldnn_packed. In
-bfloat16 all three linear paths agreed on the shapes checked. Measured on a shared 2-core host under a
-load of about 7 (interleaved medians, so only the ratios mean anything), relu epilogue, constant weight:
-    f32 linear     32x1024x1024    aten 34 ms, mkldnn 32, mkldnn_packed 32
-                   1024x1024x1024  aten 198 ms, mkldnn 110, mkldnn_packed 108
-                   128x768x3072    aten 114 ms, mkldnn 39, mkldnn_packed 36
-    bf16 linear    the same shapes aten 32 / 147 / 107 ms, mkldnn_packed 22 / 76 / 36 (not taken: aten
-                   is eager's call, and packed bf16 is not known to round alike on every shape)
-    f32 conv 3x3 64->64 on 8x64x56x56   NCHW input: aten 252 ms, aten_cl 173, mkldnn_packed 148;
-                   channels-last input: aten 204, aten_cl 164, mkldnn_packed 102
-A weight that changes (training) is never packed: issue 15 measured a repack at 1.85 ms against addmm's
-0.15 ms on a 32x1024x1024 product with a changing weight. Which weights are constant is the caller's to
-say (targets/args.ArgSpec.stable: a training graph's weights and saved activations never are). IRC_EXTERN_PATH=<path> forces a path where a
-kernel has it. `measure` (interleaved medians) is the timing helper of autotune.py and conv_layout.py.
+bfloat16 all three linear paths agreed on the shapes checked. oneDNN's paths run float32 products and
+convolutions faster than aten's, the prepacked weight fastest, which is why the rule prefers them where they
+round as the caller may expect. bfloat16 stays on aten although packed oneDNN runs it faster too: aten is
+eager's call, and packed bf16 is not known to round alike on every shape. (The timings behind this are in
+docs/cpu-target.md, "Measurements behind the runtime's and libraries' choices".)
+A weight that changes (training) is never packed: reordering it every call costs several times the product
+itself. Which weights are constant is the caller's to say (targets/args.ArgSpec.stable: a training graph's
+weights and saved activations never are). IRC_EXTERN_PATH=<path> forces a path where a kernel has it.
+`measure` (interleaved medians) is the timing helper of autotune.py and conv_layout.py.
 """
 
 from __future__ import annotations
@@ -55,22 +51,28 @@ import torch.nn.functional as F
 from irc import env
 
 EPILOGUES = (None, "relu", "gelu", "gelu_tanh")
-_ONEDNN_ATTR = {None: ("none", [], ""), "relu": ("relu", [], ""), "gelu": ("gelu", [], "none"),
-                "gelu_tanh": ("gelu", [], "tanh")}  # fmt: skip
+_ONEDNN_ATTR = {
+    None: ("none", [], ""),
+    "relu": ("relu", [], ""),
+    "gelu": ("gelu", [], "none"),
+    "gelu_tanh": ("gelu", [], "tanh"),
+}
 
 
 def onednn_available(dtype: torch.dtype = torch.float32) -> bool:
-    return (torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
-            and dtype in (torch.float32, torch.bfloat16))  # fmt: skip
+    return (
+        torch.backends.mkldnn.is_available()
+        and hasattr(torch.ops.mkldnn, "_linear_pointwise")
+        and dtype in (torch.float32, torch.bfloat16)
+    )
 
 
 @functools.cache
 def onednn_outruns_mkl() -> bool:
     """Does oneDNN run a float32 product faster than MKL here, whatever its weight? MKL picks its kernels by the CPU's
-    vendor and runs generic ones on AMD's, where oneDNN runs its AVX-512 ones: on the 2-core AMD EPYC, with a weight
-    that changed since its last product (training) and oneDNN reordering it in every call, oneDNN took 0.34 ms where
-    MKL took 0.60 (32x1024 @ 1024x1024), 2.3 against 5.1 (2048x256 @ 256x1024), 4.8 against 10.5 (1024^3). A
-    property of the machine, not a timing: every process on it takes the same paths and rounds alike."""
+    vendor and runs generic ones on AMD's, where oneDNN runs its AVX-512 ones: about twice as fast, even with a
+    weight that changed since its last product (training) and that oneDNN reorders in every call. A property of the
+    machine, not a timing: every process on it takes the same paths and rounds alike."""
     try:
         with open("/proc/cpuinfo") as f:
             return any(line.startswith("vendor_id") and line.split(":", 1)[1].strip() == "AuthenticAMD" for line in f)
@@ -126,9 +128,9 @@ def linear_rule(paths: tuple[str, ...], dtype: torch.dtype, unit_rows: bool) -> 
     """The path of a product among `paths`: IRC_EXTERN_PATH's where it is one, else for a float32 input whose rows
     are contiguous oneDNN's prepacked weight, or its plain one (any strides: oneDNN reorders it in the call) where
     oneDNN outruns MKL on this machine (onednn_outruns_mkl), else MKL's (mm_rules.rule_path applies the same rule
-    before any call). Rows with gaps between them (GPT-2's last position, `h[:, -1]`) are gathered into one block
-    first: a copy of m x k elements beside 2 m k n flops, where MKL's sgemm runs a wide weight at a fraction of
-    oneDNN's packed rate (16x256 @ 256x50257: 11.8 ms against 2.6 ms). A transposed input stays on MKL, which
+    before any call). Rows with gaps between them (a sequence's last position, `h[:, -1]`, before a vocabulary-wide
+    head) are gathered into one block first: a copy of m x k elements beside 2 m k n flops, where MKL's sgemm runs a
+    wide weight at a fraction of oneDNN's packed rate. A transposed input stays on MKL, which
     reads it in place (torch would copy it for oneDNN)."""
     if (forced := forced_path(paths)) is not None:
         return forced
@@ -149,8 +151,15 @@ class LinearKernel:
 
     `constant`: the weight will not change between calls, so it may be prepacked (kept here)."""
 
-    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None, epilogue: str | None = None,
-                 *, constant: bool = True, path: str | None = None):  # fmt: skip
+    def __init__(
+        self,
+        weight: torch.Tensor,
+        bias: torch.Tensor | None = None,
+        epilogue: str | None = None,
+        *,
+        constant: bool = True,
+        path: str | None = None,
+    ):
         assert epilogue in EPILOGUES, f"unknown epilogue {epilogue!r}; valid: {EPILOGUES}"
         self.weight, self.bias, self.epilogue, self.constant = weight, bias, epilogue, constant
         self.fixed_path = path
@@ -232,8 +241,19 @@ class ConvKernel:
     """y = epilogue(conv2d(x, weight, bias, stride, padding, dilation, groups)) for 4-D x (constant and path
     as for LinearKernel)."""
 
-    def __init__(self, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, epilogue=None,
-                 *, constant: bool = True, path: str | None = None):  # fmt: skip
+    def __init__(
+        self,
+        weight,
+        bias=None,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        epilogue=None,
+        *,
+        constant: bool = True,
+        path: str | None = None,
+    ):
         assert epilogue in EPILOGUES, f"unknown epilogue {epilogue!r}; valid: {EPILOGUES}"
         self.weight, self.bias, self.groups, self.epilogue = weight, bias, groups, epilogue
         self.stride, self.padding, self.dilation = _pair(stride), _pair(padding), _pair(dilation)
@@ -255,8 +275,8 @@ class ConvKernel:
                     self.weight.contiguous(), self.padding, self.stride, self.dilation, self.groups, list(shape))
             attr, scalars, alg = _ONEDNN_ATTR[self.epilogue]
             xc = x.contiguous(memory_format=torch.channels_last)
-            return torch.ops.mkldnn._convolution_pointwise(xc, self._packed[shape], self.bias, self.padding,
-                                                           self.stride, self.dilation, self.groups, attr, scalars, alg)  # fmt: skip
+            packed, conv = self._packed[shape], (self.padding, self.stride, self.dilation, self.groups)
+            return torch.ops.mkldnn._convolution_pointwise(xc, packed, self.bias, *conv, attr, scalars, alg)
         w = self.weight
         if path == "aten_cl":
             x = x.contiguous(memory_format=torch.channels_last)

@@ -13,14 +13,13 @@ from irc.dialects import loop, memory
 from irc.dialects import tensor as tn
 from irc.ir.types import DYN, torch_dtype
 
-from . import externs
-
-SMALL_FLOPS = 16e6  # below this a library call's thread wake-ups cost more than its arithmetic
+from . import externs, tuning
 
 
 def small_product(m: int, k: int, n: int) -> bool:
-    """An m x k @ k x n product below SMALL_FLOPS: it stays on torch.mm (MKL's own path), whatever its operands."""
-    return 2 * m * k * n < SMALL_FLOPS
+    """An m x k @ k x n product below tuning.SMALL_FLOPS: it stays on torch.mm (MKL's own path), whatever its
+    operands."""
+    return 2 * m * k * n < tuning.SMALL_FLOPS
 
 
 def of_argument(value, stable: frozenset[int]) -> bool:
@@ -60,31 +59,26 @@ def _unit_rows(v) -> bool:
     return bool(results) and results[-1] == last and last not in results[:-1] and _unit_rows(v.owner.source)
 
 
-# x @ W^T with few rows runs faster as W @ x^T (a column-major result) on MKL's sgemm: the first way over the
-# second, M rows \ K x N (interleaved medians, 2-core EPYC, 2026-11-27):
-#     M =          16    32    64   128   256   512        and at M = 2048: 0.92-0.97 (slower)
-#     256x1024   1.25  1.36  1.20  1.14  1.11  1.01
-#     768x3072   1.24  1.15  1.06  1.10  1.12  1.07
-#     3072x768   1.90  1.57  1.28  1.32  1.11  1.05
-#     1024x1024  1.73  1.55  1.50  1.43  1.26  1.12
-# Other operand layouts (g @ W, g^T @ x: a backward's) gain nothing or lose, so only this one is turned.
-TRANSPOSED_MAX_ROWS, TRANSPOSED_MIN_SIDE = 256, 256
-
-
 def computes_transposed(op: Operation, args, stable: frozenset[int]) -> bool:
     """Does MKL run this loop-stage f32 product faster as its transpose (lowering/orient_products.py)? A row-major
-    a of at most TRANSPOSED_MAX_ROWS rows times the transposing view of a row-major b (a linear layer's weight),
-    on aten's path. `args`: @main's ArgSpecs (an argument's strides are guarded as compiled); `stable`: the positions
-    of its stable ones."""
+    a of at most tuning.TRANSPOSED_MAX_ROWS rows times the transposing view of a row-major b (a linear layer's
+    weight), on aten's path: MKL's sgemm computes x @ W^T with few rows faster as W @ x^T (a column-major result),
+    by less as the rows grow, and loses at a few thousand rows. Other operand layouts (g @ W, g^T @ x: a
+    backward's) gain nothing or lose, so only this one turns. `args`: @main's ArgSpecs (an argument's strides are
+    guarded as compiled); `stable`: the positions of its stable ones."""
     if not isinstance(op, tn.MmOp) or torch_dtype(op.result.type.get_element_type()) != torch.float32:
         return False
     (m, k), (_, n) = (v.type.get_shape() for v in op.operands)
     view = op.operands[1].owner
     if DYN in (m, k, n) or not isinstance(view, loop.ViewOp) or view.sizes or not _row_major(op.operands[0], args):
         return False
-    return (view.map.data.results == (AffineExpr.dimension(1), AffineExpr.dimension(0))
-            and _row_major(view.source, args) and m <= TRANSPOSED_MAX_ROWS and min(k, n) >= TRANSPOSED_MIN_SIDE
-            and rule_path(of_argument(op.operands[1], stable), m, k, n, True) == "aten")  # fmt: skip
+    return (
+        view.map.data.results == (AffineExpr.dimension(1), AffineExpr.dimension(0))
+        and _row_major(view.source, args)
+        and m <= tuning.TRANSPOSED_MAX_ROWS
+        and min(k, n) >= tuning.TRANSPOSED_MIN_SIDE
+        and rule_path(of_argument(op.operands[1], stable), m, k, n, True) == "aten"
+    )
 
 
 def _row_major(v, args) -> bool:
