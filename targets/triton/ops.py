@@ -2,7 +2,7 @@
 
 Each entry takes the op and its operands' expressions (already in their compute types, see types.py)
 and returns an expression. Helpers named `_x` live in prelude.py. Semantics follow the reference
-evaluator (targets/reference/loop.py SCALAR): bool arithmetic is xor/and, casts from bool give 0/1,
+evaluator (dialects/semantics/scalar.py SCALAR): bool arithmetic is xor/and, casts from bool give 0/1,
 `u`-predicates and unsigned ops see the integer's bits as unsigned.
 """
 

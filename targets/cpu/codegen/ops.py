@@ -2,14 +2,16 @@
 
 Why llvmlite directly: xDSL 0.74 has no arith/memref -> llvm lowering that reaches executable code
 (its llvm dialect cannot be handed to MCJIT without mlir-translate), so the target emits LLVM IR with
-llvmlite's IRBuilder, one table entry per op class, as CONVENTIONS.md describes.
+llvmlite's IRBuilder. The table (EMIT) has one entry per op class, so an op's code is in one place and
+adding an op is adding an entry; an op without one is Unsupported, and its kernel runs on the reference
+evaluator.
 
 Every entry is `fn(cx, op, *operands) -> value`, where the operands are LLVM values already of one
 shape (all scalar, or all `<W x T>` vectors: the emitter broadcasts uniform operands) and `cx` is a
 `Cx` (the builder, the width, type and constant helpers). Entries work lane-wise at any width, so one
 table serves vector bodies and scalar tails. Compute types: f16 and bf16 compute in f32 (loads widen,
 stores and explicit casts round), i1 is a bool, index is i64; the semantics are the reference
-evaluator's (targets/reference/loop.py SCALAR), including its integer corner cases (division by
+evaluator's (dialects/semantics/scalar.py SCALAR), including its integer corner cases (division by
 zero and out-of-range shifts never trap or go undefined).
 """
 
