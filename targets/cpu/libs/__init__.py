@@ -5,4 +5,5 @@
     mm_rules.py     the library path an f32 product takes, decided before any call (for the passes' rules)
     conv_layout.py  torch's convolution timed in each layout (select-layout's timer)
     measured.py     records measured once per machine, kept in irc.cache
+    tuning.py       the thresholds the library rules and timings read (small products, transposed products, ...)
 """

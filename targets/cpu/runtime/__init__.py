@@ -10,4 +10,5 @@
     parallel.py     threads: each kernel's k_par runs on torch's OpenMP threads (GOMP_parallel, static chunks)
     alloc.py        buffers: huge pages, recycled when their storage dies
     jit.py          llvmlite IR -> O3 object code -> ctypes functions; the host's CPU facts
+    tuning.py       the runtime's thresholds and sizes (huge pages, scratch, parallel work), each with its unit
 """

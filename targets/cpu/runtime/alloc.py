@@ -1,9 +1,9 @@
 """Buffers for the CPU runtime, and why they are not simply torch.empty.
 
-A large fresh allocation is expensive here: glibc maps it anew each time and every 4 KiB page faults
-on first touch (a 64 MB output costs ~25 ms before a kernel writes it, as much as the kernel itself).
-So buffers of at least HUGE_MIN bytes are anonymous mappings advised to use transparent huge pages
-(2 MiB pages: 512x fewer faults), wrapped as tensors; and when the last tensor on such a buffer dies
+A large fresh allocation is expensive: glibc maps it anew each time and every 4 KiB page faults on first
+touch, which can cost as much as the kernel that then writes the buffer. So buffers of at least HUGE_MIN
+bytes (tuning.py) are anonymous mappings advised to use transparent huge pages (2 MiB pages: 512x fewer
+faults), wrapped as tensors; and when the last tensor on such a buffer dies
 (a weakref finalizer on its storage: the memory can no longer be observed by anyone), the mapping
 goes back to a pool, so the next allocation of that size gets pages that are already mapped. Output
 storage is thus recycled across calls exactly as far as lifetimes allow: never while the caller holds
@@ -21,17 +21,17 @@ import torch
 
 from irc import env, lifetime
 
-HUGE_MIN = 4 << 20
-_PAGE = 2 << 20
+from .tuning import HUGE_MIN, POOL_BYTES
+
+_PAGE = 2 << 20  # a transparent huge page
 _HUGE = env.get("IRC_HUGE_PAGES") and hasattr(mmap, "MADV_HUGEPAGE")
-CAP = env.get("IRC_POOL_BYTES")
 _free: dict[int, list] = {}
 _lock = threading.Lock()
 STATS = {"pooled_bytes": 0, "reused": 0, "mapped": 0}
 
 
-# torch's CPU allocation without the Python argument parser (the call inductor's generated code makes): 0.47 us
-# against torch.empty_strided's 0.87 us here, a small graph's every output and dynamic intermediate
+# torch's CPU allocation without the Python argument parser (the call inductor's generated code makes): about half
+# torch.empty_strided's cost, paid for a small graph's every output and dynamic intermediate
 empty_small = getattr(torch._C._dynamo.guards, "_empty_strided_cpu", None) or (
     lambda shape, strides, dtype: torch.empty_strided(shape, strides, dtype=dtype))
 
@@ -70,7 +70,7 @@ def _mapped(nbytes: int) -> torch.Tensor:
 def _release(size: int, m) -> None:
     """The storage on `m` died: keep the mapping for the next buffer of this size (within the cap)."""
     with _lock:
-        if STATS["pooled_bytes"] + size <= CAP:
+        if STATS["pooled_bytes"] + size <= POOL_BYTES:
             _free.setdefault(size, []).append(m)
             STATS["pooled_bytes"] += size
 
@@ -83,4 +83,4 @@ def trim() -> None:
         STATS["pooled_bytes"] = 0
 
 
-__all__ = ["empty", "trim", "HUGE_MIN", "STATS"]
+__all__ = ["HUGE_MIN", "STATS", "empty", "trim"]

@@ -1,8 +1,7 @@
 """A graph's call written out as one Python function, the way inductor writes its wrapper.
 
 The executor (executor.py) runs a call as a loop over bound steps, each size an `affine.Lin` or an affine
-expression evaluated by walking objects. On a small graph that walk is most of the call: dynamic-seq spent
-about 60 of its 80 us there. Here the same call is Python source, generated once per graph and compiled:
+expression evaluated by walking objects. On a small graph that walk is most of the call. Here the same call is Python source, generated once per graph and compiled:
 the argument checks are one condition, every symbolic size a local variable, every derived size and every
 launch's item count an expression over those, a launch a direct call of its kernel (or of its parallel form
 when it has the work), a static view of an argument its `as_strided`, the other allocations and library calls
@@ -27,6 +26,7 @@ from irc.ir.index_math import Arith, evaluate
 from ..codegen.affine import Lin
 from . import alloc, parallel, steps
 from .graph import Buf
+from .tuning import HUGE_MIN, SCRATCH_MAX
 
 
 class _Source(Arith[str]):
@@ -69,16 +69,19 @@ class _Source(Arith[str]):
         return f"({a} % {b})"
 
 
-SCRATCH_MAX = alloc.HUGE_MIN  # bytes a context keeps for one intermediate between calls
-
-
 def write(compiled, bound: dict) -> tuple[str, dict]:
     """The source of `call(args)` for `compiled` (built) and the names it uses that are the same for every
     context; `bound`: step index -> the executor's callable for it in some context (None: nothing to run)."""
     g = compiled.g
-    src, names = _Source(), {"Tensor": torch.Tensor, "empty": alloc.empty, "empty_small": alloc.empty_small,
-                              "threads": parallel.num_threads, "tensor_of": steps.tensor_of,
-                              "extern_results": steps.extern_results}  # fmt: skip
+    src = _Source()
+    names = {
+        "Tensor": torch.Tensor,
+        "empty": alloc.empty,
+        "empty_small": alloc.empty_small,
+        "threads": parallel.num_threads,
+        "tensor_of": steps.tensor_of,
+        "extern_results": steps.extern_results,
+    }
     tensors = [(r, root.arg, root.cell) for r, root in enumerate(g.roots) if root.kind == "input"]
 
     def name(prefix: str, obj) -> str:
@@ -173,16 +176,20 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
             strides = "(" + "".join(f"{src.lin(q)}, " for q in buf.strides) + ")"
             static = all(q.static for q in (*buf.sizes, *buf.strides))
             nbytes = " * ".join([*(src.lin(q) for q in buf.sizes), str(buf.dtype.itemsize)])
-            small = static and buf.dtype.itemsize * math.prod(q.const for q in buf.sizes) < alloc.HUGE_MIN
+            small = static and buf.dtype.itemsize * math.prod(q.const for q in buf.sizes) < HUGE_MIN
             dt = name("D", buf.dtype)
             make = f"empty_small({shape}, {strides}, {dt})" if small else f"empty({shape}, {strides}, {dt})"
             if not static:  # alloc.empty's own test, written out: a small buffer is torch's at once
-                make = f"empty_small({shape}, {strides}, {dt}) if {nbytes} < {alloc.HUGE_MIN} else {make}"
+                make = f"empty_small({shape}, {strides}, {dt}) if {nbytes} < {HUGE_MIN} else {make}"
             fresh = [f"roots[{st.root}] = t = {make}", f"{'' if static else f'vals[{root.cell}] = '}frame[{root.cell}] = t.data_ptr()"]
             if st.root in scratch:  # the context's scratch, grown where this call needs more; a larger buffer is fresh
-                lines += [f"if {nbytes} <= {SCRATCH_MAX}:", f"    if {nbytes} > room[{st.root}]:",
-                          f"        grow_scratch(cx, {st.root}, {nbytes})",
-                          f"    vals[{root.cell}] = frame[{root.cell}] = scratch_ptr[{st.root}]", "else:"]  # fmt: skip
+                lines += [
+                    f"if {nbytes} <= {SCRATCH_MAX}:",
+                    f"    if {nbytes} > room[{st.root}]:",
+                    f"        grow_scratch(cx, {st.root}, {nbytes})",
+                    f"    vals[{root.cell}] = frame[{root.cell}] = scratch_ptr[{st.root}]",
+                    "else:",
+                ]
                 fresh = [f"    {x}" for x in fresh]
             lines += fresh
         elif st.kind == "extern":
@@ -207,8 +214,12 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
             if ln.par is None:
                 lines += [f"    {fn}(0, items, argv{k})"]
             else:  # parallel.launch written out: a small launch is one call of the kernel itself
-                lines += [f"    if items * work < {compiled.min_work}:", f"        {fn}(0, items, argv{k})", "    else:",
-                          f"        {name('P', ln.par)}(0, items, argv{k}, threads())"]  # fmt: skip
+                lines += [
+                    f"    if items * work < {compiled.min_work}:",
+                    f"        {fn}(0, items, argv{k})",
+                    "    else:",
+                    f"        {name('P', ln.par)}(0, items, argv{k}, threads())",
+                ]
 
     # -- the results ---------------------------------------------------------------------------------
     outs = []
@@ -229,8 +240,7 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
 def scratch_roots(compiled) -> set[int]:
     """Allocations of runtime size that only generated kernels touch: a dynamic graph's intermediates (a static
     graph's share the arena). A call takes one of at most SCRATCH_MAX bytes from its context's scratch, kept across
-    calls, rather than allocating it (0.5 us apiece: dynamic-seq's two intermediates cost about as much as one of
-    its kernels); a larger one, the generic path and the launchers allocate as before."""
+    calls, rather than allocating it (on a small graph an allocation costs about as much as a kernel); a larger one, the generic path and the launchers allocate as before."""
     g = compiled.g
     other = {r.root for r in g.returns if isinstance(r, Buf)}  # a returned buffer is the caller's to keep
     launches = iter(compiled.launches)
@@ -238,8 +248,8 @@ def scratch_roots(compiled) -> set[int]:
         ln = next(launches) if st.kind == "launch" else None
         if st.kind == "extern" or ln is not None and ln.fn is None:  # torch sees the buffer as a tensor
             other |= {b.root for b in (*st.ins, *st.outs) if isinstance(b, Buf)}
-    return {r for r, root in enumerate(g.roots) if root.kind == "alloc" and r not in other
-            and not all(q.static for q in root.buf.sizes)}  # fmt: skip
+    allocs = (r for r, root in enumerate(g.roots) if root.kind == "alloc" and r not in other)
+    return {r for r in allocs if not all(q.static for q in g.roots[r].buf.sizes)}
 
 
 def _count(src: _Source, plan: dict, syms: list[str]) -> list[str]:
@@ -260,8 +270,8 @@ def _count(src: _Source, plan: dict, syms: list[str]) -> list[str]:
 
 def bind(code, names: dict, cx, bound: dict, slow):
     """The call of `code` (compiled `write` source) on context `cx`; `slow(args)` runs a call the generic way."""
-    scope = dict(names, cx=cx, frame=cx.frame, vals=cx.vals, roots=cx.roots, slow=slow, room=cx.room,
-                 scratch_ptr=cx.scratch_ptr, grow_scratch=steps.grow_scratch)  # fmt: skip
+    scope = dict(names, cx=cx, frame=cx.frame, vals=cx.vals, roots=cx.roots, slow=slow, room=cx.room)
+    scope.update(scratch_ptr=cx.scratch_ptr, grow_scratch=steps.grow_scratch)
     scope.update({v: steps.tensor_of(cx, buf) for v, buf in names["_views"].items()})
     scope.update({f"step{k}": f for k, f in bound.items() if f is not None})
     scope.update({f"argv{k}": a for k, a in cx.argv.items()})
@@ -269,4 +279,4 @@ def bind(code, names: dict, cx, bound: dict, slow):
     return scope["call"]
 
 
-__all__ = ["write", "bind"]
+__all__ = ["bind", "write"]

@@ -36,6 +36,8 @@ from llvmlite import ir
 
 from irc import cache, env
 
+from . import tuning
+
 PIPELINE_VERSION = "1"  # bump when the pass pipeline or object loading changes meaning
 
 _lock = threading.RLock()
@@ -81,12 +83,13 @@ def host() -> HostInfo:
 
 @functools.cache
 def last_level_cache() -> int:
-    """Bytes of the largest CPU cache Linux lists for cpu 0 (the L3 here), or 32 MiB where it lists none."""
+    """Bytes of the largest CPU cache Linux lists for cpu 0 (usually the L3), or tuning.LAST_LEVEL_CACHE_FALLBACK
+    where it lists none."""
     sizes = []
     for f in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
         with contextlib.suppress(OSError, ValueError):
             sizes.append(env.parse_size(f.read_text()))
-    return max(sizes, default=32 << 20)
+    return max(sizes, default=tuning.LAST_LEVEL_CACHE_FALLBACK)
 
 
 @functools.cache

@@ -14,8 +14,8 @@ Thread t of a team of n runs items [start + len*t/n, start + len*(t+1)/n): stati
 thread runs an item never depends on timing, and since every item is computed whole by one thread
 (its reductions included) the results do not depend on the thread count either. The runtime's entry
 points are bound into LLVM's symbol table (runtime()), so the JITed objects (and the cached ones) link
-to torch's copy. Launches below MIN_WORK units of work run serially on the caller: about where the
-team's wake-up stops paying for itself on this class of machine.
+to torch's copy. Launches below MIN_WORK units of work (tuning.PARALLEL_MIN_WORK) run serially on the caller:
+below it, waking the team costs more than splitting the work saves.
 
 Without an OpenMP runtime (a torch built without one) no k_par is emitted and every kernel runs on the
 calling thread. A forked child runs serially too: libgomp's threads do not survive fork (torch's own
@@ -33,11 +33,9 @@ import llvmlite.binding as llvm
 import torch
 from llvmlite import ir
 
-from irc import env
-
 from ..codegen.vec import I8, I32, I64
+from .tuning import PARALLEL_MIN_WORK as MIN_WORK  # read here too, by compiled.py and launch's default
 
-MIN_WORK = env.get("IRC_PARALLEL_MIN_WORK")
 PAR_SIG = (None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int32)  # k_par(start, end, argv, threads)
 ENTRY_POINTS = ("GOMP_parallel", "omp_get_thread_num", "omp_get_num_threads")  # libomp and libiomp5 export them too
 _forked = False
