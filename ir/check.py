@@ -33,18 +33,12 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, ParametrizedAttribute
 from xdsl.passes import ModulePass
 
+from .compare import TOLERANCES, WIDENED_F32, Tolerances, compare
 from .passes import Instrument, pass_label
 from .text import print_module
 from .types import FLOAT_TYPES, torch_dtype
 
 Runner = Callable[[ModuleOp, str, list], Sequence]
-
-TOLERANCES = {  # (rtol, atol) per dtype; exact for the rest. f64: room for f32-rounded constants (1/sqrt(2) in gelu)
-    torch.float64: (1e-5, 1e-6),
-    torch.float32: (1e-4, 1e-5),
-    torch.float16: (1e-2, 1e-2),
-    torch.bfloat16: (2e-2, 2e-2),
-}
 
 
 class ResultMismatch(Exception):
@@ -185,26 +179,6 @@ def _leaves(outs) -> list:
     return [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in outs]
 
 
-def compare(before: Sequence, after: Sequence) -> str | None:
-    """None when `after` computes what `before` does (within the dtype's tolerance), else how it differs."""
-    if len(before) != len(after):
-        return f"{len(after)} results instead of {len(before)}"
-    for i, (b, a) in enumerate(zip(before, after)):
-        if not isinstance(b, torch.Tensor) or not isinstance(a, torch.Tensor):
-            if b != a:
-                return f"result {i} is {a}, was {b}"
-            continue
-        if a.shape != b.shape or a.dtype != b.dtype:
-            return f"result {i} is {a.dtype} {list(a.shape)}, was {b.dtype} {list(b.shape)}"
-        rtol, atol = TOLERANCES.get(b.dtype, (0.0, 0.0))
-        close = torch.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True) if b.is_floating_point() or b.is_complex() else a == b
-        if not bool(close.all()):
-            idx = tuple(int(j) for j in (~close).nonzero()[0])
-            where = f" at {list(idx)}" if idx else ""
-            return f"result {i}{where} is {a[idx].item()}, was {b[idx].item()} ({int((~close).sum())} of {close.numel()} elements differ)"
-    return None
-
-
 class ResultCheck(Instrument):
     """Raise ResultMismatch after the first pass whose module computes something else than the module before it."""
 
@@ -238,22 +212,22 @@ class ResultCheck(Instrument):
         wide = (widen_f32(before, self.keep), widen_f32(after, self.keep))
         if None not in wide:
             try:
-                return self._compare(*wide, entry, " (run in f64)")
+                return self._compare(*wide, entry, " (run in f64)", WIDENED_F32)
             except _CannotRun:
                 pass  # the widened program does not run (an op insists on its dtype): run it as it is
         try:
-            return self._compare(before, after, entry, "")
+            return self._compare(before, after, entry, "", TOLERANCES)
         except _CannotRun as e:
             self.unchecked.append((name, entry, str(e)))
             return None
 
-    def _compare(self, before: ModuleOp, after: ModuleOp, entry: str, how: str) -> str | None:
+    def _compare(self, before: ModuleOp, after: ModuleOp, entry: str, how: str, tolerances: Tolerances) -> str | None:
         from torch._subclasses.fake_tensor import unset_fake_temporarily
 
         with unset_fake_temporarily():  # a backend compiles under FakeTensorMode; the check needs real tensors
-            return self._compare_real(before, after, entry, how)
+            return self._compare_real(before, after, entry, how, tolerances)
 
-    def _compare_real(self, before: ModuleOp, after: ModuleOp, entry: str, how: str) -> str | None:
+    def _compare_real(self, before: ModuleOp, after: ModuleOp, entry: str, how: str, tolerances: Tolerances) -> str | None:
         fb, fa = _function(before, entry), _function(after, entry)
         if len(fb.function_type.inputs) != len(fa.function_type.inputs):
             return f"it takes {len(fa.function_type.inputs)} arguments instead of {len(fb.function_type.inputs)}"
@@ -268,7 +242,7 @@ class ResultCheck(Instrument):
             if how:
                 raise _CannotRun(str(e)) from e
             return f"it raises {type(e).__name__}: {e} (the IR before the pass runs)"
-        reason = compare(want, got)
+        reason = compare(want, got, tolerances=tolerances)
         return None if reason is None else reason + how
 
     def _run(self, module: ModuleOp, entry: str, args: list) -> list:

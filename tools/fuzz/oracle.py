@@ -11,12 +11,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map
 
-TOLERANCES = {  # (rtol, atol); exact for the rest
-    torch.float64: (1e-7, 1e-7),
-    torch.float32: (1e-4, 1e-5),
-    torch.float16: (1e-2, 1e-3),
-    torch.bfloat16: (2e-2, 1e-2),
-}
+from irc.ir.compare import close_elements
+from irc.ir.compare import compare as compare_results
 
 
 def _leaves(x) -> list:
@@ -37,33 +33,7 @@ def widen(inputs: list) -> list:
 
 def close(got, want, want64=None, what: str = "output") -> str | None:
     """None when `got` matches `want` (or `want64` where `want` disagrees), else how it differs."""
-    got, want = _leaves(got), _leaves(want)
-    want64 = _leaves(want64) if want64 is not None else [None] * len(want)
-    if len(got) != len(want):
-        return f"{len(got)} {what}s instead of {len(want)}"
-    for i, (g, w, w64) in enumerate(zip(got, want, want64)):
-        if not isinstance(w, torch.Tensor) or not isinstance(g, torch.Tensor):
-            if g != w:
-                return f"{what} {i} is {g!r}, eager gives {w!r}"
-            continue
-        if g.shape != w.shape or g.dtype != w.dtype:
-            return f"{what} {i} is {g.dtype} {list(g.shape)}, eager gives {w.dtype} {list(w.shape)}"
-        ok = _close(g, w)
-        if w64 is not None and isinstance(w64, torch.Tensor) and w64.shape == w.shape:
-            ok |= _close(g, w64.to(w.dtype))
-        if not bool(ok.all()):
-            idx = tuple(int(j) for j in (~ok).nonzero()[0])
-            ref = f", float64 gives {w64[idx].item()}" if isinstance(w64, torch.Tensor) and w64.shape == w.shape else ""
-            return (f"{what} {i}{list(idx) if idx else ''} is {g[idx].item()}, eager gives {w[idx].item()}{ref} "
-                    f"({int((~ok).sum())} of {ok.numel()} elements differ)")
-    return None
-
-
-def _close(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    if a.is_floating_point() or a.is_complex():
-        rtol, atol = TOLERANCES.get(a.dtype, (0.0, 0.0))
-        return torch.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
-    return a == b
+    return compare_results(_leaves(want), _leaves(got), None if want64 is None else _leaves(want64), what=what, ref="eager gives")
 
 
 def compare(fn: Callable, compiled: Callable, make_inputs: Callable, dtypes: list | None = None) -> str | None:
@@ -196,12 +166,12 @@ def ill_conditioned(fn: Callable, compiled: Callable, make_inputs: Callable, tra
     for i, (g, w) in enumerate(zip(got, want)):
         if not (isinstance(g, torch.Tensor) and isinstance(w, torch.Tensor)) or g.shape != w.shape or not w.is_floating_point():
             continue
-        differ = ~_close(g, w)
+        differ = ~close_elements(g, w)
         if not bool(differ.any()):
             continue
         unstable = torch.zeros_like(differ)
         for m in moved:
-            unstable |= ~_close(m[i], w)
+            unstable |= ~close_elements(m[i], w)
         if not bool(unstable[differ].all()):
             return False
         found = True
