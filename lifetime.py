@@ -64,7 +64,7 @@ _compiling = [0]  # depth of nested `compiling()` (a backward compiled while a f
 @contextmanager
 def compiling():
     """While irc (and AOT autograd under it) compiles, the collector scans only the objects made since (gc.freeze):
-    a full collection over a big model's heap took up to 0.4 s each, 2 s of BERT-base's first train step. What
+    a full collection over a big model's heap is slow, and a compile allocates enough to run many of them. What
     the compile drops is still collected; a heap the program froze itself is left as it is."""
     freeze = _compiling[0] == 0 and gc.isenabled() and gc.get_freeze_count() == 0
     if freeze:

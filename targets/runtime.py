@@ -105,10 +105,17 @@ class CompiledGraph:
 
     _boxed_call = True
 
-    def __init__(self, run: Callable[[Sequence[Any]], Sequence[Any]], outputs: list[OutputSpec], constants: list[torch.Tensor],
-                 fresh: Sequence[bool] = (), views: Callable[[list], Sequence[Any]] | None = None,
-                 writes: Sequence[tuple[int, int]] = (), tokens: Sequence[int] = (),
-                 output_views: Callable[[list, list], Sequence[Any]] | None = None):  # fmt: skip
+    def __init__(
+        self,
+        run: Callable[[Sequence[Any]], Sequence[Any]],
+        outputs: list[OutputSpec],
+        constants: list[torch.Tensor],
+        fresh: Sequence[bool] = (),
+        views: Callable[[list], Sequence[Any]] | None = None,
+        writes: Sequence[tuple[int, int]] = (),
+        tokens: Sequence[int] = (),
+        output_views: Callable[[list, list], Sequence[Any]] | None = None,
+    ):
         self.run = run
         self.output_views = output_views  # outputs that are views of other outputs, made from those (aliases.py)
         self.derived = [(i, spec.source[1]) for i, spec in enumerate(outputs) if spec.source[0] == "output view"]
@@ -121,10 +128,10 @@ class CompiledGraph:
         # CPU target's allocated outputs are; such results skip the aliasing check.
         self.fresh = [spec.source[0] == "result" and spec.source[1] < len(fresh) and fresh[spec.source[1]] for spec in outputs]
         # A call whose outputs are all fresh results, with nothing to write, view or add: the loop below with its
-        # questions answered once (a small graph's call spent about 1 us in it; graph-break's two graphs, 2 of 37)
+        # questions answered once (on a small graph the loop is a visible share of the call)
         self.plain = None
-        if not (constants or self.tokens or self.writes or views or self.derived) and all(
-                f and spec.source[0] == "result" for spec, f in zip(outputs, self.fresh)):  # fmt: skip
+        extras = constants or self.tokens or self.writes or views or self.derived
+        if not extras and all(f and spec.source[0] == "result" for spec, f in zip(outputs, self.fresh)):
             self.plain = [(spec.source[1], spec) for spec in outputs]
         # An instance attribute too: Dynamo's disable() wraps the backward with functools.wraps,
         # which copies the instance __dict__ but not class attributes.
