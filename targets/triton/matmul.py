@@ -146,7 +146,7 @@ def dot_source(name: str, elem, epilogue: func.FuncOp | None = None, operand: in
         return "\n".join(lines) + "\n", [], arg_types
     env: dict = {}
     values = list(gen.nest.yield_op.values)
-    gen.emit_ops(lines, ind, env, gen._needed_all(values), "")
+    gen.emit_ops(lines, ind, env, gen._needed(values, through_reductions=True), "")
     for i, v in enumerate(values):
         gen.store(lines, ind, i, v, env)
     return "\n".join(lines) + "\n", gen.params, arg_types

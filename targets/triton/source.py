@@ -133,17 +133,17 @@ class _Gen:
     def _in_body(self, v) -> bool:
         return isinstance(v.owner, Operation) and v.owner.parent_op() is self.nest
 
-    def _needed(self, roots) -> set:
+    def _needed(self, roots, through_reductions: bool = False) -> set:
+        """Every body value the roots depend on; without `through_reductions`, a reduction's inputs are left out
+        (the looped mode computes them in the reduction's own loop)."""
         seen, stack = set(), list(roots)
         while stack:
             v = stack.pop()
             if v in seen or not self._in_body(v):
                 continue
             seen.add(v)
-            op = v.owner
-            if isinstance(op, loop.ReduceOp):
-                continue  # computed in its own loop (or inline, in single mode, by walking from its input there)
-            stack += list(op.operands)
+            if through_reductions or not isinstance(v.owner, loop.ReduceOp):
+                stack += list(v.owner.operands)
         return seen
 
     # -- emission ------------------------------------------------------------------------------
@@ -288,23 +288,12 @@ class _Gen:
                 lines.append(f"{ind}rindex = tl.arange(0, RBLOCK)[None, :]")
                 lines.append(f"{ind}rmask = rindex < rnumel")
                 self.index_block(lines, ind, "r")
-            wanted = self._needed_all(values)
+            wanted = self._needed(values, through_reductions=True)
             self.emit_ops(lines, ind, env, wanted, "")
             for i, v in enumerate(values):
                 self.store(lines, ind, i, v, env)
         return KernelSource(self.fn.sym_name.data, "\n".join(lines) + "\n", self.mode, self.params, self.rblock,
                             self.arg_types)
-
-    def _needed_all(self, roots) -> set:
-        """Every value the roots depend on, through reductions too."""
-        seen, stack = set(), list(roots)
-        while stack:
-            v = stack.pop()
-            if v in seen or not self._in_body(v):
-                continue
-            seen.add(v)
-            stack += list(v.owner.operands)
-        return seen
 
     def generate_looped(self, lines, ind, env, values):
         """One loop over the row per reduction depth, then one for the full outputs."""
