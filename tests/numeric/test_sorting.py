@@ -39,6 +39,8 @@ def same(got, want):
         assert got.dtype == want.dtype and got.shape == want.shape
         assert torch.equal(got.nan_to_num(123.0), want.nan_to_num(123.0)), f"{got} != eager {want}"
         return
+    assert not isinstance(got, torch.Tensor), f"one tensor, eager gives {len(want)} results"
+    assert len(got) == len(want), f"{len(got)} results, eager gives {len(want)}"
     for g, w in zip(got, want):
         same(g, w)
 
