@@ -3,6 +3,7 @@ non-contiguous, broadcast and expanded inputs, sizes around the vector width, ev
 sizes; entry checks that name the argument; fallbacks that are reported; the cache across processes."""
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -84,11 +85,37 @@ def test_integer_ops(dtype, shape):
                         torch.maximum(a, b), a.abs(), a < b, a << 2, a >> 1), x, y)  # fmt: skip
 
 
-def test_integer_division_by_zero_does_not_trap():
-    x, y = torch.arange(-8, 9, dtype=torch.int32), torch.ones(17, dtype=torch.int32)
-    program, _ = build(lambda a, b: (a // b, a % b), x, y)
-    program([x, y - 1])  # a zero divisor: unspecified values (eager raises), never a SIGFPE
-    program([torch.full((17,), -(2**31), dtype=torch.int32), -y])  # INT_MIN // -1 neither
+_DIVIDE = textwrap.dedent("""
+    import sys, torch
+    sys.path.insert(0, sys.argv[1])
+    from tests.cpu.programs import build
+    cases = torch.load(sys.argv[2])
+    program, _ = build(lambda a, b: (a // b, a % b), *cases[0])
+    torch.save([program(list(args)) for args in cases], sys.argv[3])
+""")
+
+
+def test_integer_division_by_zero_does_not_trap(tmp_path):
+    """A zero divisor (eager raises) and INT_MIN // -1 (eager dies of SIGFPE) give unspecified values, never a trap: the
+    program runs in a child process, which must exit normally; every other element of // and % equals eager's."""
+    int_min = -(2**31)
+    x = torch.arange(-8, 9, dtype=torch.int32)
+    d = torch.tensor([0, 3, -2] * 5 + [0, 1], dtype=torch.int32)  # a zero divisor every third element
+    m = torch.where(torch.arange(17) % 2 == 0, int_min, x)
+    cases = [(x, d), (m, -torch.ones(17, dtype=torch.int32))]
+    torch.save(cases, tmp_path / "in.pt")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, IRC_CACHE_DIR=str(tmp_path / "cache"))  # compiled here, not a cached kernel of another build
+    p = subprocess.run([sys.executable, "-c", _DIVIDE, root, str(tmp_path / "in.pt"), str(tmp_path / "out.pt")],
+                       check=False, env=env, capture_output=True, text=True, timeout=300, cwd=str(tmp_path))  # fmt: skip
+    died = f"signal {signal.Signals(-p.returncode).name}" if p.returncode < 0 else f"exit {p.returncode}"
+    assert p.returncode == 0, f"the compiled division died ({died}): {p.stderr[-2000:]}"
+    for (a, b), got in zip(cases, torch.load(tmp_path / "out.pt"), strict=True):
+        defined = (b != 0) & ~((a == int_min) & (b == -1))
+        safe = torch.where(defined, b, 1)
+        for g, w in zip(got, (a // safe, a % safe), strict=True):
+            assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape)
+            assert torch.equal(g[defined], w[defined]), (g, w)
 
 
 @pytest.mark.parametrize("shape", [(17,), (4, 33)])
@@ -221,7 +248,7 @@ def test_zero_size_and_scalars():
 
 def test_externs_with_epilogues():
     p = check(lambda x, w, b: F.linear(x, w, b).relu(), randn(16, 32), randn(24, 32), randn(24))
-    assert not p.fallbacks
+    assert not p.compiled.fallbacks
     check(lambda a, b: torch.bmm(a, b).tanh(), randn(3, 8, 16), randn(3, 16, 5))
     check(lambda x, w, b: F.conv2d(x, w, b, padding=1).relu(), randn(2, 3, 9, 9), randn(4, 3, 3, 3), randn(4))
 
