@@ -2,7 +2,7 @@
 flops of a library product (mm, bmm, convolution, attention) and the best library time for that exact problem
 alone; the bytes a generated kernel or a copy must move, and the copy bandwidth they are bounded by.
 
-Shapes and buffers come from the cpu Program's planned graph (targets/cpu/runtime/graph.py: Step, Buf), so the
+Shapes and buffers come from the cpu target's planned graph (targets/cpu/runtime/graph.py: Step, Buf), so the
 figures are those of the mem stage irc runs. A dynamic size is read from `vals`, the cells of one call.
 """
 

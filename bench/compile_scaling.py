@@ -108,7 +108,7 @@ def compile_graph(gm: torch.fx.GraphModule, opts: Options) -> tuple[dict[str, fl
     t0 = time.process_time()
     result = import_graph(gm, opts.eager_ops)
     seconds["tensor"] = time.process_time() - t0
-    module, plan, passes = result.module, Plan(layout="auto", conv_timer=None), CpuSeconds()
+    module, plan, passes = result.module, Plan(layout="auto"), CpuSeconds()
     for start, stop in (("tensor", "tensor-opt"), ("tensor-opt", "loop"), ("loop", "mem")):
         t0 = time.process_time()
         pipeline.run(module, plan, start=start, stop=stop, verify=stop == "tensor-opt", instruments=[passes])

@@ -51,7 +51,7 @@ def _slope(xs, ys) -> tuple[float, float]:
 
 def _threaded(program, on: bool) -> None:
     """Every launch of `program` on torch's threads (on) or on the calling thread."""
-    program.rebuild(Choices([Variant(min_work=0 if on else SERIAL)] * len(program.launches)), cache=False)
+    program.rebuild(Choices([Variant(min_work=0 if on else SERIAL)] * len(program.compiled.launches)), cache=False)
 
 
 def measure(mode: str = "default", threaded: bool = False) -> dict:

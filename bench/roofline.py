@@ -15,8 +15,8 @@ Per model (a bench/cases.py case, compiled with torch.compile(backend=irc.backen
                    moving as many bytes (bench/bounds.py: Bandwidth), or, for a kernel whose body is mostly
                    arithmetic (exp, tanh), the vector instructions it must issue / the vector rate of the
                    threads (bench/arithmetic.py), whichever is longer
-  measured         the compiled model's call (median, IQR), interleaved with Program.profile of the cpu
-                   Programs it runs: library calls, generated kernels (each with its % of its own bound),
+  measured         the compiled model's call (median, IQR), interleaved with Executor.profile of the cpu
+                   Executors it runs: library calls, generated kernels (each with its % of its own bound),
                    and the runtime overhead (the call minus its steps: binding, allocations, Dynamo's
                    guards, AOT's wrapper, graphs that run eagerly)
   efficiency       roofline / measured
@@ -103,17 +103,17 @@ class Roofline:
 # -- measuring a model --------------------------------------------------------------------------------
 @contextmanager
 def capture():
-    """Record the cpu Programs compiled (and the argument lists they are then called with) while active."""
+    """Record the cpu target's Executors compiled (and the argument lists they are then called with) while active."""
     from irc.targets.cpu.runtime.executor import Executor
     from irc.targets.cpu.target import CpuTarget
 
     found: dict[int, list] = {}  # id(program) -> [program, args or None]
     compile_, call = CpuTarget.compile, Executor.__call__
 
-    def compile_hook(self, module, args, opts, rep, key=None):
-        program = compile_(self, module, args, opts, rep, key)
-        found[id(program)] = [program, None]
-        return program
+    def compile_hook(self, module, args, opts, **kw):
+        built = compile_(self, module, args, opts, **kw)
+        found[id(built.run)] = [built.run, None]
+        return built
 
     def call_hook(self, args):
         if id(self) in found:
@@ -128,7 +128,7 @@ def capture():
 
 
 def _match(g, names: list[str]) -> list:
-    """The graph step of each profiled step name (Program.profile leaves out launches of no items)."""
+    """The graph step of each profiled step name (Executor.profile leaves out launches of no items)."""
     out, j = [], 0
     for name in names:
         kind, _, rest = name.partition(" ")
@@ -152,9 +152,9 @@ def _values(program, args) -> list:
 
 def classify(program, args, named_times: list[tuple[str, float]], bandwidth: Bandwidth, rates: dict,
              prefix: str = "") -> list[Part]:  # fmt: skip
-    """Parts of one Program's call from Program.profile's (name, seconds): each with its flops or bytes and
+    """Parts of one Executor's call from Executor.profile's (name, seconds): each with its flops or bytes and
     bound; `rates` caches best_time per problem (key: describe(problem)) and is filled as needed."""
-    g, vals = program.g, _values(program, args)
+    g, vals = program.compiled.g, _values(program, args)
     parts = []
     for (name, secs), st in zip(named_times, _match(g, [n for n, _ in named_times])):
         if st.kind == "launch":
@@ -186,7 +186,7 @@ def _profile(program, args, reps: int):
 
 def measure(name: str, call, found: dict, bandwidth: Bandwidth, rounds: int = 10, reps: int = 3, *,
             clock=time.perf_counter, profile=_profile, rates: dict | None = None) -> Roofline:  # fmt: skip
-    """Time `call()` (the compiled model) `reps` times, then Program.profile each cpu Program `reps` times,
+    """Time `call()` (the compiled model) `reps` times, then Executor.profile each cpu Executor `reps` times,
     in `rounds` alternating rounds (load from other processes hits both alike); medians over all samples."""
     programs = [(p, args) for p, args in found.values() if args is not None]
     calls, steps = [], [[] for _ in programs]
@@ -210,7 +210,7 @@ def measure(name: str, call, found: dict, bandwidth: Bandwidth, rounds: int = 10
 
 
 def run_case(case_name: str, bandwidth: Bandwidth, rounds: int, rates: dict) -> Roofline:
-    """Compile the case with irc, capture its Programs, measure."""
+    """Compile the case with irc, capture its Executors, measure."""
     import irc
     from irc import report
 
@@ -218,7 +218,7 @@ def run_case(case_name: str, bandwidth: Bandwidth, rounds: int, rates: dict) -> 
 
     case = CASES[case_name]
     fn, inputs = case.make()
-    torch._dynamo.reset()  # a model of a class compiled before would reuse that compile: no Program captured
+    torch._dynamo.reset()  # a model of a class compiled before would reuse that compile: no Executor captured
     mark = report.mark()
     with capture() as found, torch.no_grad():
         compiled = torch.compile(fn, backend=irc.backend, dynamic=case.dynamic)

@@ -1,8 +1,10 @@
-"""The torch.compile entry: Dynamo's graph -> AOT autograd -> FX import -> `build` -> a runnable graph.
+"""The torch.compile entry: Dynamo's graph -> AOT autograd -> per graph, the frontend (FX -> tn) and the driver.
 
-`build` is the whole compile of one tn module: lowering/pipeline.run takes it to the target's stage and
-targets.get(name).compile makes it runnable; this module holds the fallback policy around both (what
-runs when a stage fails), so a reader follows one graph from here to a kernel launch.
+`backend` hands each graph AOT autograd makes (forward, backward or inference) to `compile_graph`, which imports
+it (frontend/fx_import.py), freezes an inference graph's parameters (frontend/freeze.py), records how eager lays
+out the results, and hands the tn module to the driver (compiler.build) for a runnable graph; it runs the whole
+graph eagerly when irc cannot take it, and wraps the result in eager's calling convention (targets/runtime.py
+CompiledGraph: aliases replayed, inputs written, outputs in eager's strides).
 """
 
 import time
@@ -15,22 +17,16 @@ import torch.fx
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
-from irc import cache, lifetime, report, targets
-from irc.dialects import ALL_DIALECTS
+from irc import cache, compiler, lifetime, report
 from irc.frontend.decompositions import decomposition_table
 from irc.frontend.freeze import plan as plan_freeze
 from irc.frontend.freeze import static_inputs
 from irc.frontend.fx_import import GraphUnsupported, import_graph
-from irc.ir import make_context, parse_module, print_module
-from irc.ir.check import ResultMismatch
+from irc.ir import print_module
 from irc.log import Progress, configure
-from irc.log import stage as progress_stage
 from irc.lowering import pipeline
-from irc.lowering.pipeline import Plan
-from irc.lowering.select_layout import layout_notes
 from irc.options import Options
-from irc.targets import TargetError
-from irc.targets.args import ArgSpec, graph_args
+from irc.targets.args import graph_args
 from irc.targets.runtime import CompiledGraph, output_spec
 
 from . import compile_log, warm
@@ -141,18 +137,11 @@ def _record_output_layouts(module, specs, metas, row_major: bool) -> None:
     record(module, ATTR, [orders.get(k, ()) for k in range(max(orders, default=-1) + 1)])
 
 
-def _record_input_layouts(module, args) -> None:
-    """Record on @main how the caller lays out each input (irc.input_layout, as irc.output_layout): fold-permutes
-    pools and reduces a channels-last input in its own layout."""
-    from irc.lowering.output_layout import INPUT_ATTR, memory_order, record
-
-    record(module, INPUT_ATTR, [(memory_order(a.sizes, a.strides) if a.kind == "tensor" else None) or () for a in args])
-
-
 def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None, relaid=None) -> CompiledGraph:
-    """FX -> tn (import, freezing), then `build`; the outputs as eager lays them out (but a forward's saved ones:
-    saved_layouts.py). A graph compiled before (same FX graph, sizes and options; dynamo/warm.py) starts from its
-    cached mem stage instead. `relaid`: the inputs not in eager's strides (saved_layouts.take_saved_layouts)."""
+    """FX -> tn (import, the results the program computes, eager's result layouts, freezing), then the driver; the
+    outputs as eager lays them out (but a forward's saved ones: saved_layouts.py). A graph compiled before (same FX
+    graph, sizes and options; dynamo/warm.py) starts from its cached mem stage instead. `relaid`: the inputs not
+    in eager's strides (saved_layouts.take_saved_layouts)."""
     graph_key = warm.key(gm, rep.kind, opts) if freezer is None else None
     if graph_key is not None and (compiled := _warm_start(gm, graph_key, opts, rep, relaid)) is not None:
         return compiled
@@ -162,19 +151,21 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None, rel
     module.verify()
     rep.stage_seconds["tensor"] = time.perf_counter() - t0
     rep.imported, rep.fallbacks = result.imported, [(f.target, f.reason) for f in result.fallbacks]
-    dump("tensor", lambda: print_module(module))
-    if freezer is not None:
-        result.constants = freezer.apply(module, result.constants, rep)
-        dump("freeze", lambda: print_module(module))
-
     metas, aliased, views, derived, derive, bases = _outputs(gm, relaid)
     # the program computes no replayed view
     result.outputs, writes = drop_view_results(module, result.outputs, aliased, result.writes, derived)
     rep.input_writes = len(writes)
     specs = [output_spec(src, meta) for src, meta in zip(result.outputs, metas)]
+    _record_output_layouts(module, specs, metas, rep.kind != "forward")
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    checks = [_result_check(gm, result.constants)] if opts.verify else []
+    compiler.record(module, graph_args(placeholders, result.constants, (), writes), opts)  # the tensor dump continues
+    dump("tensor", lambda: print_module(module))
     stable = freezer.values if freezer is not None else ()  # parameters of an inference graph; a training graph has none
+    if freezer is not None:  # the parameters' values are not in the text: a replay starts from the freeze dump
+        result.constants = freezer.apply(module, result.constants, rep)
+        compiler.record(module, graph_args(placeholders, result.constants, stable, writes), opts)
+        dump("freeze", lambda: print_module(module))
+    checks = [_result_check(gm, result.constants)] if opts.verify else []
     built: dict[str, str] = {}
 
     def refold(m) -> list[torch.Tensor]:  # what tensor-opt made of the frozen constants, folded too
@@ -182,9 +173,9 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None, rel
         result.constants = [*result.constants, *new]
         return new
 
-    run = build(module, graph_args(placeholders, result.constants, stable, writes), opts, rep, dump,
-                instruments=checks, output_layouts=lambda m: _record_output_layouts(m, specs, metas, rep.kind != "forward"), built=built,
-                refold=refold if freezer is not None else None)  # fmt: skip
+    args = graph_args(placeholders, result.constants, stable, writes)
+    run = compiler.build(module, args, opts, rep, dump, instruments=checks, built=built,
+                         refold=refold if freezer is not None else None)  # fmt: skip
     if graph_key is not None and built:
         warm.remember(graph_key, warm.Record(built["mem_key"], built["matmul"], result.outputs, writes, dict(rep.imported),
                                              [(str(t), r) for t, r in rep.fallbacks], rep.attention, rep.layouts))  # fmt: skip
@@ -226,111 +217,19 @@ def _warm_start(gm, graph_key: str, opts: Options, rep: report.GraphReport, rela
     constants = [getattr(gm, n.target) for n in gm.graph.nodes if n.op == "get_attr"]
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     try:
-        run = targets.get(opts.target).compile(mem, graph_args(placeholders, constants, (), rec.writes), opts, rep, key=done.key)
+        args = graph_args(placeholders, constants, (), rec.writes)
+        run = compiler.resume(mem, args, opts, rep, done.lowered, key=done.key)
     except Exception as e:  # noqa: BLE001 - compiled afresh instead
         cache.log.warning("warm start of graph %d failed (%s); compiling it", rep.index, e)
         return None
     rep.stage_seconds["warm start"] = time.perf_counter() - t0 - rep.stage_seconds.get("llvm", 0.0)
     rep.imported, rep.fallbacks = Counter(rec.imported), list(rec.fallbacks)
     rep.attention, rep.layouts, rep.input_writes = rec.attention, list(rec.layouts), len(rec.writes)
-    _report_lowered(rep, done.lowered)
     metas, _, views, _, derive, bases = _outputs(gm, relaid)
     specs = [output_spec(src, meta) for src, meta in zip(rec.outputs, metas)]
     if rep.kind == "forward":
         specs = keep_saved_layouts(specs, getattr(run, "result_strides", None), bases)
     return CompiledGraph(run, specs, constants, getattr(run, "fresh", ()), views, rec.writes, _effect_tokens(gm), derive)
-
-
-def _report_lowered(rep: report.GraphReport, low) -> None:
-    rep.fused_kernels, rep.externs = low.kernels, list(low.externs)
-    rep.planned_peak_bytes, rep.intermediate_bytes = low.arena_bytes, low.intermediate_bytes
-    rep.fusion_refusals = list(low.refusals)
-
-
-def build(module, args, opts: Options, rep: report.GraphReport, dump=lambda stage, text_of: None, *, instruments=(),
-          output_layouts=lambda module: None, built: dict[str, str] | None = None, refold=None):  # fmt: skip
-    """A tensor-stage module (consumed) -> a runnable graph: tensor-opt, then the target's stage
-    (lowering/pipeline.run), then the target's compile (targets.get(opts.target)).
-
-    The fallback policy: a pass that fails in tensor-opt fails the graph (the caller runs it eagerly); one
-    that fails in loop or mem sends the graph to the reference target at tensor-opt; a target that cannot
-    take the mem stage leaves it to the reference at the mem stage. options={"strict": True} raises instead.
-    `built`, when given, receives the mem stage's cache key and the matmul lowering of a graph that ran on its
-    target (what a warm-start record keeps). `refold` (a frozen graph's): folds the constants tensor-opt's rewrites
-    computed, appended to @main's arguments, and returns their values (the caller passes them after the others)."""
-    target = targets.get(opts.target)
-
-    def target_rules(plan: Plan, args) -> Plan:  # the target's words on its library calls, over these arguments
-        return replace(plan, library_allocates=target.library_allocates(args),
-                       transposed_products=target.transposed_products(args), biased_products=target.biased_products(args))  # fmt: skip
-
-    plan = target_rules(Plan(attention=opts.attention, layout=opts.layout,
-                             conv_timer=target.conv_timer(opts) if opts.layout == "auto" else None), args)  # fmt: skip
-    stage_dump = lambda stage, m: dump(stage, lambda: print_module(m))  # noqa: E731
-    _record_input_layouts(module, args)
-    progress_stage("tensor-opt")
-    try:
-        # the verifier after every pass only with options={"verify": True} (with the result checks); else once
-        # at the end of the stage, as loop and mem are (after every pass it cost 0.4 s of BERT's backward)
-        done = pipeline.run(module, plan, stop="tensor-opt", dump=stage_dump, verify=opts.verify, instruments=instruments)
-    except ResultMismatch as e:  # an irc bug: the graph runs eagerly (or strict raises), the report names the pass
-        rep.verify_failure = str(e)
-        raise
-    rep.stage_seconds["tensor-opt"] = done.seconds["tensor-opt"]
-    if refold is not None and (folded := refold(module)):
-        args = [*args, *(replace(ArgSpec.of(t, f"folded{i}"), stable=True) for i, t in enumerate(folded))]
-        plan = target_rules(plan, args)
-        dump("tensor-opt", lambda: print_module(module))
-    rep.attention = sum(op.name == "tn.sdpa" for op in module.walk())
-    rep.layouts = layout_notes(module)
-    compile_log.passes(rep, done.pass_seconds)
-    if target.stage == "tensor-opt":
-        rep.target = target.name
-        return target.compile(module, args, opts, rep)
-
-    output_layouts(module)
-    text = print_module(module)
-    use_cache = opts.cache and not opts.dump_dir  # a dump wants every stage lowered afresh
-    fresh = [module]  # the first lowering consumes `module`, later ones (and the fallback) parse `text`
-
-    def module_copy():
-        return fresh.pop() if fresh else parse_module(make_context(ALL_DIALECTS), text)
-
-    def lower_and_compile(matmul: str, rep: report.GraphReport):
-        progress_stage("loop+mem")
-        mem = module_copy()
-        # targets lower differently, and so does one target on machines whose libraries differ
-        cache_key = cache.make_key(text, repr(args), target.name, target.machine_facts()) if use_cache else None
-        try:
-            done = pipeline.run(mem, replace(plan, matmul=matmul), start="tensor-opt", dump=stage_dump, cache_key=cache_key)
-        except Exception as e:  # a lowering bug: the graph still runs, on the reference at tensor-opt
-            if opts.strict:
-                raise
-            compile_log.fallbacks.warning("irc: lowering graph %d failed (%s); it runs on the reference target", rep.index, e)
-            rep.target_fallbacks.append(("graph", f"lowering failed: {type(e).__name__}: {e}"))
-            return None
-        rep.stage_seconds["mem (cached)" if done.cached else "loop+mem"] = sum(done.seconds.values())
-        compile_log.passes(rep, done.pass_seconds)
-        _report_lowered(rep, done.lowered)
-        try:
-            run = target.compile(mem, args, opts, rep, key=done.key)
-            if built is not None and cache_key is not None:
-                built.update(mem_key=cache_key, matmul=matmul)
-            return run
-        except TargetError as e:  # the target cannot take this @main: the mem-stage reference runs it
-            if opts.strict:
-                raise
-            compile_log.fallbacks.warning("irc: the %s target cannot take graph %d (%s); it runs on the mem-stage reference",
-                                          target.name, rep.index, e)  # fmt: skip
-            rep.target, rep.target_fallbacks = target.name, [("graph", str(e))]
-            return targets.get("reference").compile(mem, args, opts, rep)
-
-    run = target.select_matmul(module, args, opts, rep, lower_and_compile)
-    if run is None:
-        progress_stage("reference")
-        rep.target = "reference"
-        run = targets.get("reference").compile(module_copy(), args, opts, rep)
-    return run
 
 
 def _result_check(gm, constants):
@@ -371,12 +270,10 @@ def _dumper(opts: Options, rep: report.GraphReport):
     return dump
 
 
-
-
 def compile_function(fn, *inputs, dynamic: bool = False, **options):
     """(run, constants) for a plain function, without Dynamo or AOT autograd: make_fx with the backend's
-    decompositions, import, then `build` with these options (as torch.compile's). Call it as
-    `run([*inputs, *constants])`; on the cpu target `run` is the Program. For tests, benchmarks and tools."""
+    decompositions, import, then the driver (compiler.build) with these options (as torch.compile's). Call it as
+    `run([*inputs, *constants])`; on the cpu target `run` is the Executor. For tests, benchmarks and tools."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
     opts = Options.resolve(options=options)
@@ -385,4 +282,4 @@ def compile_function(fn, *inputs, dynamic: bool = False, **options):
     result = import_graph(gm, opts.eager_ops)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     rep = report.GraphReport(index=-1, dynamo_graph=-1, kind="function")
-    return build(result.module, graph_args(placeholders, result.constants), opts, rep), list(result.constants)
+    return compiler.build(result.module, graph_args(placeholders, result.constants), opts, rep), list(result.constants)

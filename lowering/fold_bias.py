@@ -2,9 +2,9 @@
 the product.
 
 A linear layer arrives as `tn.mm` and a nest that adds its bias. Fusion joins that nest to the kernels that read it,
-but where only library calls read it (BERT's q, k and v, which go to attention; a returned projection) it is a
-kernel of its own: one more pass over the product (HF BERT h256 L4 has 12, each 2048x256: 0.5-0.8 ms of a call's
-kernels). oneDNN's linear adds a bias inside its own pass at no measurable cost, so there the pair becomes
+but where only library calls read it (attention's q, k and v; a returned projection) it is a kernel of its own: one
+more pass over the product. oneDNN's linear adds a bias inside its own pass at no measurable cost, so there the
+pair becomes
 
     %c = tn.mm %a, %b : MxK, KxN
     %r = loop.nest (M, N) { %x = loop.load %c[(i, j) -> (i, j)]     ->    %r = tn.addmm %a, %b bias %bias
@@ -14,31 +14,29 @@ kernels). oneDNN's linear adds a bias inside its own pass at no measurable cost,
 The nest may also run over the product's rows split into batch dims ((B, L, N) reading %c[(b * L + l, j)]: the
 result is then a tn.reshape of the tn.addmm), and may apply a gelu to the sum, exactly as tensor-to-loop writes
 tn.gelu: the feed-forward layer's gelu(x @ W1^T + b1), which oneDNN applies to each tile while it is in cache
-(`epilogue "gelu"`, or "gelu_tanh"). HF BERT h256 L4: four 2048x1024 gelu kernels, 1.8 ms of a 41 ms call; oneDNN's
-gelu post-op costs about 0.2 ms of each 2.1 ms product, alone. The target says which products (`picks(op)`: the cpu
-target's oneDNN ones, whose results it allocates, so no buffer is planned for either form); a nest that does
-anything else (relu: oneDNN's maps NaN to 0; a residual) stays a kernel, and so does a product another op reads as
-well. Runs after fuse-loops, which has already joined the bias to any kernel that reads the product. Without a
-target (irc-opt) it changes nothing unless asked: `-p 'fold-bias{every=true}'`.
+(`epilogue "gelu"`, or "gelu_tanh"), cheaper than a pass of its own over the result. The target's rule says which
+products (rules.Rules.biased_products: the cpu target's oneDNN ones, whose results it allocates, so no buffer is
+planned for either form); a nest that does anything else (relu: oneDNN's maps NaN to 0; a residual) stays a kernel,
+and so does a product another op reads as well. Runs after fuse-loops, which has already joined the bias to any
+kernel that reads the product. Without a target (IR that records no plan) it changes nothing unless asked:
+`-p 'fold-bias{every=true}'`. docs/loop-and-mem.md has the measurements behind it.
 """
 
 import functools
 import math as pymath
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from xdsl.context import Context
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import FloatAttr, ModuleOp, f32
+from xdsl.dialects.builtin import FloatAttr, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineExpr, AffineMap
-from xdsl.passes import ModulePass
 
 from irc.dialects import loop
 from irc.dialects import tensor as tn
 from irc.ir.types import DYN
 
 from .loop_builder import NestBuilder
+from .product_pass import ProductPass
 from .tensor_to_loop import gelu_body
 
 
@@ -144,25 +142,19 @@ def fold(mm: tn.MmOp, nest: loop.NestOp, bias: SSAValue, epilogue: str | None = 
 
 
 @dataclass(frozen=True)
-class FoldBiasPass(ModulePass):
+class FoldBiasPass(ProductPass):
     """Products the target's rule picks take their standalone bias add into the library call (every=true: each
     one)."""
 
     name = "fold-bias"
-    every: bool = False  # irc-opt's way to see the rewrite without a target: the target's rule is not an option
-    picks: Callable[[Operation], bool] | None = field(default=None, compare=False, repr=False)
 
-    def apply(self, ctx: Context, module: ModuleOp) -> None:
-        picks = (lambda op: True) if self.every else self.picks
-        if picks is None:
+    def rewrite(self, mm: tn.MmOp, picks) -> None:
+        uses = list(mm.result.uses)
+        if len(uses) != 1 or not isinstance(load := uses[0].operation, loop.LoadOp):
             return
-        for mm in [op for op in module.walk() if isinstance(op, tn.MmOp)]:
-            uses = list(mm.result.uses)
-            if len(uses) != 1 or not isinstance(load := uses[0].operation, loop.LoadOp):
-                continue
-            nest = load.parent_op()
-            if isinstance(nest, loop.NestOp) and (found := bias_of(nest, mm.result)) is not None and picks(mm):
-                fold(mm, nest, *found)
+        nest = load.parent_op()
+        if isinstance(nest, loop.NestOp) and (found := bias_of(nest, mm.result)) is not None and picks(mm):
+            fold(mm, nest, *found)
 
 
 __all__ = ["FoldBiasPass", "bias_of", "fold"]

@@ -7,7 +7,7 @@ bmm adds the batch as the outermost dim. N is innermost on purpose: the CPU emit
 in vectors of N with the K loop inside (a[m, k] a broadcast scalar, b[k, n..] one vector load, one
 vector accumulator), and fusion appends the pointwise ops after the product (bias, activation) to
 the same nest. For small products this beats a library call's fixed cost; max-autotune measures both
-(targets/cpu/target.py: select_matmul), options={"matmul": "loops"} forces it. Only floating-point products
+(the cpu target's rules name both candidates; compiler.py compiles each), options={"matmul": "loops"} forces it. Only floating-point products
 change: an integer matmul stays a torch kernel (it is not worth generating).
 
 Run before tensor-to-loop (which leaves matmuls as externs); pipeline.Plan.stage_passes places it.

@@ -1,9 +1,10 @@
 """orient-products: a matrix product the target runs faster as its transpose is computed as one, in place.
 
 C = A @ B and C^T = B^T @ A^T hold the same numbers; a BLAS call that writes C column-major runs the second
-problem. MKL's sgemm is up to 1.9x faster one way than the other on the same operands (a training
-forward's x @ W^T with few rows: targets/cpu/mm_rules.computes_transposed holds the rule and its
-measurements). The target says which products (`transposed(op)`); each one becomes
+problem, and a BLAS library may run one of the two much faster than the other on the same operands (MKL:
+a training forward's x @ W^T with few rows; targets/cpu/libs/mm_rules.py computes_transposed holds the rule,
+docs/cpu-target.md its measurements). The target's rule says which products (rules.Rules.transposed_products);
+each one becomes
 
     %c = tn.mm %a, %bt : MxK, KxN              %at = loop.view %a[(d0, d1) -> (d1, d0)] : MxK -> KxM
                                          ->    %ct = tn.mm %b, %at : NxK, KxM -> NxM
@@ -13,21 +14,20 @@ where %bt = loop.view %b transposed (its view of a view folds to %b). Only produ
 reader loads inside a nest are changed: those kernels read the column-major result through their load
 maps (simplify-loop folds the view into them), where a returned or extern-read result would need
 eager's row-major layout back. Runs after fuse-loops, so fusion sees the product as it was. Without a
-target (irc-opt) it changes nothing unless asked: `-p 'orient-products{every=true}'`.
+target (IR that records no plan) it changes nothing unless asked: `-p 'orient-products{every=true}'`.
 """
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
-from xdsl.passes import ModulePass
 
 from irc.dialects import loop
 from irc.dialects import tensor as tn
 from irc.ir.types import DYN
+
+from .product_pass import ProductPass
 
 _SWAP = AffineMap(2, 0, (AffineExpr.dimension(1), AffineExpr.dimension(0)))
 
@@ -61,20 +61,14 @@ def orient(op: tn.MmOp) -> None:
 
 
 @dataclass(frozen=True)
-class OrientProductsPass(ModulePass):
+class OrientProductsPass(ProductPass):
     """Products the target's rule picks are computed as their transpose (every=true: each one only kernels read)."""
 
     name = "orient-products"
-    every: bool = False  # irc-opt's way to see the rewrite without a target: the target's rule is not an option
-    transposed: Callable[[Operation], bool] | None = field(default=None, compare=False, repr=False)
 
-    def apply(self, ctx: Context, module: ModuleOp) -> None:
-        picks = (lambda op: True) if self.every else self.transposed
-        if picks is None:
-            return
-        for op in [op for op in module.walk() if isinstance(op, tn.MmOp)]:
-            if _eligible(op) and picks(op):
-                orient(op)
+    def rewrite(self, mm: tn.MmOp, picks) -> None:
+        if _eligible(mm) and picks(mm):
+            orient(mm)
 
 
 __all__ = ["OrientProductsPass", "orient"]

@@ -13,8 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
@@ -25,6 +24,7 @@ from irc.ir import PassTiming, make_context, parse_module, print_module, run_pas
 from irc.ir.passes import Instrument
 from irc.ir.text import BINARY_VERSION, dump_module, load_module
 from irc.log import get as logger
+from irc.rules import Rules
 
 from .bufferize import BufferizePass
 from .fold_batch_norm import FoldBatchNormPass, fold_batch_norm
@@ -37,7 +37,7 @@ from .matmul_loops import MatmulToLoopsPass
 from .orient_products import OrientProductsPass
 from .output_layout import OutputLayoutPass
 from .plan_buffers import PlanBuffersPass, plan_summary
-from .select_layout import ConvTimer, SelectLayoutPass
+from .select_layout import SelectLayoutPass
 from .simplify_loop import SimplifyLoopPass
 from .simplify_tensor import SimplifyTensorPass
 from .tensor_to_loop import TensorToLoopPass
@@ -58,6 +58,11 @@ OPTIONAL = (MatmulToLoopsPass(),)
 
 STAGES = {"tensor-opt": TENSOR_OPT, "loop": LOOP, "mem": MEM}
 STAGE_ORDER = ("fx", "tensor", "tensor-opt", "loop", "mem")
+STAGE_ATTR = "irc.stage"  # on a module `run` produced: the stage it is at (tensor and tensor-opt read alike)
+
+
+def mark_stage(module: ModuleOp, stage: str) -> None:
+    module.attributes[STAGE_ATTR] = StringAttr(stage)
 
 
 def freeze(module: ModuleOp, constants: ConstantArgs) -> None:
@@ -68,37 +73,38 @@ def freeze(module: ModuleOp, constants: ConstantArgs) -> None:
 
 @dataclass(frozen=True)
 class Plan:
-    """What one compile asks of the passes: torch.compile's options that change them, and the target's
-    convolution timer for select-layout. `Plan()` is what irc-opt runs by default."""
+    """What one compile asks of the passes: torch.compile's options that change them, and the target's rules
+    (rules.Rules: the convolution timer for select-layout, which library calls allocate their results for
+    bufferize, which products take their bias for fold-bias and which run as their transpose for
+    orient-products). `Plan()` is what irc-opt runs on a module that names no target."""
 
     attention: bool = True  # options={"attention": False} keeps attention unfused
     layout: str = "auto"  # options={"layout": ...}
     matmul: str = "extern"  # "loops": matrix products generated (matmul-to-loops) rather than the library's
-    conv_timer: ConvTimer | None = field(default=None, compare=False, repr=False)
-    # the target's word on which externs' library calls allocate their results (bufferize leaves them fresh)
-    library_allocates: Callable[[Operation], bool] | None = field(default=None, compare=False, repr=False)
-    # the target's word on which matrix products its library runs faster as their transpose (orient-products)
-    transposed_products: Callable[[Operation], bool] | None = field(default=None, compare=False, repr=False)
-    # the target's word on which matrix products its library call adds a bias to (fold-bias)
-    biased_products: Callable[[Operation], bool] | None = field(default=None, compare=False, repr=False)
+    rules: Rules = Rules()
 
     def stage_passes(self, stage: str) -> tuple[ModulePass, ...]:
         """The passes that produce `stage` from the one before it (read at call time: tests may patch STAGES)."""
-        passes = STAGES.get(stage, ())
+        passes, rules = STAGES.get(stage, ()), self.rules
         if stage == "tensor-opt":
             passes = tuple(
-                SelectLayoutPass(self.layout, self.conv_timer) if isinstance(p, SelectLayoutPass) else p
+                SelectLayoutPass(self.layout, rules.conv_timer) if isinstance(p, SelectLayoutPass) else p
                 for p in passes
                 if self.attention or not isinstance(p, FuseAttentionPass)
             )
         elif stage == "loop":
-            passes = tuple(OrientProductsPass(transposed=self.transposed_products) if isinstance(p, OrientProductsPass)
-                           else FoldBiasPass(picks=self.biased_products) if isinstance(p, FoldBiasPass) else p
-                           for p in passes)  # fmt: skip
+            passes = tuple(
+                OrientProductsPass(picks=rules.transposed_products)
+                if isinstance(p, OrientProductsPass)
+                else FoldBiasPass(picks=rules.biased_products)
+                if isinstance(p, FoldBiasPass)
+                else p
+                for p in passes
+            )
             if self.matmul == "loops":
                 passes = (MatmulToLoopsPass(), *passes)
-        elif stage == "mem" and self.library_allocates is not None:
-            passes = tuple(BufferizePass(self.library_allocates) if isinstance(p, BufferizePass) else p for p in passes)
+        elif stage == "mem" and rules.library_allocates is not None:
+            passes = tuple(BufferizePass(rules.library_allocates) if isinstance(p, BufferizePass) else p for p in passes)
         return passes
 
     def passes(self, start: str = "tensor", stop: str = "mem") -> tuple[ModulePass, ...]:
@@ -165,6 +171,7 @@ def run(module: ModuleOp, plan: Plan = Plan(), *, start: str = "tensor", stop: s
         run_passes(ctx, module, plan.stage_passes(stage), verify=verify, timing=timing, instruments=instruments)
         if not verify:
             module.verify()
+        mark_stage(module, stage)
         if stage in ("loop", "mem"):
             out.lowered = _summarise(module, stage, out.lowered or Lowered())
         out.seconds[stage] = time.perf_counter() - t0
@@ -242,7 +249,7 @@ def _from_cache(module: ModuleOp, key: str, out: Result) -> bool:
 
 
 def _binary(key: str) -> tuple[ModuleOp, Lowered] | None:
-    """The cached mem stage in its binary form (its summary's JSON line, then ir/text.py dump_module), 8-30x faster
+    """The cached mem stage in its binary form (its summary's JSON line, then ir/text.py dump_module), much faster
     to read than its text; None when that entry is missing, damaged or from another xDSL (then a cached text, if
     _to_cache wrote one, serves; else the stage is lowered again)."""
     data = cache.get("mem-ir", cache.make_key(key, BINARY_VERSION))
@@ -257,7 +264,7 @@ def _binary(key: str) -> tuple[ModuleOp, Lowered] | None:
 
 
 def _to_cache(module: ModuleOp, key: str, lowered: Lowered) -> None:
-    """The mem stage in its binary form; as text (8x slower to print: 0.15 s of BERT-base's cold compile) only where
+    """The mem stage in its binary form; as text (several times slower to print) only where
     the binary cannot be made."""
     try:
         summary = json.dumps(asdict(lowered))

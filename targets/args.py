@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import torch
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr, UnitAttr
+from xdsl.ir import Attribute
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,31 @@ class ArgSpec:
     # argument's own memory instead, where nothing reads the old value after (the CPU target does).
     written_from: int | None = None
 
+    def to_attr(self) -> DictionaryAttr:
+        """The spec as an MLIR dictionary, so a dumped module carries what its target's rules read."""
+        fields = {"name": StringAttr(self.name), "kind": StringAttr(self.kind)}
+        if self.dtype is not None:
+            fields["dtype"] = StringAttr(str(self.dtype).removeprefix("torch."))
+        if self.kind == "tensor":
+            fields["sizes"], fields["strides"] = ArrayAttr(map(_size_attr, self.sizes)), ArrayAttr(map(_size_attr, self.strides))
+        if self.value is not None:
+            fields["value"] = _size_attr(self.value)
+        if self.stable:
+            fields["stable"] = UnitAttr()
+        if self.written_from is not None:
+            fields["written_from"] = IntegerAttr(self.written_from, 64)
+        return DictionaryAttr(fields)
+
+    @staticmethod
+    def from_attr(attr: DictionaryAttr) -> ArgSpec:
+        d = attr.data
+        dtype = getattr(torch, d["dtype"].data) if "dtype" in d else None
+        sizes = tuple(map(_size_of, d["sizes"].data)) if "sizes" in d else ()
+        strides = tuple(map(_size_of, d["strides"].data)) if "strides" in d else ()
+        written = d["written_from"].value.data if "written_from" in d else None
+        value = _size_of(d["value"]) if "value" in d else None
+        return ArgSpec(d["name"].data, d["kind"].data, dtype, sizes, strides, value, "stable" in d, written)
+
     @staticmethod
     def of(value, name: str = "arg") -> ArgSpec:
         """From a real or fake tensor, a SymInt or an int (symbolic sizes become their expression's text)."""
@@ -35,6 +62,14 @@ class ArgSpec:
         if isinstance(value, int | torch.SymInt):
             return ArgSpec(name, "index", value=_key(value))
         return ArgSpec(name, "other")
+
+
+def _size_attr(x: int | str) -> Attribute:
+    return StringAttr(x) if isinstance(x, str) else IntegerAttr(x, 64)
+
+
+def _size_of(a: Attribute) -> int | str:
+    return a.data if isinstance(a, StringAttr) else a.value.data
 
 
 def _key(x):

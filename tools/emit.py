@@ -4,7 +4,7 @@ EMITTERS maps a target name to a function from the mem-stage module to the targe
 (LLVM IR, Triton Python), or to None while the target does not exist. A target registers by
 putting its function here (tools may import targets; targets never import tools):
 
-    EMITTERS["llvm"] = lambda module: irc.targets.cpu.codegen.emit.llvm_ir(module)
+    EMITTERS["llvm"] = lambda module: irc.targets.cpu.codegen.listing.llvm_ir(module)
 
 `mlir`, the default, prints the IR itself and is not listed here. `--arch` (triton only) also compiles each kernel
 ahead of time for those GPU architectures and prints its registers, spills and shared memory.

@@ -180,8 +180,9 @@ class IrcOptMain(xDSLOptMain):
         a = self.args
         start = self.model_stage() if a.model else (a.from_stage or detect_stage(module))
         stop = a.stage or (EMIT_STAGE if a.target != "mlir" else start)
+        self.reached = stop if stop != start else None  # the stage the module is at after the stage passes
         try:
-            return (*stage_passes(start, stop), *self.pipeline.passes)
+            return (*stage_passes(module, start, stop), *self.pipeline.passes)
         except ValueError as e:
             _usage_error(str(e))
 
@@ -220,6 +221,10 @@ class IrcOptMain(xDSLOptMain):
         verify = None if a.disable_verify else self.verify_module
         try:
             run_passes(self.ctx, module, passes, verify=verify, instruments=instruments)
+            if self.reached is not None:
+                from irc.lowering.pipeline import mark_stage
+
+                mark_stage(module, self.reached)
         except ResultMismatch as m:
             self.verify_each_failed(m, module)
         finally:

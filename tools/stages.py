@@ -1,23 +1,29 @@
 """The stages as irc-opt sees them: which stage a module is at, which passes lead from one stage to another, and --list-passes."""
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from .pass_spec import PassFactory, options_of
 
 
 def detect_stage(module: ModuleOp) -> str:
-    """`mem` when a mem op appears, `loop` when a loop op does, else `tensor`."""
+    """The stage the module records (lowering/pipeline.py STAGE_ATTR), else `mem` when a mem op appears, `loop`
+    when a loop op does, else `tensor`."""
+    from irc.lowering.pipeline import STAGE_ATTR
+
+    if isinstance(recorded := module.attributes.get(STAGE_ATTR), StringAttr):
+        return recorded.data
     names = {op.name.split(".", 1)[0] for op in module.walk()}
     return "mem" if "mem" in names else "loop" if "loop" in names else "tensor"
 
 
-def stage_passes(start: str, stop: str) -> tuple[ModulePass, ...]:
-    """The passes that take IR at stage `start` to stage `stop`; ValueError when `stop` comes first."""
-    from irc.lowering import Plan
+def stage_passes(module: ModuleOp, start: str, stop: str) -> tuple[ModulePass, ...]:
+    """The passes that take `module`, at stage `start`, to stage `stop`, as the backend ran them: the plan the
+    module records (its target's rules over its arguments: compiler.plan_of); ValueError when `stop` comes first."""
+    from irc.compiler import plan_of
 
     try:
-        return Plan().passes(start, stop)
+        return plan_of(module).passes(start, stop)
     except ValueError as e:
         raise ValueError(f"--{e}") from None
 

@@ -1,116 +1,115 @@
-"""The CPU target (targets.Target): a mem-stage module -> a JITed Program (program.py).
+"""The CPU target (targets.Target): a mem-stage module -> an Executor of a graph compiled once for it.
 
-Matrix products and convolutions call torch's libraries (externs.py); everything else runs as
-llvmlite-JITed, vectorised, multi-threaded loops. A kernel the emitter cannot take runs on the
-mem-stage reference evaluator inside an otherwise JITed graph, and the report lists it (a limitation of
-the target, not an error: options={"strict": True} leaves it so).
+Matrix products and convolutions call torch's libraries (libs/); everything else runs as llvmlite-JITed,
+vectorised, multi-threaded loops (codegen/, run by runtime/). A kernel the emitter cannot take runs on the
+mem-stage reference evaluator inside an otherwise JITed graph, and the notes list it (a limitation of the
+target, not an error: options={"strict": True} leaves it so).
+
+    compile = Compiled (runtime/compiled.py: planned, specialised, emitted, JITed)
+            + tune (max-autotune: runtime/autotune.py measures each launch's variants -> Choices)
+            + Executor (runtime/executor.py: runs calls)
 """
 
-import copy
 import math
 import time
-from pathlib import Path
 
-from irc import cache, report
 from irc.dialects import tensor as tn
-from irc.ir import print_module
 from irc.ir.types import DYN
 from irc.log import stage as progress_stage
 from irc.options import Options
+from irc.rules import Rules
 
-from .. import TargetError
+from .. import Built, Notes, TargetError
 
 
 class CpuTarget:
     name = "cpu"
     stage = "mem"
 
-    def machine_facts(self) -> str:
-        """Which library runs a changing weight's products here (externs.linear_rule): the results bufferize takes as
-        oneDNN allocates them and the products fold-bias and orient-products rewrite follow it."""
-        from .libs.externs import onednn_outruns_mkl
-
-        return f"onednn_outruns_mkl={onednn_outruns_mkl()}"
-
-    def conv_timer(self, opts: Options):
-        """torch's convolution in each layout, measured once per shape and kept in the on-disk cache."""
+    def rules(self, args, opts: Options) -> Rules:
+        """The library paths' rules over these arguments (libs/mm_rules.py): oneDNN's products by a stable weight
+        allocate their results and add a bias in their own pass; f32 products with few rows and a changing weight
+        run faster on MKL as their transpose. Convolutions are timed in each layout, once per shape."""
         from .libs.conv_layout import conv_seconds
-
-        return lambda **problem: conv_seconds(**problem, use_cache=opts.cache)
-
-    def library_allocates(self, args):
-        """oneDNN's products (a constant weight's prepacked one) allocate their results: bufferize takes them as
-        they come instead of copying each into a planned buffer (BERT's 24 products: 2.7 ms a call)."""
-        from .libs.mm_rules import allocates_result
+        from .libs.externs import onednn_outruns_mkl
+        from .libs.mm_rules import allocates_result, computes_transposed
+        from .runtime.jit import host
 
         stable = frozenset(i for i, a in enumerate(args) if a.stable)
-        return lambda op: allocates_result(op, stable)
+        allocates = lambda op: allocates_result(op, stable)  # noqa: E731
+        return Rules(
+            facts=f"cpu={host().cpu} onednn_outruns_mkl={onednn_outruns_mkl()}",
+            conv_timer=(lambda **problem: conv_seconds(**problem, use_cache=opts.cache)) if opts.layout == "auto" else None,
+            library_allocates=allocates,
+            transposed_products=lambda op: computes_transposed(op, args, stable),
+            biased_products=allocates,
+            matmuls=lambda module: _matmul_candidates(module, opts),
+        )
 
-    def transposed_products(self, args):
-        """f32 products with few rows and a changing weight: MKL runs them faster as their transpose."""
-        from .libs.mm_rules import computes_transposed
+    def compile(self, module, args, opts: Options, *, key: str | None = None, label: str = "") -> Built:
+        from torch._subclasses.fake_tensor import unset_fake_temporarily
 
-        stable = frozenset(i for i, a in enumerate(args) if a.stable)
-        return lambda op: computes_transposed(op, args, stable)
-
-    def biased_products(self, args):
-        """oneDNN's products add a bias in their own pass, and they are the products whose results it allocates."""
-        return self.library_allocates(args)
-
-    def select_matmul(self, module, args, opts: Options, rep: report.GraphReport, build):
-        """`build(matmul, rep)` for the lowering of matrix products opts asks for. max-autotune on a graph of
-        small products builds it with generated and with library matmuls and keeps the faster whole graph
-        (measured once; the choice kept in the disk cache under the tensor-opt text and the arguments)."""
-        if opts.matmul != "auto" or opts.mode != "max-autotune" or not small_matmuls(module):
-            return build("loops" if opts.matmul == "loops" else "extern", rep)
-        from .runtime import autotune
-        from .runtime.program import Program
-
-        key = autotune.matmul_key(print_module(module), repr(args))
-        rec = cache.get_json("autotune", key) if opts.cache else None
-        if rec is not None:
-            run = build(rec["matmul"], rep)
-            if isinstance(run, Program):
-                rep.mode_notes.append(f"matmul: {rec['note']} (from the disk cache)")
-            return run
-        built = {c: (build(c, r), r) for c, r in (("loops", copy.deepcopy(rep)), ("extern", copy.deepcopy(rep)))}
-        programs = {c: built[c][0] for c in ("extern", "loops") if isinstance(built[c][0], Program)}  # the incumbent first
-        if len(programs) < 2:  # one of them could not be built for the CPU: take the other as it is
-            choice = "extern" if isinstance(built["extern"][0], Program) else "loops"
-            rep.__dict__.update(built[choice][1].__dict__)
-            return built[choice][0]
-        choice, note = autotune.choose_program(programs)
-        if opts.cache and cache.quiet():
-            cache.put_json("autotune", key, {"matmul": choice, "note": note})
-        rep.__dict__.update(built[choice][1].__dict__)
-        rep.mode_notes.append(f"matmul: {note} (measured)")
-        return built[choice][0]
-
-    def compile(self, module, args, opts: Options, rep: report.GraphReport, key: str | None = None):
-        from .runtime.program import Program
+        from .runtime import launcher
+        from .runtime.compiled import Compiled
+        from .runtime.executor import Executor
 
         progress_stage("llvm")
         t0 = time.perf_counter()
         try:
-            program = Program(module, args, cache=opts.cache, mode=opts.mode, graph=rep.index, key=key)
+            compiled = Compiled(module, args, mode=opts.mode, key=key)
+            compiled.build(cache=opts.cache)
+            with unset_fake_temporarily():  # compiling runs under Dynamo's fake mode: the arena must be real
+                run = Executor(compiled, label)
+                tuned = _tune(compiled, run, lambda: Compiled(module, args, mode=opts.mode), opts)
         except Exception as e:  # noqa: BLE001 - the runtime cannot take this @main
             raise TargetError(f"cpu runtime: {type(e).__name__}: {e}") from e
-        finally:
-            rep.stage_seconds["llvm"] = time.perf_counter() - t0
-        rep.target, rep.kernels, rep.cache_hit = "cpu", program.kernels, program.cache_hit if program.kernels else None
-        rep.target_fallbacks = list(program.fallbacks)
-        rep.mode, rep.python_steps, rep.mode_notes = opts.mode, program.python_steps, list(program.mode_notes)
-        rep.extern_paths = program.extern_paths  # the program's own dict: calls fill it as they decide
-        rep.in_place_writes = len(program.g.in_place)
-        if rep.dump_dir and program.call_source:  # beside the stages: what one call runs, as Python
-            Path(rep.dump_dir, "call.py").write_text(program.call_source)
-        return program
+        error = compiled.launcher_error or run.launcher_error
+        notes = Notes(
+            kernels=compiled.kernels,
+            cache_hit=compiled.cache_hit if compiled.kernels else None,
+            target_fallbacks=list(compiled.fallbacks),
+            python_steps=run.python_steps,
+            mode_notes=([error] if error else launcher.describe(compiled)) + tuned,
+            extern_paths=compiled.extern_paths,
+            in_place_writes=len(compiled.g.in_place),
+            stage_seconds={"llvm": time.perf_counter() - t0},
+            call_source=run.call_source,
+        )
+        return Built(run, notes)
+
+    def choose(self, runs, args) -> tuple[str, str]:
+        """The fastest whole call on random inputs of the compiled sizes (runtime/autotune.py)."""
+        from .runtime.autotune import fastest_call
+
+        return fastest_call(runs, args)
 
 
-def small_matmuls(module) -> bool:
-    """Whether the module has matrix products and every one is static and at most SMALL_MACS multiply-adds:
-    the products for which max-autotune measures generated against library code."""
+def _tune(compiled, run, make, opts: Options) -> list[str]:
+    """max-autotune on a static graph: each launch's variants measured (autotune.tune), then the tuned build kept
+    only where it beats the default as a whole call; the report's lines."""
+    from .runtime import autotune
+
+    if opts.mode != "max-autotune" or not compiled.static or not (compiled.kernels or compiled.launch_plan):
+        return []
+    try:
+        choices, notes = autotune.tune(compiled, run, opts.cache)
+    except Exception as e:  # noqa: BLE001 - measuring failed: the default variants stay
+        return [f"autotune failed ({type(e).__name__}: {e}); default variants"]
+    if choices is not None:
+        keep, note = autotune.whole_program(run, choices, opts.cache, make)
+        notes.append(note)
+        if keep:
+            run.rebuild(choices, cache=opts.cache)
+    return notes
+
+
+def _matmul_candidates(module, opts: Options) -> tuple[str, ...]:
+    """The library's products, or generated ones where options ask; max-autotune also builds a graph of small
+    static products with generated ones, and keeps the faster whole graph."""
     from .runtime.autotune import SMALL_MACS
 
+    if opts.matmul != "auto":
+        return ("loops",) if opts.matmul == "loops" else ("extern",)
     sizes = [(op.lhs.type.get_shape(), op.rhs.type.get_shape()[-1]) for op in module.walk() if isinstance(op, tn.MmOp | tn.BmmOp)]
-    return bool(sizes) and all(DYN not in (*a, n) and math.prod(a) * n <= SMALL_MACS for a, n in sizes)
+    small = bool(sizes) and all(DYN not in (*a, n) and math.prod(a) * n <= SMALL_MACS for a, n in sizes)
+    return ("extern", "loops") if opts.mode == "max-autotune" and small else ("extern",)

@@ -3,7 +3,7 @@ Triton source (runtime.py).
 
 Without a GPU the kernels run under Triton's interpreter (targets/triton sets TRITON_INTERPRET=1 before
 Triton is first imported). A kernel the generator cannot emit or Triton rejects runs on the reference
-evaluator, and the report lists it.
+evaluator, and the notes list it.
 options={"matmul": "dot"} runs mm/bmm with a tl.dot template that also holds the pointwise kernel after
 it; "extern" (the default) calls torch's kernels. mode="max-autotune" times block sizes with
 triton.autotune.
@@ -11,46 +11,38 @@ triton.autotune.
 
 import time
 
-from irc import env, report
+from irc import env
 from irc.options import Options
+from irc.rules import Rules
 
-from .. import TargetError
+from .. import Built, Notes, TargetError, timing
 
 
 class TritonTarget:
     name = "triton"
     stage = "mem"
 
-    def machine_facts(self) -> str:
-        return ""  # its lowering reads nothing of the machine
+    def rules(self, args, opts: Options) -> Rules:
+        """No library rules (every extern writes a planned buffer; convolutions' layouts are estimated); products
+        are generated where options ask ("dot" is the runner's own choice, after lowering)."""
+        return Rules(matmuls=lambda module: ("loops",) if opts.matmul == "loops" else ("extern",))
 
-    def conv_timer(self, opts: Options):
-        return None  # select-layout estimates from the flops
-
-    def library_allocates(self, args):
-        return None  # every extern writes a planned buffer
-
-    def transposed_products(self, args):
-        return None  # every product is computed as it is written
-
-    def biased_products(self, args):
-        return None  # a bias is added by a kernel of its own
-
-    def select_matmul(self, module, args, opts: Options, rep: report.GraphReport, build):
-        return build("loops" if opts.matmul == "loops" else "extern", rep)  # "dot" is the runner's, after lowering
-
-    def compile(self, module, args, opts: Options, rep: report.GraphReport, key: str | None = None):
+    def compile(self, module, args, opts: Options, *, key: str | None = None, label: str = "") -> Built:
         from . import ensure_interpreter
 
         ensure_interpreter()
         from .runtime import TritonRunner  # imports no triton: kernels load it when they are made
 
         t0 = time.perf_counter()
+        fallbacks: list[tuple[str, str]] = []
         try:
-            runner = TritonRunner(module, autotune=opts.mode == "max-autotune", matmul=opts.matmul, fallbacks=rep.target_fallbacks,
+            runner = TritonRunner(module, autotune=opts.mode == "max-autotune", matmul=opts.matmul, fallbacks=fallbacks,
                                   archs=env.get("IRC_TRITON_ARCH") or ())  # fmt: skip
         except Exception as e:  # noqa: BLE001 - no usable Triton (not installed, no driver)
             raise TargetError(f"triton runtime: {type(e).__name__}: {e}") from e
-        rep.target, rep.kernels, rep.kernel_resources = "triton", runner.kernels, runner.resources
-        rep.stage_seconds["triton"] = time.perf_counter() - t0
-        return runner
+        notes = Notes(kernels=runner.kernels, target_fallbacks=fallbacks, kernel_resources=runner.resources,
+                      stage_seconds={"triton": time.perf_counter() - t0})  # fmt: skip
+        return Built(runner, notes)
+
+    def choose(self, runs, args) -> tuple[str, str]:
+        return timing.fastest(runs, timing.random_inputs(args))

@@ -1,4 +1,4 @@
-"""Build a CPU-target Program straight from a function (make_fx -> tn -> tensor-opt -> loop -> mem), without
+"""Build a CPU-target Executor straight from a function (make_fx -> tn -> tensor-opt -> loop -> mem), without
 Dynamo: fast enough to parametrize codegen tests widely. `strict` fails on any kernel the target could
 not emit (it would otherwise run on the reference evaluator and the test would not test codegen)."""
 
@@ -11,7 +11,7 @@ def build(fn, *inputs, dynamic: bool = False, strict: bool = True, cache: bool =
     """(program, constants): call as program([*inputs, *constants])."""
     program, consts = compile_function(fn, *inputs, dynamic=dynamic, strict=True, cache=cache, matmul=matmul)
     if strict:
-        kernels = [f for f in program.fallbacks if f[0].startswith("kernel")]
+        kernels = [f for f in program.compiled.fallbacks if f[0].startswith("kernel")]
         assert not kernels, f"kernels on the reference evaluator: {kernels}"
     return program, consts
 

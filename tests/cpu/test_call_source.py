@@ -90,7 +90,7 @@ def test_intermediates_come_from_the_contexts_scratch(monkeypatch):
 def test_derived_sizes_are_computed_in_the_generated_call(monkeypatch):
     fn = lambda x: (x.reshape(x.shape[0] * x.shape[1], x.shape[2]) * 2).sum(0)  # noqa: E731
     program, consts = build(fn, randn(6, 10, 5), dynamic=True, cache=False)
-    assert any(st.kind == "derive" for st in program.g.steps), "the reshape's product of two sizes is a derived cell"
+    assert any(st.kind == "derive" for st in program.compiled.g.steps), "the reshape's product of two sizes is a derived cell"
     paths = Paths(monkeypatch)
     for shape in ((6, 10, 5), (3, 7, 11), (13, 2, 3)):
         agree(program, consts, fn, randn(*shape))
@@ -164,7 +164,7 @@ def test_calls_from_several_threads_each_get_their_own_context():
 def test_extern_results_bind_their_sizes_in_the_generated_call(monkeypatch):
     fn = lambda x: (torch.sort(x, -1).values * 2).sum(0)  # noqa: E731
     program, consts = build(fn, randn(6, 10), dynamic=True, cache=False)
-    assert any(st.kind == "extern" and st.results for st in program.g.steps), "sort's results are fresh tensors"
+    assert any(st.kind == "extern" and st.results for st in program.compiled.g.steps), "sort's results are fresh tensors"
     paths = Paths(monkeypatch)
     for shape in ((6, 10), (5, 3), (11, 17)):
         agree(program, consts, fn, randn(*shape))

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 import irc
 from irc import report
 from irc.targets.cpu.codegen import ops
-from irc.targets.cpu.runtime.program import InputMismatch
+from irc.targets.cpu.runtime.executor import InputMismatch
 from tests.conftest import compile_irc
 from tests.cpu.programs import build, check
 

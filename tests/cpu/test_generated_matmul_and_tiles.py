@@ -19,7 +19,7 @@ def randn(*shape, dtype=torch.float32):
 
 
 def _no_products(program) -> bool:
-    return not any(st.kind == "extern" for st in program.g.steps)
+    return not any(st.kind == "extern" for st in program.compiled.g.steps)
 
 
 MATMULS = {
@@ -103,9 +103,9 @@ def test_every_tile_computes_the_same(case, dynamic):
     want = fn(*inputs)
     for tile in TILES:
         # min_work 0: the tiles also run split across the pool
-        program.rebuild(Choices([Variant(min_work=0, tile=tile)] * len(program.launches)), cache=False)
+        program.rebuild(Choices([Variant(min_work=0, tile=tile)] * len(program.compiled.launches)), cache=False)
         torch.testing.assert_close(program([*inputs, *consts])[0], want, rtol=1e-4, atol=1e-4)
-        plans = [ln.plan for ln in program.launches]
+        plans = [ln.plan for ln in program.compiled.launches]
         if case == "row-softmax":
             assert all(p["rows"] == 1 and p["cols"] is None for p in plans), plans
         elif case != "column-sum":  # a column sum has no outer dim to block: its tile is columns only
@@ -117,20 +117,20 @@ def test_tiles_split_items_as_the_runtime_counts_them():
     from irc.targets.cpu.runtime import steps
 
     program, _ = build(lambda x: x * 2 + 1, randn(133, 67), cache=False)
-    (ln,) = program.launches
+    (ln,) = program.compiled.launches
     assert steps.counter(ln.plan, ln.step.syms) == (133, 67)  # default: a row per item, all 67 columns
     program.rebuild(Choices([Variant(tile=Tile(16, 32))]), cache=False)
     assert steps.counter(ln.plan, ln.step.syms) == (-(-133 // 16) * -(-67 // 32), 16 * 32)
 
 
 def test_the_emitter_picks_tiles_for_transposed_reads_and_column_reductions():
-    from irc.targets.cpu.codegen.tiles import TRANSPOSE_TILE
+    from irc.targets.cpu.codegen.tuning import TRANSPOSE_TILE
 
     defaults = {}
     for case in ("transpose", "column-sum"):
         fn, make = TILED[case]
         program, _ = build(fn, *make(), cache=False)
-        (ln,) = program.launches
+        (ln,) = program.compiled.launches
         defaults[case] = (ln.plan["rows"], ln.plan["cols"])
     assert defaults == {"transpose": tuple(TRANSPOSE_TILE), "column-sum": (1, 64)}  # 77 columns: the narrowest item
 
@@ -149,7 +149,7 @@ def test_a_bias_gradient_column_sum_splits_over_the_threads():
 
     x = randn(300, 256)
     program, _ = build(lambda x: x.sum(0), x, cache=False)
-    (ln,) = program.launches
+    (ln,) = program.compiled.launches
     assert steps.counter(ln.plan, ln.step.syms) == (4, 300 * 64)  # 4 items of 64 columns, all 300 rows
     torch.testing.assert_close(program([x])[0], x.sum(0), rtol=1e-4, atol=1e-4)
 
@@ -159,7 +159,7 @@ def test_column_reductions_take_wider_vectors_by_default(cols):
     """Reducing in lanes, a nest runs up to 4 native vectors per step (independent accumulators), no wider
     than its columns need; a row reduction too, as long as its row holds two of the wider vectors (its masked
     last vector costs a whole one). Both match eager (tails included)."""
-    from irc.targets.cpu.codegen.tiles import LANES_REDUCING
+    from irc.targets.cpu.codegen.tuning import LANES_REDUCING
     from irc.targets.cpu.runtime import jit
 
     native = jit.host().lanes(32)
@@ -167,38 +167,38 @@ def test_column_reductions_take_wider_vectors_by_default(cols):
     column = check(lambda x: x.sum(0) * 2, x)
     row = check(lambda x: x.sum(1), x)
     want = native * min(LANES_REDUCING, 1 << max(0, (-(-cols // native) - 1).bit_length()))
-    assert [ln.plan["lanes"] for ln in column.launches] == [want if cols >= 4 else 1]  # below 4 columns: scalars
+    assert [ln.plan["lanes"] for ln in column.compiled.launches] == [want if cols >= 4 else 1]  # below 4 columns: scalars
     k = 1
     while k < LANES_REDUCING and 2 * k * native <= cols:
         k *= 2
-    assert [ln.plan["lanes"] for ln in row.launches] == [native * k if cols >= 4 else 1]
+    assert [ln.plan["lanes"] for ln in row.compiled.launches] == [native * k if cols >= 4 else 1]
 
 
 def test_software_prefetch_only_where_a_step_streams_past_it(monkeypatch):
     """A streaming load prefetches PREFETCH bytes ahead where one step reads at least twice that contiguously (long
     rows, an item's chunk of columns), not in a column sum whose items read 256 columns a row: there the line
     fetched would be another item's."""
-    from irc.targets.cpu.codegen import access
+    from irc.targets.cpu.codegen import tuning
 
-    monkeypatch.setattr(access, "PREFETCH_MIN_BYTES", 0)  # these 1 MB buffers stand for ones beyond the caches
+    monkeypatch.setattr(tuning, "PREFETCH_MIN_BYTES", 0)  # these 1 MB buffers stand for ones beyond the caches
     x = randn(64, 4096)
     streaming = check(lambda x: (x * 3).relu().sum(-1), x)
     column = check(lambda x: x.sum(0), x)
     short_rows = check(lambda x: x.sum(-1), randn(64, 300))
-    assert access.PREFETCH and "llvm.prefetch" in streaming.llvm_ir
-    assert "llvm.prefetch" not in column.llvm_ir and "llvm.prefetch" not in short_rows.llvm_ir
+    assert tuning.PREFETCH and "llvm.prefetch" in streaming.compiled.llvm_ir
+    assert "llvm.prefetch" not in column.compiled.llvm_ir and "llvm.prefetch" not in short_rows.compiled.llvm_ir
 
 
 def test_no_software_prefetch_for_a_buffer_the_caches_hold(monkeypatch):
     """A static buffer of at most PREFETCH_MIN_BYTES is read from the caches, where a prefetch only costs a load slot:
     a 1 MB row sum has none at the default (32 MB); with the bound at 512 KB the same sum prefetches, and a 256 KB
     one still does not."""
-    from irc.targets.cpu.codegen import access
+    from irc.targets.cpu.codegen import tuning
 
-    assert "llvm.prefetch" not in check(lambda x: x.sum(-1), randn(64, 4096)).llvm_ir
-    monkeypatch.setattr(access, "PREFETCH_MIN_BYTES", 512 << 10)
-    assert "llvm.prefetch" in check(lambda x: x.sum(-1), randn(64, 4096)).llvm_ir
-    assert "llvm.prefetch" not in check(lambda x: x.sum(-1), randn(16, 4096)).llvm_ir
+    assert "llvm.prefetch" not in check(lambda x: x.sum(-1), randn(64, 4096)).compiled.llvm_ir
+    monkeypatch.setattr(tuning, "PREFETCH_MIN_BYTES", 512 << 10)
+    assert "llvm.prefetch" in check(lambda x: x.sum(-1), randn(64, 4096)).compiled.llvm_ir
+    assert "llvm.prefetch" not in check(lambda x: x.sum(-1), randn(16, 4096)).compiled.llvm_ir
 
 
 def test_a_column_reduction_with_math_prefetches_the_rows_ahead():
@@ -206,16 +206,16 @@ def test_a_column_reduction_with_math_prefetches_the_rows_ahead():
     prefetch. Where its body runs math functions (gelu's backward with its bias gradient, one kernel) each load and
     each store of a full output also prefetches the row ROWS_AHEAD steps ahead (1.5x on 2048x1024), at any buffer
     size; a plain column sum keeps none, and neither does a row reduction with math."""
-    from irc.targets.cpu.codegen import access
+    from irc.targets.cpu.codegen import tuning
 
     g, x = randn(64, 96), randn(64, 96)
     gelu_grad = lambda g, x: torch.ops.aten.gelu_backward(g, x)  # noqa: E731
     fused = check(lambda g, x: (gelu_grad(g, x), gelu_grad(g, x).sum(0)), g, x)
-    (launch,) = fused.launches
-    lines = launch.plan["lanes"] * 4 // access.CACHE_LINE
-    assert fused.llvm_ir.count("call void @\"llvm.prefetch.p0\"") == 3 * lines  # two loads and the gradient's store
-    assert "llvm.prefetch" not in check(lambda x: x.sum(0), x).llvm_ir
-    assert "llvm.prefetch" not in check(lambda x: x.exp().sum(-1), x).llvm_ir
+    (launch,) = fused.compiled.launches
+    lines = launch.plan["lanes"] * 4 // tuning.CACHE_LINE
+    assert fused.compiled.llvm_ir.count("call void @\"llvm.prefetch.p0\"") == 3 * lines  # two loads and the gradient's store
+    assert "llvm.prefetch" not in check(lambda x: x.sum(0), x).compiled.llvm_ir
+    assert "llvm.prefetch" not in check(lambda x: x.exp().sum(-1), x).compiled.llvm_ir
 
 
 def test_a_wide_step_prefetches_every_line_it_reads(monkeypatch):
@@ -224,18 +224,18 @@ def test_a_wide_step_prefetches_every_line_it_reads(monkeypatch):
     eager on 4096x4096)."""
     import re
 
-    from irc.targets.cpu.codegen import access
-    from irc.targets.cpu.codegen.tiles import LANES_REDUCING
+    from irc.targets.cpu.codegen import tuning
+    from irc.targets.cpu.codegen.tuning import LANES_REDUCING
     from irc.targets.cpu.runtime import jit
 
-    monkeypatch.setattr(access, "PREFETCH_MIN_BYTES", 0)  # a 1 MB buffer standing for a 64 MB one
+    monkeypatch.setattr(tuning, "PREFETCH_MIN_BYTES", 0)  # a 1 MB buffer standing for a 64 MB one
 
     row = check(lambda x: x.sum(-1), randn(64, 4096))
-    (launch,) = row.launches
-    lines = launch.plan["lanes"] * 4 // access.CACHE_LINE
+    (launch,) = row.compiled.launches
+    lines = launch.plan["lanes"] * 4 // tuning.CACHE_LINE
     assert launch.plan["lanes"] == LANES_REDUCING * jit.host().lanes(32) and lines > 1
-    ahead = sorted(int(m) for m in re.findall(r"getelementptr i8, i8\* %\S+, i64 (\d+)", row.llvm_ir))
-    assert ahead == [access.PREFETCH + access.CACHE_LINE * j for j in range(lines)]
+    ahead = sorted(int(m) for m in re.findall(r"getelementptr i8, i8\* %\S+, i64 (\d+)", row.compiled.llvm_ir))
+    assert ahead == [tuning.PREFETCH + tuning.CACHE_LINE * j for j in range(lines)]
 
 
 def test_rows_of_several_passes_prefetch_the_rows_ahead_in_the_first():
@@ -243,14 +243,14 @@ def test_rows_of_several_passes_prefetch_the_rows_ahead_in_the_first():
     others, and a row of a page or less is where the hardware prefetchers start over. The first pass's load also
     prefetches the row ITEMS_AHEAD items ahead (one prefetch per line of its step), at any buffer size; the later
     passes and a one-pass row sum of a cached buffer prefetch nothing."""
-    from irc.targets.cpu.codegen import access
+    from irc.targets.cpu.codegen import tuning
 
     x = randn(64, 1024)
     rows = check(lambda x: F.layer_norm(torch.softmax(x, -1), (1024,)), x)
-    (launch,) = rows.launches
-    lines = launch.plan["lanes"] * 4 // access.CACHE_LINE
-    assert rows.llvm_ir.count("call void @\"llvm.prefetch.p0\"") == lines
-    assert "llvm.prefetch" not in check(lambda x: x.sum(-1), x).llvm_ir
+    (launch,) = rows.compiled.launches
+    lines = launch.plan["lanes"] * 4 // tuning.CACHE_LINE
+    assert rows.compiled.llvm_ir.count("call void @\"llvm.prefetch.p0\"") == lines
+    assert "llvm.prefetch" not in check(lambda x: x.sum(-1), x).compiled.llvm_ir
 
 
 def test_the_first_pass_prefetches_the_gathered_rows_ahead():
@@ -258,14 +258,14 @@ def test_the_first_pass_prefetches_the_gathered_rows_ahead():
     first pass prefetches the row ITEMS_AHEAD items ahead from the index loaded there (the item clamped into its
     dim: the index's load stays in its buffer), one prefetch per line of its step. Eager's numbers, the last
     items (whose items ahead are past the end) included."""
-    from irc.targets.cpu.codegen import access
+    from irc.targets.cpu.codegen import tuning
 
     ids = torch.randint(0, 1000, (3, 37), generator=torch.Generator().manual_seed(0))
     table = randn(1000, 256)
     rows = check(lambda i, t: F.layer_norm(F.embedding(i, t), (256,)), ids, table)
-    (launch,) = rows.launches
-    lines = launch.plan["lanes"] * 4 // access.CACHE_LINE
-    assert rows.llvm_ir.count("call void @\"llvm.prefetch.p0\"") == lines
+    (launch,) = rows.compiled.launches
+    lines = launch.plan["lanes"] * 4 // tuning.CACHE_LINE
+    assert rows.compiled.llvm_ir.count("call void @\"llvm.prefetch.p0\"") == lines
 
 
 def _autotuned_transpose(monkeypatch):
@@ -296,16 +296,16 @@ def test_max_autotune_measures_tiles_and_keeps_what_it_chose(monkeypatch):
 def test_max_autotune_keeps_the_tuned_build_only_when_the_whole_call_is_faster(monkeypatch, faster):
     """A mode is never slower than the default: variants chosen launch by launch are kept only when the tuned build
     beats the default build as a whole call (here the whole-call medians are given: `faster` wins)."""
-    from irc.targets.cpu.runtime import autotune
+    from irc.targets import timing
 
-    real = autotune.measure
+    real = timing.measure
 
     def measure(calls, **kw):
         if set(calls) == {"default", "tuned"}:
             return {label: 1.0 if label == faster else 2.0 for label in calls}
         return real(calls, **kw)
 
-    monkeypatch.setattr(autotune, "measure", measure)
+    monkeypatch.setattr(timing, "measure", measure)  # whole calls are timed by targets/timing.py
     g = _autotuned_transpose(monkeypatch)
     (note,) = [n for n in g.mode_notes if n.startswith("whole program: ")]
     want = "the default build kept" if faster == "default" else "the tuned build"
@@ -316,11 +316,11 @@ def test_max_autotune_chooses_generated_or_library_matmul_once(tmp_path, monkeyp
     """A graph of small products is built both ways and measured whole; the choice is kept in the disk cache,
     so a second compile builds only the chosen program."""
     from irc import cache
-    from irc.targets.cpu.runtime import autotune
+    from irc.targets.cpu.target import CpuTarget
 
     calls = []
-    real = autotune.choose_program
-    monkeypatch.setattr(autotune, "choose_program", lambda programs: calls.append(sorted(programs)) or real(programs))
+    real = CpuTarget.choose
+    monkeypatch.setattr(CpuTarget, "choose", lambda self, runs, args: calls.append(sorted(runs)) or real(self, runs, args))
     fn, make = MATMULS["linear-relu"]
     inputs = make()
     cache.set_dir(tmp_path)

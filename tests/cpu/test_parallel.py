@@ -152,8 +152,8 @@ def test_reduce_overhead_launchers_run_on_torchs_thread_count(threads, monkeypat
     a, b = torch.randn(64, 256), torch.randn(256, 1024)
     fn = lambda a, b: torch.softmax(a @ b, -1) * 2  # noqa: E731
     program, consts = compile_function(fn, a, b, mode="reduce-overhead", strict=True, cache=False)
-    assert program.compiled.launch_plan.threaded and program.python_steps == 2, program.mode_notes
-    assert "large launches on torch's OpenMP threads" in program.mode_notes[0]
+    assert program.compiled.launch_plan.threaded and program.python_steps == 2, launcher.describe(program.compiled)
+    assert "large launches on torch's OpenMP threads" in launcher.describe(program.compiled)[0]
     results = []
     for t in (1, 2, 3):
         threads(t)

@@ -25,7 +25,7 @@ def profiled(fn, *args):
 
 
 def kernel_names(program) -> set[str]:
-    return {ln.step.op.callee.root_reference.data for ln in program.launches}
+    return {ln.step.op.callee.root_reference.data for ln in program.compiled.launches}
 
 
 def mlp(x, w1, w2):
@@ -44,7 +44,7 @@ def test_default_mode_events_name_every_kernel_and_each_extern_with_its_path():
     torch.testing.assert_close(got, plain, rtol=0, atol=0)  # the same calls, inside events
     assert len(kernel_names(program)) >= 2
     assert {f"irc::{k}" for k in kernel_names(program)} <= set(names), names
-    paths = set(program.extern_paths.values())
+    paths = set(program.compiled.extern_paths.values())
     externs_seen = [n for n in names if n.startswith("irc::tn.mm (")]
     assert len(externs_seen) == 2 and {n[len("irc::tn.mm ("):-1] for n in externs_seen} <= paths, (names, paths)
 
@@ -95,13 +95,13 @@ def test_extern_paths_of_a_plain_operand_and_of_a_launcher():
     program, consts = compile_function(lambda x, w: x @ (w * 2), x, w, cache=False)  # an operand computed per call
     program([x, w, *consts])
     plain = "mkldnn" if externs.onednn_available() and externs.onednn_outruns_mkl() else "aten"  # not constant
-    assert program.extern_paths == {"tn.mm 64x256 @ 256x512 float32": plain}
+    assert program.compiled.extern_paths == {"tn.mm 64x256 @ 256x512 float32": plain}
     launched, consts = compile_function(lambda x, w: x @ w, x, w, cache=False, mode="reduce-overhead")
     launched([x, w, *consts])
     # a launcher runs MKL's products itself (sgemm_); oneDNN's stay externs, so every mode rounds as the default does
     problem = "tn.mm 64x256 @ 256x512 float32"
     want = {f"{problem}, in a launcher": "sgemm_"} if plain == "aten" else {problem: plain}
-    assert launched.extern_paths == want
+    assert launched.compiled.extern_paths == want
 
 
 def test_convolution_path_by_the_input_layout():

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import irc
-from irc.targets.cpu.codegen import stream
+from irc.targets.cpu.codegen import tuning
 from irc.targets.cpu.codegen.emit import KernelEmitter
 from tests.conftest import compile_irc
 
@@ -19,11 +19,11 @@ def randn(*shape):
 
 @pytest.fixture
 def stream_from_64k(monkeypatch):
-    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 64 << 10)
+    monkeypatch.setattr(tuning, "STREAM_MIN_BYTES", 64 << 10)
 
 
 def _streamed(program) -> list[int]:
-    return [ln.plan["streamed"] for ln in program.launches]
+    return [ln.plan["streamed"] for ln in program.compiled.launches]
 
 
 POINTWISE = {
@@ -41,7 +41,7 @@ def test_a_large_pointwise_output_streams_and_matches_eager(stream_from_64k, cas
     program = check(fn, *make(), cache=False)
     outputs = 2 if case == "two-outputs" else 1
     assert _streamed(program) == [outputs]
-    assert program.llvm_ir.count("!nontemporal") >= outputs and "fence seq_cst" in program.llvm_ir
+    assert program.compiled.llvm_ir.count("!nontemporal") >= outputs and "fence seq_cst" in program.compiled.llvm_ir
 
 
 def test_small_or_misaligned_rows_and_reductions_keep_plain_stores(stream_from_64k):
@@ -51,13 +51,13 @@ def test_small_or_misaligned_rows_and_reductions_keep_plain_stores(stream_from_6
     odd_rows = check(lambda x: x * 2, randn(256, 97), cache=False)
     softmax = check(lambda x: x.softmax(-1), randn(256, 96), cache=False)
     for program in (small, odd_rows, softmax):
-        assert set(_streamed(program)) == {0} and "!nontemporal" not in program.llvm_ir
+        assert set(_streamed(program)) == {0} and "!nontemporal" not in program.compiled.llvm_ir
 
 
 def test_no_streaming_without_the_bound(monkeypatch):
-    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", None)  # IRC_STREAM_STORES=0
+    monkeypatch.setattr(tuning, "STREAM_MIN_BYTES", None)  # IRC_STREAM_STORES=0
     program = check(lambda x: x * 2, randn(256, 96), cache=False)
-    assert _streamed(program) == [0] and "!nontemporal" not in program.llvm_ir
+    assert _streamed(program) == [0] and "!nontemporal" not in program.compiled.llvm_ir
 
 
 @pytest.mark.parametrize("offset", [1, 16])

@@ -95,24 +95,24 @@ def test_an_emission_record_loads_the_code_and_still_shows_its_llvm_ir(cache_dir
     first, _ = compile_function(fn, a, b)
     second, _ = compile_function(fn, a, b)
     assert first.compiled._llvm_ir and second.compiled._llvm_ir is None  # loaded through the record: nothing emitted
-    assert second.llvm_ir == first.llvm_ir  # emitted when asked for
+    assert second.compiled.llvm_ir == first.compiled.llvm_ir  # emitted when asked for
     for run in (first, second):
         torch.testing.assert_close(run([a, b])[0], fn(a, b))
 
 
 def test_an_emission_record_is_not_taken_for_code_emitted_with_another_prefetch_distance(cache_dir, monkeypatch):
-    from irc.targets.cpu.codegen import access
+    from irc.targets.cpu.codegen import tuning
 
     def fn(a):
         return (a * 3).relu() + 1
 
-    monkeypatch.setattr(access, "PREFETCH_MIN_BYTES", 0)  # prefetch even this 256 KB buffer
+    monkeypatch.setattr(tuning, "PREFETCH_MIN_BYTES", 0)  # prefetch even this 256 KB buffer
     a = torch.randn(64, 1024)
     first, _ = compile_function(fn, a)
-    assert "llvm.prefetch" in first.llvm_ir
-    monkeypatch.setattr(access, "PREFETCH", 0)  # IRC_PREFETCH=0 in another process
+    assert "llvm.prefetch" in first.compiled.llvm_ir
+    monkeypatch.setattr(tuning, "PREFETCH", 0)  # IRC_PREFETCH=0 in another process
     second, _ = compile_function(fn, a)
-    assert second.compiled._llvm_ir is not None and "llvm.prefetch" not in second.llvm_ir  # emitted, not loaded
+    assert second.compiled._llvm_ir is not None and "llvm.prefetch" not in second.compiled.llvm_ir  # emitted, not loaded
     torch.testing.assert_close(second([a])[0], fn(a))
 
 

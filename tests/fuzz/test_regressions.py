@@ -184,7 +184,7 @@ def test_cpu_entry_check_ignores_strides_of_size_1_dims():
 
     a = torch.randn(2, 1, 5)
     program, constants = compile_function(lambda a, b: a + b, a, torch.randn(2, 1, 5), dynamic=True)
-    assert program.g.args[1].strides[1] == program.g.args[0].sizes[2]  # one symbol, bound by a's size
+    assert program.compiled.g.args[1].strides[1] == program.compiled.g.args[0].sizes[2]  # one symbol, bound by a's size
     for b in (torch.randn(20).as_strided((2, 1, 5), (5, 3, 1)), torch.randn(10).as_strided((2, 1, 5), (5, 0, 1))):
         torch.testing.assert_close(program([a, b, *constants])[0], a + b, rtol=0, atol=0)
     a3, b3 = torch.randn(3, 1, 7).transpose(0, 1).contiguous().transpose(0, 1), torch.randn(40).as_strided((3, 1, 7), (7, 1, 1))

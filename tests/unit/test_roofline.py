@@ -14,7 +14,7 @@ def _program(fn, *inputs):
 
 
 def _steps(program, kind):
-    return [st for st in program.g.steps if st.kind == kind]
+    return [st for st in program.compiled.g.steps if st.kind == kind]
 
 
 def test_flops_of_known_products():
@@ -29,8 +29,8 @@ def test_flops_of_known_products():
 def test_problems_come_from_the_compiled_graph():
     x, w, b = torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3), torch.randn(4)
     program, _ = _program(lambda x, w, b: F.conv2d(x, w, b, padding=1), x, w, b)
-    (st,) = [s for s in _steps(program, "extern") if bounds.problem(program.g, s) is not None]
-    p = bounds.problem(program.g, st)
+    (st,) = [s for s in _steps(program, "extern") if bounds.problem(program.compiled.g, s) is not None]
+    p = bounds.problem(program.compiled.g, st)
     assert p["op"] == "tn.convolution" and p["padding"] == [1, 1] and p["dtype"] == "float32"
     assert sorted(p["shapes"][0]) == [2, 3, 8, 8] and p["shapes"][1] == (4, 3, 3, 3)  # NCHW or NHWC, as chosen
     assert bounds.flops(p) == 2 * (2 * 4 * 8 * 8) * (3 * 3 * 3)
@@ -38,7 +38,7 @@ def test_problems_come_from_the_compiled_graph():
     a, m = torch.randn(16, 64), torch.randn(64, 32)
     program, _ = _program(lambda a, m: a @ m, a, m)
     (st,) = _steps(program, "extern")
-    p = bounds.problem(program.g, st)
+    p = bounds.problem(program.compiled.g, st)
     assert (p["op"], p["shapes"]) == ("tn.mm", [(16, 64), (64, 32)])
     assert bounds.describe(p) == "tn.mm 16x64 @ 64x32 float32"
 
@@ -48,14 +48,14 @@ def test_kernel_bytes_count_each_buffer_once_and_a_broadcast_row_once():
     program, _ = _program(lambda x, b: torch.relu(x + b), x, b)
     (st,) = _steps(program, "launch")
     # x read once, b (broadcast along the rows) read once, the result written once
-    assert bounds.kernel_bytes(program.g, st) == (64 * 128 + 128 + 64 * 128) * 4
+    assert bounds.kernel_bytes(program.compiled.g, st) == (64 * 128 + 128 + 64 * 128) * 4
 
 
 def test_a_gather_moves_the_rows_it_reads_not_the_table():
     table, ids = torch.randn(1000, 64), torch.randint(0, 1000, (8,))
     program, _ = _program(lambda t, i: t[i] * 2, table, ids)
     (st,) = _steps(program, "launch")
-    assert bounds.kernel_bytes(program.g, st) <= (8 * 64 * 4) * 2 + 8 * 8  # rows read, rows written, the ids
+    assert bounds.kernel_bytes(program.compiled.g, st) <= (8 * 64 * 4) * 2 + 8 * 8  # rows read, rows written, the ids
 
 
 def test_a_step_is_bounded_by_the_copy_bandwidth_of_its_size():
@@ -111,7 +111,7 @@ def test_math_functions_cost_the_instructions_the_math_library_emits():
 
 def test_a_rows_reductions_run_at_every_point_and_its_per_row_values_do_not():
     program, _ = _program(lambda x: torch.softmax(x, -1), torch.randn(8, 100))
-    (nest,) = program.g.kernels.values()
+    (nest,) = program.compiled.g.kernels.values()
     names = [op.name for op in arithmetic.per_point_ops(nest)]
     assert names.count("loop.reduce") == 2 and "math.exp" in names  # max, sum of exp(x - max), at every point
     assert "arith.divf" not in names  # 1 / sum: once per row
@@ -123,7 +123,7 @@ def test_a_kernel_of_transcendentals_is_bound_by_its_arithmetic(monkeypatch):
     x = torch.randn(64, 256)
     program, args = _program(lambda x: torch.tanh(torch.exp(x)), x)
     (st,) = _steps(program, "launch")
-    ops = arithmetic.kernel_ops(program.g, st, lanes=16)
+    ops = arithmetic.kernel_ops(program.compiled.g, st, lanes=16)
     assert ops == 64 * 256 * (arithmetic.math_cost("exp") + arithmetic.math_cost("tanh")) / 16
     names = [n for n, _ in program.profile(args, reps=1)]
     found, bw = {id(program): [program, args]}, bounds.Bandwidth(10.0)

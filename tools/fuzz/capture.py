@@ -26,9 +26,12 @@ class Captured:
 def capture(p: Program) -> list[Captured]:
     from torch._dynamo.backends.common import aot_autograd
 
+    from irc.compiler import record
     from irc.frontend.decompositions import decomposition_table
     from irc.frontend.fx_import import GraphUnsupported, import_graph
     from irc.ir import print_module
+    from irc.options import Options
+    from irc.targets.args import graph_args
 
     graphs: list[Captured] = []
 
@@ -38,6 +41,9 @@ def capture(p: Program) -> list[Captured]:
                 result = import_graph(gm)
             except GraphUnsupported:  # the backend runs such a graph eagerly: nothing of irc's to check
                 result = None
+            else:  # the plan the backend runs: the cpu target's rules over these arguments (compiler.record)
+                placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+                record(result.module, graph_args(placeholders, result.constants), Options())
             g = Captured(f"graph{len(graphs)}-{kind}", print_module(result.module) if result else "", None,
                          list(result.constants) if result else [], None, list(result.outputs) if result else [])
             if result is not None:

@@ -17,7 +17,8 @@ from .programs import Program
 def localize(p: Program) -> tuple[str, str] | None:
     """(stage description, its .mlir) of the first stage that computes something else than the FX graph,
     or None when every stage of every graph agrees (or nothing could be run)."""
-    from irc.lowering.pipeline import STAGE_ORDER, Plan
+    from irc.compiler import plan_of
+    from irc.lowering.pipeline import STAGE_ORDER
     from irc.targets.reference.check import run_any_stage
 
     try:
@@ -32,7 +33,7 @@ def localize(p: Program) -> tuple[str, str] | None:
         for stage in STAGE_ORDER[1:]:
             if stage != "tensor":
                 try:
-                    run_passes(ctx, module, Plan().stage_passes(stage))
+                    run_passes(ctx, module, plan_of(module).stage_passes(stage))
                 except Exception:
                     return f"{stage} ({g.name}): its passes raise", print_module(module)
             try:

@@ -18,11 +18,12 @@ class StageFailure(Exception):
         self.kind, self.stage, self.mlir, self.pass_ = kind, stage, mlir, pass_
 
 
-def pipeline() -> list[ModulePass]:
-    """tensor -> tensor-opt -> loop -> mem, as irc-opt --stage mem runs it (read at call time: tests may patch)."""
-    from irc.lowering import Plan
+def pipeline(module: ModuleOp) -> list[ModulePass]:
+    """tensor -> tensor-opt -> loop -> mem, as the backend and irc-opt --stage mem run it on this module: the plan it
+    records (compiler.plan_of; read at call time: tests may patch)."""
+    from irc.compiler import plan_of
 
-    return list(Plan().passes())
+    return list(plan_of(module).passes())
 
 
 def roundtrip(ctx, text: str, where: str) -> None:
@@ -68,7 +69,7 @@ def run_checked(tensor_text: str, *, seed: int = 0, given=()) -> int:
     ctx = make_context(ALL_DIALECTS)
     module = parse_module(ctx, tensor_text)
     roundtrip(ctx, print_module(module), "at the tensor stage")
-    passes = pipeline()
+    passes = pipeline(module)
     before = Before()
     check = reference_check(seed=seed, given=list(given or ()))
     try:

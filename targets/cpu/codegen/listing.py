@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, TensorType
 from irc.ir.types import torch_dtype
 from irc.targets.args import ArgSpec
 
-from ..runtime.program import Program
+from ..runtime.compiled import Compiled
 
 
 def contiguous_argspecs(module: ModuleOp, entry: str = "main") -> list[ArgSpec]:
@@ -34,6 +34,7 @@ def contiguous_argspecs(module: ModuleOp, entry: str = "main") -> list[ArgSpec]:
 
 
 def llvm_ir(module: ModuleOp) -> str:
-    program = Program(module, contiguous_argspecs(module), cache=False)
-    notes = "".join(f"; {what} runs on the reference evaluator: {why}\n" for what, why in program.fallbacks)
-    return program.llvm_ir + notes
+    compiled = Compiled(module, contiguous_argspecs(module))
+    compiled.build(cache=False)
+    notes = "".join(f"; {what} runs on the reference evaluator: {why}\n" for what, why in compiled.fallbacks)
+    return compiled.llvm_ir + notes

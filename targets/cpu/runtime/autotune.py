@@ -19,7 +19,7 @@ whole search is bounded by BUDGET_S seconds. Choices are stored in the on-disk c
 second process (or a second compile of the same graph) measures nothing: STATS counts both.
 
 Whether a matrix product is generated (lowering/matmul_loops.py) or the library's is a choice made
-before the kernels exist: choose_program below measures whole programs built both ways.
+before the kernels exist: the driver compiles the graph both ways and the target's `choose` measures them.
 """
 
 from __future__ import annotations
@@ -27,20 +27,18 @@ from __future__ import annotations
 import time
 from functools import partial
 
-import torch
 from llvmlite import ir
 
 from irc import cache
+from irc.targets.timing import MARGIN, fastest, measure, random_inputs
 
 from ..codegen.emit import emit_kernel
 from ..codegen.tiles import DEFAULT_TILE, Tile
 from ..libs import extern_ops
-from ..libs.externs import measure
 from . import jit, launcher, parallel, steps
 from .compiled import SERIAL, SIG, Choices, Variant
 
 BUDGET_S = 3.0  # seconds of measurement per graph, at most (compiling the variants not included)
-MARGIN = 0.9  # a variant is taken only when its median is below MARGIN x the default's
 SMALL_S = 2e-6  # a launch whose default takes less than this is left alone: call overhead and noise dominate
 STATS = {"measured": 0, "disk_hits": 0, "compile_s": 0.0}  # compile_s: the last search's variant compiles
 # rows x columns per item: small square blocks for transposed reads, wide short ones for matmul panels
@@ -54,19 +52,7 @@ def _key(compiled) -> str:
 
 
 def _inputs(compiled) -> list:
-    g = torch.Generator().manual_seed(0)
-    out = []
-    for s in compiled.g.args:
-        if s.kind == "tensor":
-            t = torch.empty_strided(s.sizes, s.strides, dtype=s.dtype)
-            if s.dtype.is_floating_point:
-                t.copy_(torch.randn(s.sizes, generator=g).to(s.dtype))
-            else:
-                t.zero_()  # index operands: 0 is always in bounds
-            out.append(t)
-        else:
-            out.append(s.value if s.kind == "index" else None)
-    return out
+    return random_inputs(compiled.g.args)
 
 
 def _lanes_variants(compiled, use_cache: bool) -> dict[int, object]:
@@ -257,7 +243,7 @@ def whole_program(default, choices: Choices, use_cache: bool, make) -> tuple[boo
 
         tuned = make()
         tuned.build(choices, cache=use_cache)
-        label, note = choose_program({"default": default, "tuned": Executor(tuned)})
+        label, note = fastest_call({"default": default, "tuned": Executor(tuned)}, default.compiled.g.args)
         rec = {"tuned": label == "tuned", "note": note}
         if use_cache and cache.quiet():
             cache.put_json("autotune", key, rec)
@@ -265,24 +251,10 @@ def whole_program(default, choices: Choices, use_cache: bool, make) -> tuple[boo
     return rec["tuned"], f"whole program: {rec['note']} (from the disk cache)"
 
 
-def matmul_key(*parts: str) -> str:
-    """The disk-cache key of one graph's generated-or-library matmul choice (parts: its IR, arguments, compiler)."""
-    return cache.make_key("autotune-matmul", VERSION, *parts, jit.host().cpu, str(parallel.num_threads()), jit.versions())
-
-
-def choose_program(programs: dict) -> tuple[str, str]:
-    """(label, note) of the fastest whole-graph call among {label: Program} (one graph, lowered differently),
-    run in turn on the same random inputs; the first label wins unless another beats it by MARGIN."""
+def fastest_call(runs: dict, args) -> tuple[str, str]:
+    """(label, note) of the fastest whole call among {label: run} of one graph (built differently), on the same
+    random inputs of its arguments' sizes (targets/timing.py: the first label is the incumbent)."""
     from torch._subclasses.fake_tensor import unset_fake_temporarily
 
-    with unset_fake_temporarily():  # compiling runs under Dynamo's fake mode: measuring needs real tensors
-        inputs = _inputs(next(iter(programs.values())).compiled)
-        with extern_ops.trial_calls():  # random inputs: no extern may take their weights for the real ones
-            times = measure({label: partial(p, inputs) for label, p in programs.items()}, reps=15, budget_s=BUDGET_S / 3)
-    label = min(times, key=times.get)
-    if times[label] >= MARGIN * times[next(iter(times))]:
-        label = next(iter(times))
-    what = {"loops": "generated loop nests", "extern": "the library's kernels", "default": "the default build kept",
-            "tuned": "the tuned build"}
-    us = ", ".join(f"{k} {t * 1e6:.1f}" for k, t in times.items())
-    return label, f"{what.get(label, label)} (median us per call: {us})"
+    with unset_fake_temporarily(), extern_ops.trial_calls():  # random inputs: no extern may keep their weights
+        return fastest(runs, random_inputs(args), budget_s=BUDGET_S / 3)

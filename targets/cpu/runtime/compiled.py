@@ -1,4 +1,5 @@
-"""A graph compiled once for the CPU: what every call shares and none changes (executor.py runs the calls).
+"""A graph compiled once for the CPU: what every call shares (executor.py runs the calls). Calls change one thing
+in it: `extern_paths`, the record of which library path each extern problem took, filled as calls decide.
 
 Every launch is specialised (affine-free ints where the graph is static, cells where not), emitted
 into one LLVM module per graph (identical specialisations share one function) and JITed; a kernel
@@ -112,6 +113,10 @@ class Compiled:
         cells = sorted(local, key=local.get)
         return Launch(st, (name, repr(params)), params, cells)
 
+    def note_path(self, problem: str, path: str) -> None:
+        """Record the library path an extern problem took (externs and launchers decide it at their first call)."""
+        self.extern_paths[problem] = path
+
     # -- variants ----------------------------------------------------------------------------------
     def default_lanes(self, ln: Launch) -> int:
         """The launch's vector width by default (emit.default_lanes)."""
@@ -170,7 +175,7 @@ class Compiled:
         if mod is not None:
             self._llvm_ir = str(mod)  # what `irc-opt -t llvm` prints
             segments = self._launchers(mod) if self.mode != "default" and self.static else []  # over the kernels' names
-            source = mod if segments else self._llvm_ir  # print a module once (0.37 s under the profiler for BERT-base's two graphs)
+            source = mod if segments else self._llvm_ir  # printing a large module is slow: once
             lib = jit.compile_module(source, use_cache=cache) if any(f for f, _ in emitted) or segments else None
             if lib is not None and record_key:
                 disk.put("emitted", record_key, pickle.dumps({"obj": lib.key, "emitted": emitted}))
@@ -247,7 +252,7 @@ class Compiled:
                 self._interp = make_mem_interpreter(self.module)
             return self._interp
 
-        ext, how = extern_ops.prepare(st.op, interpreter, self.extern_paths.__setitem__, self.stable_args)
+        ext, how = extern_ops.prepare(st.op, interpreter, self.note_path, self.stable_args)
         if how == "reference":
             inner = [o.name for o in st.op.body.block.ops][:-1]
             self.fallbacks.append((f"extern {', '.join(inner)}", "runs through the reference semantics"))

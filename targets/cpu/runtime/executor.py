@@ -57,6 +57,11 @@ class Executor:
         self.launcher_error: str | None = None  # why a context runs its steps one by one under reduce-overhead
         self.reset()
 
+    def rebuild(self, choices=None, *, cache: bool = True) -> None:
+        """Compile the graph again (in `choices`' variants when given, compiled.Choices); calls then run the new code."""
+        self.compiled.build(choices, cache=cache)
+        self.reset()
+
     def reset(self) -> None:
         """Drop the pooled contexts, so that calls run what the compiled graph holds now (after a build)."""
         self.call_source: str | None = None  # a call as one Python function (call_source.py), where one is written
@@ -130,7 +135,7 @@ class Executor:
             shape = [tuple(q.const for q in buf.sizes) for buf in (a, b)]
             threads = c.mm_threads.get(i)
             path = f"sgemm_ ({threads} MKL thread{'s' * (threads > 1)})" if threads else "sgemm_"
-            c.extern_paths[extern_ops.mm_problem(*shape, a.dtype, "in a launcher")] = path
+            c.note_path(extern_ops.mm_problem(*shape, a.dtype, "in a launcher"), path)
 
     def _bind_step(self, cx, st, ln, base):
         c = self.compiled

@@ -8,15 +8,16 @@
 
 // CHECK:      // irc-opt --model irc.tools.examples.mlp:make_mlp --inputs 4x1024xf32 --stage tensor
 // CHECK-NEXT: // graph {{[0-9]+}} (inference, dynamo graph {{[0-9]+}}): {{[0-9]+}} FX nodes
-// CHECK:      builtin.module {
+// The module records what continuing it needs (compiler.record): the target, the options, the arguments.
+// CHECK:      builtin.module attributes {irc.plan = {target = "cpu", attention = true, layout = "auto", matmul = "extern"}, irc.args = [{name = "arg0_1", kind = "tensor", dtype = "float32", sizes = [1024 : i64], strides = [1 : i64]}
 // CHECK-NEXT:   func.func @main(
 // CHECK-SAME:     tensor<4x1024xf32>
-// CHECK-SAME:     -> tensor<4x1024xf32> {
+// CHECK-SAME:     -> tensor<4x1024xf32> attributes {irc.output_layout = {{\[\[}}0 : i64, 1 : i64]]} {
 // CHECK:          tn.gelu %{{.*}} approximate = "none" : tensor<4x4096xf32>
 // CHECK:          func.return %{{.*}} : tensor<4x1024xf32>
 
 // The output is MLIR that irc-opt reads back (the header is comments):
-// REPARSED:      builtin.module {
+// REPARSED:      builtin.module attributes {irc.plan = {{.*}}irc.stage = "tensor-opt"} {
 // REPARSED-NEXT:   func.func @main(
 // REPARSED:          tn.gelu
 // REPARSED:          func.return %{{.*}} : tensor<4x1024xf32>
@@ -24,7 +25,7 @@
 
 // DYN:      // irc-opt --model irc.tools.examples.mlp:gelu_residual --inputs 8x64xf32 8x64xf32 --dynamic --stage tensor-opt
 // DYN-NEXT: // graph {{[0-9]+}} (inference, dynamo graph {{[0-9]+}})
-// DYN:      func.func @main({{.*}}: index, {{.*}}tensor<?x?xf32>{{.*}}) -> tensor<?x?xf32> {
+// DYN:      func.func @main({{.*}}: index, {{.*}}tensor<?x?xf32>{{.*}}) -> tensor<?x?xf32>{{.*}} {
 // DYN-NEXT:   %[[G:.*]] = tn.gelu %[[X:[a-z0-9_]+]] approximate = "none" : tensor<?x?xf32>
 // DYN-NEXT:   %[[S:.*]] = tn.sigmoid %{{.*}} : tensor<?x?xf32>
 // DYN-NEXT:   %[[M:.*]] = tn.mul %[[G]], %[[S]]

@@ -1,0 +1,38 @@
+"""What a target tells the passes about its libraries and its machine: `Rules`, one per graph.
+
+A target answers `rules(args, opts)` once per graph (targets/); the driver (compiler.py) puts the answer in the
+`Plan` (lowering/pipeline.py) that the passes read. Every field has the meaning "the target has no such rule"
+when left at its default, so `Rules()` is what a target without libraries (or irc-opt on a hand-written file)
+runs with. A leaf: the passes and the targets both import it, and it imports neither.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+OpRule = Callable[[Any], bool]  # a loop-stage tn op -> whether the rule holds for it
+
+
+def _library_products(module) -> tuple[str, ...]:
+    return ("extern",)
+
+
+@dataclass(frozen=True)
+class Rules:
+    # what of the machine decides the lowering (which library path a rule picks): part of the disk-cache keys of
+    # mem stages, so a cache shared across machines never hands one machine another's lowering
+    facts: str = ""
+    # select-layout's timer: seconds of a convolution problem in each layout, or None (estimated from the flops)
+    conv_timer: Callable[..., Any] | None = field(default=None, compare=False)
+    # bufferize: the externs whose library call allocates its result (taken as it comes, not copied to a slot)
+    library_allocates: OpRule | None = field(default=None, compare=False)
+    # orient-products: the products the library runs faster as their transpose
+    transposed_products: OpRule | None = field(default=None, compare=False)
+    # fold-bias: the products whose library call adds a bias (and a gelu) in its own pass
+    biased_products: OpRule | None = field(default=None, compare=False)
+    # the matrix-product lowerings worth compiling for a tensor-opt module, the incumbent first ("extern": the
+    # library's, "loops": generated); with two or more the driver compiles each and the target chooses
+    matmuls: Callable[[Any], tuple[str, ...]] = field(default=_library_products, compare=False)
+
+
+__all__ = ["OpRule", "Rules"]
