@@ -2,7 +2,9 @@
 # irc's two entry points. Each creates the virtual environment (.venv) when it is missing or stale,
 # then runs:
 #   ./run.sh demo [ARGS]   the demo: python -m irc.bench.demo ARGS (e.g. --models mlp-b32 --repeats 3)
-#   ./run.sh test [ARGS]   the test suite: pytest over tests/ (or the paths in ARGS); pyproject.toml's
+#   ./run.sh test [ARGS]   the test suite: without ARGS first `ruff format --check` over the tree (the
+#                          formatter's verdict; the tests run either way), then pytest over tests/ (or
+#                          the paths in ARGS); pyproject.toml's
 #                          addopts leave out the slow sweeps unless ARGS select them (-m slow). Without
 #                          ARGS the suite runs on one pytest-xdist worker per CPU (-n auto): most tests
 #                          compile, on one core each (2 cores: 1025 s serial, 686 s on two workers)
@@ -41,18 +43,26 @@ setup() {
 }
 
 run_tests() {
-    local rc=0
-    # No path given: pytest takes tests/ from pyproject.toml's testpaths, spread over the CPUs.
+    local rc=0 fmt=0
+    # No path given: the formatter's check, then pytest takes tests/ from pyproject.toml's testpaths, spread
+    # over the CPUs.
     if [[ $# -eq 0 ]]; then
+        echo "run.sh: $VENV/bin/ruff format --check ."
+        "$VENV/bin/ruff" format --check . || fmt=$?
         set -- -n auto
     fi
     echo "run.sh: $PY -m pytest $*"
     "$PY" -m pytest "$@" || rc=$?
     case $rc in
-        0) echo "run.sh test: PASSED" ;;
+        0) ;;
         5) echo "run.sh test: FAILED: pytest collected no tests (exit 5)" ;;
         *) echo "run.sh test: FAILED (pytest exit $rc)" ;;
     esac
+    if [[ $fmt -ne 0 ]]; then
+        echo "run.sh test: FAILED: files not formatted (run $VENV/bin/ruff format .)"
+        [[ $rc -eq 0 ]] && rc=$fmt
+    fi
+    [[ $rc -eq 0 ]] && echo "run.sh test: PASSED"
     return "$rc"
 }
 

@@ -4,6 +4,7 @@ layouts, also when called while a compile traces with fake tensors, and remember
 import torch
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 
+from irc.targets import timing
 from irc.targets.cpu.libs import conv_layout, externs
 
 PROBLEM = dict(x=[1, 16, 64, 64], w=[32, 16, 3, 3], stride=[1, 1], padding=[1, 1], dilation=[1, 1], groups=1, dtype="f32", bias=True)
@@ -18,7 +19,7 @@ def test_times_real_convolutions_in_both_layouts_under_fake_mode(monkeypatch):
             seen[name] = (isinstance(out, FakeTensor), out.is_contiguous(memory_format=torch.channels_last))
         return {name: 1.0 + i for i, name in enumerate(candidates)}
 
-    monkeypatch.setattr(externs, "measure", measure)
+    monkeypatch.setattr(timing, "measure", measure)
     monkeypatch.setattr(conv_layout.TIMINGS, "memory", {})
     with FakeTensorMode():
         first = conv_layout.conv_seconds(**PROBLEM, use_cache=False)
@@ -36,7 +37,7 @@ def test_unmeasurable_problems_give_none():
 
 
 def test_same_says_whether_every_channels_last_path_gives_nchws_numbers(monkeypatch):
-    monkeypatch.setattr(externs, "measure", lambda candidates, **kw: {name: 1.0 for name in candidates})
+    monkeypatch.setattr(timing, "measure", lambda candidates, **kw: {name: 1.0 for name in candidates})
     run = externs.ConvKernel.run
 
     def nudged(path):

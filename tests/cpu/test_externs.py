@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from irc import cache
+from irc.targets import timing
 from irc.targets.cpu.libs import externs
 from irc.targets.cpu.libs.measured import Measured
 
@@ -104,7 +105,7 @@ def test_path_is_a_rule_not_a_timing(monkeypatch):
     runs = []
     for order in (1, -1):
         fake = lambda cands, order=order, **kw: {p: order * i for i, p in enumerate(cands)}  # noqa: E731
-        monkeypatch.setattr(externs, "measure", fake)
+        monkeypatch.setattr(timing, "measure", fake)
         runs.append([(k.choose(x), k(x)) for k, x in _rule_problems()])
     for (p1, y1), (p2, y2) in zip(*runs):
         assert p1 == p2 and torch.equal(y1, y2)
@@ -133,9 +134,9 @@ def test_conv_paths_on_channels_last_input_equal_eager_bit_for_bit(dtype):
 _F32_SCRIPT = """
 import hashlib, sys, torch, torch.nn.functional as F
 import irc
-from irc.targets.cpu.libs import externs
+from irc.targets import timing
 order = int(sys.argv[1])  # this process's measured timings: one order or the reverse
-externs.measure = lambda cands, **kw: {p: order * i for i, p in enumerate(cands)}
+timing.measure = lambda cands, **kw: {p: order * i for i, p in enumerate(cands)}
 g = torch.Generator().manual_seed(0)
 x, w1, b1, w2 = (torch.randn(*s, generator=g) for s in ((64, 256), (512, 256), (512,), (128, 512)))
 xc, wc = torch.randn(2, 16, 20, 20, generator=g), torch.randn(32, 16, 3, 3, generator=g)

@@ -7,7 +7,7 @@ Each layout times what targets/cpu/libs/extern_ops.py does for a convolution in 
 ConvKernel chooses for an input in that layout, and the copy of its result into an output buffer of
 that layout. `same`: every channels-last path gives NCHW's result bit for bit (on random inputs), so the
 timing may choose the layout without changing a number (whether they do depends on the shape, so it is checked
-per problem). The two run interleaved (externs.measure). Results are kept in memory and on disk
+per problem). The two run interleaved (targets/timing.py measure). Results are kept in memory and on disk
 (irc/cache.py, kind "layout", unless use_cache=False), keyed by the problem, the CPU, the thread count
 and the versions, so a second process measures nothing. select-layout (lowering/) receives this
 function from the frontend.
@@ -21,6 +21,8 @@ import math
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
+
+from irc.targets import timing
 
 from . import externs, tuning
 from .measured import Measured
@@ -49,7 +51,7 @@ def _measure(x, w, stride, padding, dilation, groups, dtype, bias) -> tuple[floa
     xcl = xt.contiguous(memory_format=torch.channels_last)
     packed = externs.ConvKernel(wt, bt, stride, padding, dilation, groups, constant=True)
     same = all(torch.equal(y, kk.run(xcl, p)) for kk in (k, packed) for p in kk.paths() if p != "aten")
-    times = externs.measure(runs, reps=tuning.CONV_REPS, budget_s=tuning.CONV_BUDGET_S)
+    times = timing.measure(runs, reps=tuning.CONV_REPS, budget_s=tuning.CONV_BUDGET_S)
     return times["nchw"], times["nhwc"], same
 
 

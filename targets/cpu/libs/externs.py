@@ -34,16 +34,12 @@ docs/cpu-target.md, "Measurements behind the runtime's and libraries' choices".)
 A weight that changes (training) is never packed: reordering it every call costs several times the product
 itself. Which weights are constant is the caller's to say (targets/args.ArgSpec.stable: a training graph's
 weights and saved activations never are). IRC_EXTERN_PATH=<path> forces a path where a kernel has it.
-`measure` (interleaved medians) is the timing helper of autotune.py and conv_layout.py.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import statistics
-import time
-from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -91,23 +87,6 @@ def apply_epilogue_(y: torch.Tensor, epilogue: str | None) -> torch.Tensor:
         return torch.ops.aten.gelu_(y, approximate="tanh" if epilogue == "gelu_tanh" else "none")
     assert epilogue is None, f"unknown epilogue {epilogue!r}; valid: {EPILOGUES}"
     return y
-
-
-# measurement ----------------------------------------------------------------------------------------
-def measure(candidates: dict[str, Callable[[], object]], *, reps: int = 7, budget_s: float = 0.5) -> dict[str, float]:
-    """Median seconds per candidate; rounds run every candidate once in turn (fair under noise)."""
-    for fn in candidates.values():  # warm-up: first-touch allocations, oneDNN primitive creation
-        fn()
-    times: dict[str, list[float]] = {k: [] for k in candidates}
-    deadline = time.perf_counter() + budget_s
-    for r in range(reps):
-        for name, fn in candidates.items():
-            t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
-        if r >= 2 and time.perf_counter() > deadline:
-            break
-    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def forced_path(paths: tuple[str, ...]) -> str | None:

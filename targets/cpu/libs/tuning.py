@@ -20,7 +20,7 @@ TRANSPOSED_MIN_SIDE = 256
 # microseconds, less than the timing costs at compile time, and select-layout estimates instead
 CONV_MIN_FLOPS = 2e7
 
-# rounds and seconds of one convolution's timing in both layouts (externs.measure: interleaved medians, at least 3
+# rounds and seconds of one convolution's timing in both layouts (targets/timing.py measure: interleaved medians, at least 3
 # rounds, then until CONV_BUDGET_S has passed or CONV_REPS rounds have run): a stable median at a bounded compile cost
 CONV_REPS = 5
 CONV_BUDGET_S = 0.3
