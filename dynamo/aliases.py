@@ -7,14 +7,14 @@ view into the input's own storage with eager's layout. A copy (or a buffer of ir
 offset 0 and the rebuilt view reads the wrong elements. So such an output is not taken from the
 compiled program: its chain of view ops (metadata only, no data moves) runs eagerly on the inputs, and
 the program does not return it (`drop_view_results`), so it computes no copy of it either: a training
-forward saves its input and each transposed weight for the backward, and irc copied them every step
-(a 1024x1024 transpose per layer of the MLP).
+forward saves its input and each transposed weight for the backward, and irc would copy them every step
+(a weight-sized transpose per layer).
 
 Outputs that are views of another output (`return y, y.detach()`, `y.t()`, or y twice) share its memory in
 eager, and AOT autograd hands them over as the compiled graph returns them (it rebuilds only views of its
 inputs). So they too are replayed, on the other output as the call returns it (`output_views`): the program
-computed a copy of each (a training forward returns each ReLU's output and its detach for the backward: a
-4 MB copy per layer and step of the MLP at batch 1024), and a write to one did not show in the other.
+would compute a copy of each (a training forward returns each ReLU's output and its detach for the backward:
+an activation-sized copy per layer and step), and a write to one did not show in the other.
 """
 
 import operator
@@ -76,7 +76,7 @@ def input_views(gm: torch.fx.GraphModule) -> tuple[list[int], Callable[[list], t
     graph.output(tuple(env[n] for n in nodes))
     replay = torch.fx.GraphModule(gm, graph)
     reads = {i for i, n in enumerate(placeholders) if n in keep}
-    return indices, lambda args: replay.forward(*args), reads  # forward: not nn.Module's call, with its hooks (~5 us)
+    return indices, lambda args: replay.forward(*args), reads  # forward: not nn.Module's call, whose hooks cost a call
 
 
 def _is_view(node: torch.fx.Node) -> bool:
@@ -104,7 +104,7 @@ class _AsStrided:
 def _dense_span(node) -> tuple | None:
     """(storage, offset, numel, dtype) of an output covering its storage's elements [offset, offset + numel) without
     gaps or overlaps, static sizes only; else None. Two outputs over one span are one memory in eager in two layouts
-    (BERT's forward returns the attention output for the backward, and its head merge `.view(2048, 256)`)."""
+    (a transformer's forward returns the attention output for the backward, and its head merge, a `.view` of it)."""
     v = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
     if not isinstance(v, torch.Tensor) or not all(isinstance(n, int) for n in (*v.shape, *v.stride(), v.storage_offset())):
         return None
@@ -133,8 +133,9 @@ def output_views(gm: torch.fx.GraphModule, skip=()) -> tuple[list[int], Callable
             continue
         chain, cur, used = [], o, set()
         while (j := first.get(cur, i)) == i:
-            if not (_is_view(cur) and isinstance(cur.args[0], torch.fx.Node)
-                    and all(_sizes_only(n, used) for n in cur.all_input_nodes if n is not cur.args[0])):  # fmt: skip
+            if not _is_view(cur) or not isinstance(cur.args[0], torch.fx.Node):
+                break
+            if not all(_sizes_only(n, used) for n in cur.all_input_nodes if n is not cur.args[0]):
                 break
             chain.append(cur)
             cur = cur.args[0]

@@ -2,7 +2,7 @@
 
 AOT autograd traces forward and backward as one joint graph and a partitioner cuts it in two. The default cut
 saves every forward value the backward reads; the min-cut saves the smallest set of values the backward can
-recompute the rest from: a pointwise value (a step of GPT-2's GELU, a scaled input) is computed again in the
+recompute the rest from: a pointwise value (a step of a written-out GELU, a scaled input) is computed again in the
 backward's fused kernels from one already saved instead of being written by the forward, kept alive between the
 two and read back. Matrix products, convolutions, reductions and random draws are never recomputed.
 
@@ -12,10 +12,10 @@ Three changes to AOT's min-cut, two of them for what views cost in irc:
   merging the dims of a strided input (attention's heads-last output back to rows) takes a copy kernel.
 - A transposed view the min-cut saves for the backward alone is saved untransposed, the backward transposing it
   again: a forward output that is a view of no other output gets its own buffer, and a transposed one is a
-  transposing copy (GPT-2's activations, one a matrix product), where the backward's matrix products read a
+  transposing copy (an activation transposed for a matrix product), where the backward's matrix products read a
   transposed operand for free. One the forward reads too (attention's heads-first q) is computed anyway.
 - AOT's common-subexpression pass is off: irc's tensor-opt stage runs CSE over each graph it compiles, and AOT's
-  pass imports inductor's pattern matcher (0.6 s of the first train step in a process).
+  pass imports inductor's pattern matcher, a large share of the first train step in a process.
 """
 
 from unittest import mock

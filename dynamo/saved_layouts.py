@@ -1,8 +1,8 @@
 """Activations a training forward saves for its backward, handed over in the layout the program computed them.
 
 Eager's strides matter only for what the user sees. A tensor the forward saves goes to the backward, which irc
-also compiles, so the runtime need not copy it into eager's strides (q, k and v split out of a fused in-projection:
-2 MB copies, three a layer of nn.TransformerEncoder and one of GPT-2, every step). AOT autograd has a protocol for
+also compiles, so the runtime need not copy it into eager's strides (q, k and v split out of a fused in-projection,
+copied every step). AOT autograd has a protocol for
 this, the one inductor uses: the forward compiler reports the strides of its outputs
 (`TracingContext.report_output_strides`), and AOT autograd compiles the backward with its saved inputs in those
 strides. The forward keeps a saved output's own strides where its program decides them every call and they are

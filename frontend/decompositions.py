@@ -27,7 +27,7 @@ EXTRA = [
     aten.dist,
     aten.ldexp,
     aten.addmv,
-    # issue 18.5: torch's own decompositions of ops that ran eagerly (each makes its OpInfo entries native)
+    # torch's own decompositions of ops that would otherwise run eagerly (each makes its OpInfo entries native)
     aten._batch_norm_with_update_functional,
     aten.batch_norm_backward,
     aten.grid_sampler_2d,
@@ -223,7 +223,7 @@ PARTIAL = {
 
 def decomposition_table(attention: bool = True) -> dict:
     """`attention`: options' attention (False: torch's flash attention and its backward decomposed, no tn.sdpa).
-    Built once per process (rebuilding it took about 40 ms of a small graph's 145 ms first call), and again once
+    Built once per process (rebuilding it was a large share of a small graph's first call), and again once
     inductor has registered prims.fma; each caller gets its own copy."""
     return dict(_table(attention, hasattr(torch.ops.prims, "fma")))
 

@@ -122,7 +122,7 @@ class ImportBuilder:
         t = TensorType(element_type(dtype), [])
         try:
             wide = torch.float64 if isinstance(value, float) else None  # a Python float is a double: never via f32
-            with unset_fake_temporarily():  # the import runs under AOT autograd's fake mode: 0.5 ms per constant
+            with unset_fake_temporarily():  # the import runs under AOT autograd's fake mode, slow for every constant
                 stored = torch.tensor(value, dtype=wide).to(dtype).item()
             value = float(stored) if dtype.is_floating_point else int(stored)
             attr = DenseIntOrFPElementsAttr.from_list(t, [value])

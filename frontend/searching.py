@@ -7,16 +7,16 @@ Each of its log2(m) + 1 steps is elementwise in the values and reads the sequenc
 needs no bounds check (lowering/index_range.py): the whole search is one loop nest.
 
 Sorts are tn ops that run torch's kernels (dialects/tensor/sorting.py), not decompositions: written in these ops (a
-bitonic network over (value, index) keys, or each element's place as a count of the keys before it) they matched
-eager's stable sort but ran 2-25x slower than torch's sort at every size measured, from (5, 10) to (16, 1024): a
-network step is a pass over memory, a count is n^2 work.
+bitonic network over (value, index) keys, or each element's place as a count of the keys before it) they match
+eager's stable sort but run slower than torch's sort at every size: a network step is a pass over memory, a count
+is n^2 work.
 """
 
 import torch
 
 aten = torch.ops.aten
 
-ISIN_LIMIT = 1024  # the most test elements isin compares each element with (3.4x faster than eager at 1,000)
+ISIN_LIMIT = 1024  # the most test elements isin compares each element with: past it the n x m work outgrows eager's
 
 
 def _static(n) -> bool:

@@ -95,16 +95,18 @@ def structural_key(op: Operation) -> tuple:
     """A hashable key two isolated ops share exactly when they are the same program up to value names: each op
     inside by name, operands (as positions in definition order), result and block argument types, properties
     and attributes (xDSL attributes hash and compare by value). Printing both and comparing the text says the
-    same at several times the cost (bufferize's kernel sharing: half its time on BERT)."""
+    same at several times the cost, and bufferize's kernel sharing asks it of every kernel."""
     number: dict = {}
     key = []
     for inner in op.walk():
         blocks = [b for r in inner.regions for b in r.blocks]
         for b in blocks:
             number.update((a, len(number)) for a in b.args)
-        key.append((inner.name, tuple(number.get(v, -1) for v in inner.operands), tuple(r.type for r in inner.results),
-                    tuple(sorted(inner.properties.items())), tuple(sorted(inner.attributes.items())),
-                    tuple(tuple(a.type for a in b.args) for b in blocks), tuple(len(r.blocks) for r in inner.regions)))  # fmt: skip
+        operands, results = tuple(number.get(v, -1) for v in inner.operands), tuple(r.type for r in inner.results)
+        props, attrs = tuple(sorted(inner.properties.items())), tuple(sorted(inner.attributes.items()))
+        args = tuple(tuple(a.type for a in b.args) for b in blocks)
+        regions = tuple(len(r.blocks) for r in inner.regions)
+        key.append((inner.name, operands, results, props, attrs, args, regions))
         number.update((r, len(number)) for r in inner.results)
     return tuple(key)
 

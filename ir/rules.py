@@ -63,7 +63,7 @@ def rule(root: type[Operation] | tuple[type[Operation], ...]) -> Callable[[Calla
 
 class _ByType(RewritePattern):
     """Patterns in order until one rewrites, trying on an op only the Rules whose root it is (and every other
-    pattern): asking each Rule's isinstance of every op was 350,000 calls in BERT-base's backward."""
+    pattern): asking each Rule's isinstance of every op grows as rules times ops, large on a big backward."""
 
     def __init__(self, patterns: Sequence[RewritePattern]):
         self.patterns = list(patterns)

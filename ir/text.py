@@ -1,5 +1,5 @@
 """Text in and out: parse MLIR source into a module, print a module back (pretty or generic); and a binary form
-of a module (dump_module / load_module) for the disk cache, 8-30x faster to read back than parsing its text."""
+of a module (dump_module / load_module) for the disk cache, read back much faster than its text is parsed."""
 
 import pickle
 import re

@@ -7,7 +7,7 @@ Cancelling (the `fold-permutes` pass, rules applied to a fixpoint):
     max_pool2d(permute(x, TO_NCHW)) (or avg_pool2d, or a sum, mean, amax or amin over dims without the
     channels)                                                          sink_permute_below
         -> permute(max_pool2d channels_last(x), TO_NCHW), for each result: the pool reads an NHWC region's
-           output with channels innermost instead of a gather per output (ResNet-18's stem output: 9 ms -> 1.4 ms),
+           output with channels innermost instead of a gather per output (a vector per window point),
            and the permute after it cancels against the next NHWC region's, or converts a 4x smaller tensor;
            a reduction reduces x over the same dims (_reduce_nhwc)
     the same ops of x, an argument the caller passes channels-last     read_channels_last_argument
@@ -16,14 +16,14 @@ Cancelling (the `fold-permutes` pass, rules applied to a fixpoint):
         -> mm(reshape(x), B's rows reordered to x's (h, w, c) order): a copy of B (folded when frozen) for one of x
     permute(sdpa(q, k, v), heads after rows) -> sdpa heads_last(q, k, v)     heads_last_attention
         (its only use): torch's flash kernel writes that layout, so the head merge's reshape is a view, not a
-        strided copy of the attention output (mini-transformer: 4 copies of 4 MB, 0.5-2.4 ms of a 84-92 ms call)
+        strided copy of the attention output every call
     sdpa(q, k, v) with its logsumexp -> permute(sdpa heads_last(q, k, v)), both results    heads_last_training_attention
     sdpa_backward(...) -> permute(sdpa_backward heads_last(...)), each gradient      heads_last_attention_backward
         (rank >= 4): a training graph's flash kernels write those layouts whatever their operands', so a result is
-        taken as the kernel gives it and only viewed (it was copied into the planned layout: 16 copies of
-        2 MB a train-hf-bert step), and the head merge or split after it folds to a plain reshape. (The forward's
-        output follows its query's layout: output-layout computes a query's nest heads-last where it can, GPT-2's
-        fused q/k/v nest among them; a query computed (batch, heads, rows, d) gives one copy into the result.)
+        taken as the kernel gives it and only viewed (not copied into the planned layout every step), and the
+        head merge or split after it folds to a plain reshape. (The forward's output follows its query's layout:
+        output-layout computes a query's nest heads-last where it can, a fused q/k/v projection's nest among
+        them; a query computed (batch, heads, rows, d) gives one copy into the result.)
 
 NHWC forms (`to_nhwc(op)`, used by select-layout on the ops of a region it puts in NHWC): each op
 becomes its NHWC computation between a permute into NHWC of each 4-d operand and a permute of the
@@ -85,8 +85,8 @@ def _pool_nhwc(op: tn.MaxPool2dOp | tn.AvgPool2dOp, x: SSAValue, before: list[Op
         pool = tn.MaxPool2dOp(x, *window, op.dilation.get_values(), ceil, nhwc_type(op.result), channels_last=True)
     else:
         divisor = op.divisor.value.data if op.divisor is not None else None
-        pool = tn.AvgPool2dOp(x, *window, ceil, op.count_include_pad is not None, divisor, nhwc_type(op.result),
-                              channels_last=True)  # fmt: skip
+        pad = op.count_include_pad is not None
+        pool = tn.AvgPool2dOp(x, *window, ceil, pad, divisor, nhwc_type(op.result), channels_last=True)
     back = [tn.PermuteOp(v, list(TO_NCHW)) for v in pool.results]
     return Replace([*before, pool, *back], [b.result for b in back])
 
@@ -115,8 +115,8 @@ def _nhwc_form(op, x: SSAValue, before: list[Operation]):
 @rule(POOLS + REDUCTIONS)
 def sink_permute_below(op):
     """pool(permute(x, TO_NCHW)) or reduce(permute(x, TO_NCHW)) -> permute(the NHWC form on x, TO_NCHW): it reads the
-    NHWC value with its channels innermost (ResNet-18's stem pool: 9 ms -> 1.4 ms; its global average pool gathered
-    across the channels, 8x its memory bound) and converts a smaller result."""
+    NHWC value with its channels innermost, a vector per window point where the NCHW form gathers across the
+    channels (far off the memory bound), and converts a smaller result."""
     x = op.input.owner
     return _nhwc_form(op, x.input, []) if perm_of(x) == TO_NCHW else None
 
@@ -133,8 +133,7 @@ def laid_channels_last(v: SSAValue) -> bool:
 @rule(POOLS + REDUCTIONS)
 def read_channels_last_argument(op):
     """A pool or reduction of an argument the caller passes channels-last -> its NHWC form on permute(x, TO_NHWC), a
-    view of x, instead of a strided gather per output (on a channels-last 8x64x112x112 input a 3x3/2 max pool took
-    26 ms, eager 4; a spatial mean 21-23 ms, eager 1)."""
+    view of x, instead of a strided gather per output, which ran several times slower than eager's pool or mean."""
     if not laid_channels_last(op.input):
         return None
     into = tn.PermuteOp(op.input, list(TO_NHWC))
@@ -145,7 +144,7 @@ def read_channels_last_argument(op):
 def flatten_nhwc_into_product(op):
     """mm(reshape(permute(x, TO_NCHW), [N, C*H*W]), B) -> mm(reshape(x, [N, H*W*C]), B's rows in x's order): a
     classifier after an NHWC region (a flatten, then a linear layer) reads x as it lies, where its NCHW flatten was
-    a transposed copy of the activation (the seed ConvNet's 16 MB, 1.37 ms of a 17 ms call). Row (c, h, w) of B
+    a transposed copy of the activation, every call. Row (c, h, w) of B
     becomes row (h, w, c): a copy of B, which freezing folds once (fold_constants) and which is never larger than
     the activation's (only where B has at most N columns)."""
     flat = op.lhs.owner
@@ -175,8 +174,8 @@ def heads_last_attention(op):
         return None
     if perm_of(op) != (*range(n - 3), n - 2, n - 3, n - 1) or not a.result.has_one_use():
         return None
-    new = tn.ScaledDotProductAttentionOp(a.query, a.key, a.value, a.mask, a.scale.value.data, a.causal is not None,
-                                         heads_last=True)  # fmt: skip
+    scale, causal = a.scale.value.data, a.causal is not None
+    new = tn.ScaledDotProductAttentionOp(a.query, a.key, a.value, a.mask, scale, causal, heads_last=True)
     return Replace([new], [new.result])
 
 
@@ -190,8 +189,10 @@ def _swap_last(v: SSAValue, dims: int) -> tn.PermuteOp:
 def heads_last_training_attention(op):
     if op.logsumexp is None or op.heads_last is not None or len(shape(op.query)) < 4:
         return None
-    new = tn.ScaledDotProductAttentionOp(op.query, op.key, op.value, op.mask, op.scale.value.data, op.causal is not None,
-                                         logsumexp=True, heads_last=True)  # fmt: skip
+    scale, causal = op.scale.value.data, op.causal is not None
+    new = tn.ScaledDotProductAttentionOp(
+        op.query, op.key, op.value, op.mask, scale, causal, logsumexp=True, heads_last=True
+    )
     back = [_swap_last(new.result, 3), _swap_last(new.logsumexp, 2)]
     return Replace([new, *back], [b.result for b in back])
 
@@ -200,8 +201,9 @@ def heads_last_training_attention(op):
 def heads_last_attention_backward(op):
     if op.heads_last is not None or len(shape(op.query)) < 4:
         return None
-    new = tn.ScaledDotProductAttentionBackwardOp(op.grad, op.query, op.key, op.value, op.out, op.logsumexp, op.mask,
-                                                 op.scale.value.data, op.causal is not None, heads_last=True)  # fmt: skip
+    operands = (op.grad, op.query, op.key, op.value, op.out, op.logsumexp, op.mask)
+    scale, causal = op.scale.value.data, op.causal is not None
+    new = tn.ScaledDotProductAttentionBackwardOp(*operands, scale, causal, heads_last=True)
     back = [_swap_last(g, 3) for g in new.results]
     return Replace([new, *back], [b.result for b in back])
 
@@ -255,8 +257,7 @@ def is_image(v: SSAValue) -> bool:
 def layout_operands(op: Operation) -> list[SSAValue] | None:
     """The operands of `op` whose layout follows the op's, when the op has an NHWC form; else None."""
     if isinstance(op, tn.ConvolutionOp):
-        ok = (op.transposed is None and op.channels_last is None and is_image(op.input)
-              and element(op.input) in _FLOATS)  # fmt: skip
+        ok = op.transposed is None and op.channels_last is None and is_image(op.input) and element(op.input) in _FLOATS
         return [op.input] if ok else None
     if isinstance(op, tn.BatchNormInferenceOp):  # its [C] parameters meet x in elementwise ops: one element type
         same = all(element(v) == element(op.input) for v in op.operands)
@@ -292,10 +293,18 @@ def to_nhwc(op: Operation) -> list[Operation]:
     if isinstance(op, tn.ConvolutionOp):
         x = nhwc(op.input)
         conv = tn.ConvolutionOp(
-            x, op.weight, op.bias, nhwc_type(op.result), stride=op.stride.get_values(), padding=op.padding.get_values(),
-            dilation=op.dilation.get_values(), transposed=False, output_padding=op.output_padding.get_values(),
-            groups=op.groups.value.data, channels_last=True,
-        )  # fmt: skip
+            x,
+            op.weight,
+            op.bias,
+            nhwc_type(op.result),
+            stride=op.stride.get_values(),
+            padding=op.padding.get_values(),
+            dilation=op.dilation.get_values(),
+            transposed=False,
+            output_padding=op.output_padding.get_values(),
+            groups=op.groups.value.data,
+            channels_last=True,
+        )
         y = add(conv)
     elif isinstance(op, tn.BatchNormInferenceOp):
         y = _batch_norm_nhwc(add, nhwc(op.input), op)

@@ -23,8 +23,8 @@ def _window(op, k: list[int]):
     and kw, and the dims oh, ow and r; lead is the number of dims before OH.
 
     The window runs between the output rows and columns, so the vector dim is a row's columns (one vector of
-    outputs per window position), not the window (a gather of 9 and a horizontal max per output: ResNet-18's
-    3x3 max pool of 8x64x112x112 took 17 ms, eager 26 and inductor 7); channels-last, it is the channels."""
+    outputs per window position), not the window (a gather of 9 and a horizontal max per output, which is slow);
+    channels-last, it is the channels."""
     x, out = shape(op.input), shape(op.results[0])
     if DYN in x or DYN in out:
         raise Unsupported("pooling of a symbolic shape")

@@ -6,8 +6,8 @@ reduction dims whose input dies at that kernel, read only at the very index it w
 write its output over that input (in place, as eager's `relu_` would); of a kernel's several outputs, at
 most one takes the place of any one input. Such an input may also be a library's fresh result (a
 convolution's, which torch allocates): the relu after it then rewrites the lines the library has just
-written, where a slot of its own read them and wrote as many to memory the call had not touched (ResNet-18's
-relus and residual adds at 20% of their copy bound). Buffers are then placed
+written, where a slot of its own read them and wrote as many to memory the call had not touched, far off
+the copy bound. Buffers are then placed
 greedily, largest first, at the lowest 64-byte-aligned offset free for their whole lifetime.
 Intermediates of symbolic size keep their own allocation.
 """
@@ -188,10 +188,12 @@ def _over_library_results(block, steps, placeholders, kernels, plan: Plan) -> li
                 ext = inp.owner
                 if inp in taken or not (isinstance(ext, memory.ExternOp) and _fresh(ext)) or inp.type != out.type:
                     continue
-                if all(index.get(u.operation, 1 << 60) <= index[step] for u in inp.uses) \
-                        and all(where[u.operation] > where[ext] for u in out.uses) \
-                        and all(reads_in_place(nest, kargs[k], out.type.get_shape())
-                                for k, v in enumerate(step.ins) if v is inp):  # fmt: skip
+                shape = out.type.get_shape()
+                if (
+                    all(index.get(u.operation, 1 << 60) <= index[step] for u in inp.uses)
+                    and all(where[u.operation] > where[ext] for u in out.uses)
+                    and all(reads_in_place(nest, kargs[k], shape) for k, v in enumerate(step.ins) if v is inp)
+                ):
                     alloc = mine.pop(out)
                     plan.buffers += 1
                     plan.intermediate_bytes += memory.nbytes_of(out.type) or 0

@@ -12,10 +12,9 @@ through their 4-d data operands. For each region and each layout the cost model 
                      gives the same numbers in both layouts (`same`; else a timing would choose the
                      numbers); else an estimate: the flop count, plus in NCHW a reorder of the input and
                      the output (the library computes in its own layout). Timed alone, oneDNN's NCHW
-                     convolutions ran 1.06-1.37x slower than NHWC at batch 8-32 on 28x28 images and larger,
-                     and up to 1.9x faster at batch 1 on 14x14 and 7x7 with 512 channels; whole models
-                     ran faster in NHWC (ResNet-18 at batch 1: 27.1 ms against 34.8), as inductor assumes
-                     on any CPU with oneDNN. In NHWC, a penalty for grouped and depthwise convolutions
+                     convolutions run slower than NHWC on larger batches and images and faster on small
+                     images with many channels at batch 1, but whole models run faster in NHWC, as inductor
+                     assumes on any CPU with oneDNN (figures: docs/loop-and-mem.md). In NHWC, a penalty for grouped and depthwise convolutions
     conversions      one per 4-d value crossing the region's boundary in a layout other than the region's
                      (an NHWC value that arrives as permute(v, TO_NCHW) or as a max or average pool of one, or leaves
                      through permute(., TO_NHWC), is free in NHWC and a conversion in NCHW), each costing a
@@ -45,14 +44,14 @@ from irc.ir.types import DYN
 from .layout_rules import TO_NHWC, arrives_nhwc, converted_nhwc, is_image, layout_operands, perm_of, to_nhwc
 
 LAYOUTS = ("auto", "nchw", "nhwc")
-COPY_BYTES_PER_S = 16e9  # a layout conversion (read + write): the cpu emitter blocks it in tiles (~39 GB/s measured
-# for 8x32x112x112 on this 2-core machine, 0.65 ms; taken at 40% for load and larger tensors)
+COPY_BYTES_PER_S = 16e9  # a layout conversion (read + write), which the cpu emitter blocks in tiles: 40% of the
+# rate measured on one, as a busy machine and tensors larger than its cache run slower
 CONV_FLOPS_PER_S = 1e11  # the estimate when nothing is measured; only ratios matter
 GROUPED_PENALTY = 1.5  # estimated NHWC slowdown of grouped / depthwise convolutions when nothing is measured
 CLOSE = 1.2  # the timer measures a region when the estimated costs of its two layouts are within this ratio...
 # ...or when its convolutions are estimated at BIG_S or more: the flop count cannot see a layout's speed, which
-# differs up to 2.8x (ResNet-18's stem at batch 8: 28.7 ms NCHW, 10.2 ms NHWC; 1.0x at batch 1), and there a
-# wrong guess costs more than measuring once per shape and machine (the timings are kept on disk)
+# differs by several times on some convolutions and not at all on others, and there a wrong guess costs more
+# than measuring once per shape and machine (the timings are kept on disk)
 BIG_S = 5e-3
 ConvTimer = Callable[..., "tuple[float, float, bool] | None"]  # (nchw_s, nhwc_s, same numbers)
 
@@ -120,9 +119,16 @@ def conversions(r: Region, layout: str) -> list[SSAValue]:
 
 
 def conv_problem(op: tn.ConvolutionOp) -> dict:
-    return dict(x=list(shape(op.input)), w=list(shape(op.weight)), stride=list(op.stride.get_values()),
-                padding=list(op.padding.get_values()), dilation=list(op.dilation.get_values()),
-                groups=op.groups.value.data, dtype=str(element(op.input)), bias=op.bias is not None)  # fmt: skip
+    return dict(
+        x=list(shape(op.input)),
+        w=list(shape(op.weight)),
+        stride=list(op.stride.get_values()),
+        padding=list(op.padding.get_values()),
+        dilation=list(op.dilation.get_values()),
+        groups=op.groups.value.data,
+        dtype=str(element(op.input)),
+        bias=op.bias is not None,
+    )
 
 
 def estimate(op: tn.ConvolutionOp) -> tuple[float, float]:
@@ -165,8 +171,9 @@ def choose(r: Region, layout: str, timer: ConvTimer | None) -> Choice:
         how += "; its layouts round differently, so the estimate decides, not a timing"
     if not close and timer is not None and layout == "auto":
         how += f"; the model's costs are over {CLOSE:g}x apart and under {BIG_S * 1e3:g} ms, nothing measured"
-    why = (f"convs {conv[1] * 1e3:.3g} ms nhwc vs {conv[0] * 1e3:.3g} ms nchw ({how}); conversions "
-           f"{len(conv_nhwc)} nhwc ({copy[1] * 1e3:.3g} ms) vs {len(conv_nchw)} nchw ({copy[0] * 1e3:.3g} ms)")  # fmt: skip
+    convs = f"convs {conv[1] * 1e3:.3g} ms nhwc vs {conv[0] * 1e3:.3g} ms nchw ({how})"
+    copies = f"{len(conv_nhwc)} nhwc ({copy[1] * 1e3:.3g} ms) vs {len(conv_nchw)} nchw ({copy[0] * 1e3:.3g} ms)"
+    why = f"{convs}; conversions {copies}"
     if layout != "auto":
         return Choice(layout, f"forced by layout={layout}; {why}")
     return Choice("nhwc" if cost[1] < cost[0] else "nchw", f"cost {cost[1] * 1e3:.3g} ms nhwc vs {cost[0] * 1e3:.3g} ms nchw: {why}")

@@ -31,7 +31,7 @@ def reshape_before_permute(op):
     """reshape(permute(x)) -> permute(reshape(x)) where the reshape only merges dims that lie next to each other, in
     order, in x (static shapes; size-1 dims go anywhere). The merge is then free on x's buffer and the permute stays
     a view: a batched matmul reads the heads of a transposed (B, H, S, S) as strides, where the reshape of the
-    permuted view was a copy (three in nn.MultiheadAttention's backward; HF BERT's graphs had none)."""
+    permuted view was a copy (nn.MultiheadAttention's backward writes this pattern)."""
     perm_op = op.input.owner
     if not isinstance(perm_op, tn.PermuteOp):
         return None
@@ -68,8 +68,8 @@ def reshape_before_permute(op):
 def pow_of_small_exponent(op):
     """x ** c for the constant exponents ATen's CPU pow kernel writes out (PowKernel.cpp), as it writes them: 2 ->
     x*x, 3 -> x*x*x, -2 -> 1/(x*x), 0.5 -> sqrt, -0.5 -> rsqrt, -1 -> 1/x. Eager's numbers, and no exp and log per
-    element: GPT-2's gelu cubes its input, and its kernel ran 4x slower through pow. Half stays a pow, as in ATen
-    (its special values differ: pow(-0, -0.5) is +inf where rsqrt(-0) is -inf)."""
+    element, which cost several times the multiplies (a tanh-approximated gelu written out cubes its input). Half
+    stays a pow, as in ATen (its special values differ: pow(-0, -0.5) is +inf where rsqrt(-0) is -inf)."""
     x, e = op.lhs, splat(op.rhs)
     element = x.type.get_element_type()
     if e is None or not is_float(element) or element == f16 or op.result.type != x.type:
@@ -88,7 +88,7 @@ def max_pool_before_relu(op):
     """max_pool(relu(x)) -> relu(max_pool(x)) where the indices go unused (a relu maps a window's negatives to tied
     zeros, which moves the first maximum) and the pool is the relu's only reader: relu is non-decreasing, so the
     maximum of the relus is the relu of the maximum, NaNs included, and the relu runs on a quarter of the elements
-    after a 3x3/2 pool. ResNet's stem pooled its conv's relu in a kernel 4x its memory bound."""
+    after a 3x3/2 pool, where a pool over relus ran well off its memory bound."""
     relu = op.input.owner
     if not isinstance(relu, tn.ReluOp) or op.indices.first_use is not None or not relu.result.has_one_use():
         return None

@@ -30,8 +30,8 @@ from .special import *  # noqa: F401,F403
 
 def _ops_of(module) -> list[type[IRDLOperation]]:
     """The concrete tn ops a module defines, in source order (abstract bases have no `tn.` name).
-    A module's namespace keeps definition order, so no source needs reading (inspect.getsourcelines
-    cost 1.5 s of every process's first compile)."""
+    A module's namespace keeps definition order, so no source needs reading (inspect.getsourcelines would
+    read every dialect file in every process's first compile)."""
     return [
         cls
         for cls in vars(module).values()

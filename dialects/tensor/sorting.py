@@ -1,6 +1,6 @@
 """tn ops that order the elements along one dim: sort, top-k, k-th value, median, mode. Each gives values and their
-i64 indices along `dim`; the order among equal values is torch's (these ops run as torch's kernels: generated, a
-sort measured 2-25x slower than torch's, frontend/searching.py). Picks of one element keep the dim as size 1,
+i64 indices along `dim`; the order among equal values is torch's (these ops run as torch's kernels: a generated
+sort is a pass over memory per network step or n^2 work, frontend/searching.py). Picks of one element keep the dim as size 1,
 as reductions do; the importer squeezes for keepdim=False."""
 
 from xdsl.dialects.builtin import IntegerAttr, TensorType, UnitAttr, i64

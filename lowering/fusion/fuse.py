@@ -160,7 +160,7 @@ class Fuser:
     def siblings(self) -> bool:
         """Every sibling fusion the current nests allow, each pair checked against the block as it is then (a nest
         a fusion made waits for the next round). One fusion per round re-checked every kept refusal once per
-        fusion: 49 rounds and 6,700 legality checks in BERT-base's backward."""
+        fusion, which on a large backward meant many rounds and thousands of legality checks."""
         by_input: dict = {}
         for n in self.nests():
             for v in self.inputs_of(n):
