@@ -124,8 +124,8 @@ def trusted(directory: Path, create: bool = True) -> bool:
         except OSError as e:
             ok, why = False, str(e)
         if not ok:
-            log.warning("irc: not using the disk cache directory %s (%s); running without it (chmod go-w it, "
-                        "or set IRC_CACHE_DIR)", d, why)  # fmt: skip
+            fix = "chmod go-w it, or set IRC_CACHE_DIR"
+            log.warning("irc: not using the disk cache directory %s (%s); running without it (%s)", d, why, fix)
         _trust[d] = ok
     return _trust[d]
 

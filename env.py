@@ -95,17 +95,33 @@ _ALL = (
     Variable("IRC_PARALLEL_MIN_WORK", "count", "65536", "cpu: least work (elements) of a launch before it runs on torch's threads"),
     Variable("IRC_PREFETCH", "count", "2048", "cpu: bytes a streaming load prefetches ahead (0: no prefetch)"),
     Variable("IRC_STREAM_STORES", "size", None, "cpu: a pointwise kernel writes an output of at least this size with non-temporal stores, around the caches (unset: 3/4 of the last-level cache; 0: never)"),
-    Variable("IRC_EXTERN_PATH", "choice", None, "cpu: force one library path for linear and convolution kernels instead of the rule (a kernel without that path keeps the rule's)",
-             choices=("aten", "aten_cl", "mkldnn", "mkldnn_packed")),  # fmt: skip
-    Variable("IRC_TRITON_ARCH", "choices", None, "triton: also compile every kernel ahead of time for these GPUs and put registers, spills and shared memory in the compile report",
-             choices=("sm_80", "sm_90", "gfx942")),  # fmt: skip
+    Variable(
+        "IRC_EXTERN_PATH",
+        "choice",
+        None,
+        "cpu: force one library path for linear and convolution kernels instead of the rule (a kernel without that path keeps the rule's)",
+        choices=("aten", "aten_cl", "mkldnn", "mkldnn_packed"),
+    ),
+    Variable(
+        "IRC_TRITON_ARCH",
+        "choices",
+        None,
+        "triton: also compile every kernel ahead of time for these GPUs and put registers, spills and shared memory in the compile report",
+        choices=("sm_80", "sm_90", "gfx942"),
+    ),
     Variable("TORCH_COMPILE_DEBUG", "torch", None, "torch's debug switch: `1`, without `dump_dir` or IRC_DUMP_DIR, makes irc dump into `<torch's debug dir>/irc`"),
     Variable("TORCH_LOGS", "torch", None, "torch's log settings: irc's loggers are the names `irc` and `irc_<topic>` (see Logging)"),
     Variable("IRC_TEST_TARGET", "choice", None, "run tests/numeric on this target", choices=("cpu", "reference", "triton"), development=True),
     Variable("IRC_OPINFO_FULL", "flag", "0", "tests/opinfo: every OpInfo sample instead of the CI subset", development=True),
     Variable("IRC_FUZZ_PROFILE", "choice", "irc-fuzz-ci", "the Hypothesis profile of tests/fuzz", choices=("irc-fuzz-ci", "irc-fuzz-long"), development=True),
-    Variable("IRC_TEST_MISCOMPILE", "choice", None, "inject a known miscompile the fuzzer must find (tests/fuzz/test_known_miscompile.py)",
-             choices=("fusion-index",), development=True),  # fmt: skip
+    Variable(
+        "IRC_TEST_MISCOMPILE",
+        "choice",
+        None,
+        "inject a known miscompile the fuzzer must find (tests/fuzz/test_known_miscompile.py)",
+        choices=("fusion-index",),
+        development=True,
+    ),
 )
 VARIABLES = {v.name: v for v in _ALL}
 

@@ -84,8 +84,10 @@ def parse(spec: str) -> dict[str, int]:
         else:
             close = difflib.get_close_matches(name, ("info", "debug", "all", *TOPICS), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise EnvError(f"irc: IRC_LOGS: unknown word {word!r}{hint}; use info, debug, or topics from {', '.join(TOPICS)} "
-                           "(+topic for debug)")  # fmt: skip
+            raise EnvError(
+                f"irc: IRC_LOGS: unknown word {word!r}{hint}; use info, debug, or topics from {', '.join(TOPICS)} "
+                "(+topic for debug)"
+            )
     return levels
 
 

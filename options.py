@@ -119,7 +119,10 @@ def eager_op_names(ops) -> frozenset[str]:
         ns, name = qualified.split("::")
         overloads = getattr(getattr(torch.ops, ns), name).overloads()
         if overload and overload not in overloads:
-            raise ValueError(f"irc: option 'eager_ops': {qualified} has no overload {overload!r}{_did_you_mean(overload, overloads)}; "
-                             f"its overloads: {', '.join(overloads)}")  # fmt: skip
+            hint = _did_you_mean(overload, overloads)
+            raise ValueError(
+                f"irc: option 'eager_ops': {qualified} has no overload {overload!r}{hint}; "
+                f"its overloads: {', '.join(overloads)}"
+            )
         names.add(f"{qualified}.{overload}" if overload else qualified)
     return frozenset(names)

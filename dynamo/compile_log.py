@@ -23,8 +23,8 @@ def dynamo_graph(gm, number: int) -> None:
     stages.debug("Dynamo graph %d (compile id %s): %d FX nodes", number, cid, len(gm.graph.nodes))
     if cid is None or not cid.frame_compile_id:
         return
-    recompiles.info("Dynamo graph %d recompiles frame %d (compile %d of that frame)%s", number, cid.frame_id,
-                    cid.frame_compile_id, _guard_failure(cid.frame_id))  # fmt: skip
+    how = (number, cid.frame_id, cid.frame_compile_id, _guard_failure(cid.frame_id))
+    recompiles.info("Dynamo graph %d recompiles frame %d (compile %d of that frame)%s", *how)
 
 
 def _guard_failure(frame_id: int) -> str:
@@ -54,8 +54,9 @@ def graph_done(rep: report.GraphReport) -> None:
     for what, reason in rep.target_fallbacks:
         fallbacks.info("%s: %s runs on the reference evaluator: %s", name, what, reason)
     if rep.fused_kernels or rep.externs:
-        fusion.info("%s: %d fused kernels, %d externs (%s), %d refusals", name, rep.fused_kernels, len(rep.externs),
-                    ", ".join(sorted(set(rep.externs))) or "none", len(rep.fusion_refusals))  # fmt: skip
+        externs = ", ".join(sorted(set(rep.externs))) or "none"
+        counts = (rep.fused_kernels, len(rep.externs), externs, len(rep.fusion_refusals))
+        fusion.info("%s: %d fused kernels, %d externs (%s), %d refusals", name, *counts)
         for r in rep.fusion_refusals:
             fusion.debug("%s: unfused %s", name, r)
     if rep.cache_hit is not None:

@@ -28,8 +28,9 @@ import torch.nn.functional as F
 aten = torch.ops.aten
 
 
-def flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, *, attn_mask=None,
-                             scale=None):  # fmt: skip
+def flash_attention_backward(
+    grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, *, attn_mask=None, scale=None
+):
     if dropout_p != 0.0 or query.size(1) % key.size(1):
         return NotImplemented
     groups = query.size(1) // key.size(1)  # grouped-query attention: each key/value head serves `groups` query heads
@@ -60,9 +61,28 @@ def _sdpa_mask(mask, mask_type, batch: int, seq: int):
     return ~mask if mask.dtype == torch.bool else mask
 
 
-def transformer_encoder_layer(src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias, use_gelu,
-                              norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2, ffn_weight_1,
-                              ffn_bias_1, ffn_weight_2, ffn_bias_2, mask=None, mask_type=None):  # fmt: skip
+def transformer_encoder_layer(
+    src,
+    embed_dim,
+    num_heads,
+    qkv_weight,
+    qkv_bias,
+    proj_weight,
+    proj_bias,
+    use_gelu,
+    norm_first,
+    eps,
+    norm_weight_1,
+    norm_bias_1,
+    norm_weight_2,
+    norm_bias_2,
+    ffn_weight_1,
+    ffn_bias_1,
+    ffn_weight_2,
+    ffn_bias_2,
+    mask=None,
+    mask_type=None,
+):
     if src.is_nested or src.dim() != 3:
         return NotImplemented
     b, n, e = src.shape

@@ -76,8 +76,8 @@ def owns_view(v: SSAValue) -> bool:
         return False
     if not isinstance(src.owner, loop.NestOp) and not library_fresh(src.owner):
         return False
-    return not any(isinstance(u.operation, loop.ViewOp) and u.operation is not v.owner and _returned(u.operation.result)
-                   for u in src.uses)  # fmt: skip
+    views = (u.operation for u in src.uses if isinstance(u.operation, loop.ViewOp) and u.operation is not v.owner)
+    return not any(_returned(w.result) for w in views)
 
 
 def materialize_outputs(f: func.FuncOp) -> None:

@@ -68,8 +68,9 @@ def rules(known):
         w = conv.weight.type
         per_channel = b.add(tn.ReshapeOp(s, TensorType(w.get_element_type(), [w.get_shape()[0]] + [1] * (len(w.get_shape()) - 1))))
         weight = b.add(tn.MulOp(conv.weight, per_channel))
-        b.append(type(conv).create(operands=[conv.input, weight, shift], result_types=[op.result.type],
-                                   properties=dict(conv.properties), attributes=dict(conv.attributes)))  # fmt: skip
+        props, attrs = dict(conv.properties), dict(conv.attributes)
+        operands, types = [conv.input, weight, shift], [op.result.type]
+        b.append(type(conv).create(operands=operands, result_types=types, properties=props, attributes=attrs))
         return b
 
     @rule(tn.BatchNormInferenceOp)

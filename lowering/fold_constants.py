@@ -29,14 +29,12 @@ from irc.dialects import tensor as tn
 from irc.dialects.semantics import SEMANTICS
 
 
-# the ops worth evaluating at compile time (their meaning is SEMANTICS[op class])
-FOLDABLE: frozenset[type] = frozenset({
-    tn.AddOp, tn.SubOp, tn.MulOp, tn.DivOp, tn.NegOp, tn.RsqrtOp, tn.SqrtOp, tn.ReciprocalOp, tn.ExpOp, tn.ConvertOp,
-    tn.WhereOp, tn.EmbeddingOp, tn.IotaOp, tn.BatchNormInferenceOp,
-    # views: known, materialised only through an op that computes
-    tn.PermuteOp, tn.ReshapeOp, tn.ExpandOp, tn.UnsqueezeOp,
-})  # fmt: skip
+# the ops worth evaluating at compile time (their meaning is SEMANTICS[op class]); views are known too, but
+# materialised only through an op that computes
+_ARITHMETIC = (tn.AddOp, tn.SubOp, tn.MulOp, tn.DivOp, tn.NegOp, tn.RsqrtOp, tn.SqrtOp, tn.ReciprocalOp, tn.ExpOp)
+_OTHERS = (tn.ConvertOp, tn.WhereOp, tn.EmbeddingOp, tn.IotaOp, tn.BatchNormInferenceOp)
 VIEWS = (tn.PermuteOp, tn.ReshapeOp, tn.ExpandOp, tn.UnsqueezeOp)
+FOLDABLE: frozenset[type] = frozenset(_ARITHMETIC + _OTHERS + VIEWS)
 
 
 @dataclass

@@ -87,8 +87,17 @@ class ScaledDotProductAttentionOp(IRDLOperation):
         "`:` type($query) `,` type($key) `,` type($value) (`mask` type($mask)^)? `->` type($result) (`,` type($logsumexp)^)?"
     )
 
-    def __init__(self, query: SSAValue, key: SSAValue, value: SSAValue, mask: SSAValue | None, scale: float,
-                 causal: bool = False, logsumexp: bool = False, heads_last: bool = False):  # fmt: skip
+    def __init__(
+        self,
+        query: SSAValue,
+        key: SSAValue,
+        value: SSAValue,
+        mask: SSAValue | None,
+        scale: float,
+        causal: bool = False,
+        logsumexp: bool = False,
+        heads_last: bool = False,
+    ):
         q, v = shape(query), shape(value)
         lse = [TensorType(logsumexp_element(element(query)), _logsumexp_shape(q, heads_last))] if logsumexp else []
         types = [TensorType(element(query), _result_shape(q, v, heads_last)), lse]
@@ -139,9 +148,19 @@ class ScaledDotProductAttentionBackwardOp(IRDLOperation):
         "`->` type($grad_query) `,` type($grad_key) `,` type($grad_value)"
     )
 
-    def __init__(self, grad: SSAValue, query: SSAValue, key: SSAValue, value: SSAValue, out: SSAValue,
-                 logsumexp: SSAValue, mask: SSAValue | None, scale: float, causal: bool = False,
-                 heads_last: bool = False):  # fmt: skip
+    def __init__(
+        self,
+        grad: SSAValue,
+        query: SSAValue,
+        key: SSAValue,
+        value: SSAValue,
+        out: SSAValue,
+        logsumexp: SSAValue,
+        mask: SSAValue | None,
+        scale: float,
+        causal: bool = False,
+        heads_last: bool = False,
+    ):
         operands = [grad, query, key, value, out, logsumexp, [mask] if mask is not None else []]
         types = [TensorType(element(x), _heads_after_rows(shape(x), heads_last)) for x in (query, key, value)]
         props = _flags(scale, causal) | ({"heads_last": UnitAttr()} if heads_last else {})
@@ -156,8 +175,11 @@ class ScaledDotProductAttentionBackwardOp(IRDLOperation):
         heads_last = self.heads_last is not None
         if heads_last and len(q) < 4:
             raise VerifyException(f"{self.name}: heads_last needs a heads dim (rank >= 4), got rank {len(q)}")
-        for name, g, x in (("query", self.grad_query, self.query), ("key", self.grad_key, self.key),
-                           ("value", self.grad_value, self.value)):  # fmt: skip
+        for name, g, x in (
+            ("query", self.grad_query, self.query),
+            ("key", self.grad_key, self.key),
+            ("value", self.grad_value, self.value),
+        ):
             check_shape(self.name, f"the {name} gradient", shape(g), _heads_after_rows(shape(x), heads_last))
             if element(g) != element(x):
                 raise VerifyException(f"{self.name}: the {name} gradient must have the {name}'s element type")

@@ -268,8 +268,14 @@ class LinalgOp(IRDLOperation):
         "`(` type($inputs) `)` `->` `(` type($outputs) `)`"
     )
 
-    def __init__(self, fn: str, options: dict[str, Attribute], inputs: Sequence[SSAValue],
-                 result_types: Sequence[Attribute], column_major: Sequence[int] = ()):  # fmt: skip
+    def __init__(
+        self,
+        fn: str,
+        options: dict[str, Attribute],
+        inputs: Sequence[SSAValue],
+        result_types: Sequence[Attribute],
+        column_major: Sequence[int] = (),
+    ):
         props: dict[str, Attribute] = {"fn": StringAttr(fn), "options": DictionaryAttr(options)}
         if column_major:
             props["column_major"] = DenseArrayBase.from_list(i64, list(column_major))

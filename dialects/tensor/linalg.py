@@ -82,8 +82,10 @@ class AddmmOp(IRDLOperation):
     epilogue = opt_prop_def(StringAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure())
-    assembly_format = ("$lhs `,` $rhs `bias` $bias (`epilogue` $epilogue^)? attr-dict `:` type($lhs) `,` type($rhs) `,` "
-                       "type($bias) `->` type($result)")  # fmt: skip
+    assembly_format = (
+        "$lhs `,` $rhs `bias` $bias (`epilogue` $epilogue^)? attr-dict `:` type($lhs) `,` type($rhs) `,` "
+        "type($bias) `->` type($result)"
+    )
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, bias: SSAValue, result_type: Attribute, epilogue: str | None = None):
         props = {"epilogue": StringAttr(epilogue)} if epilogue is not None else {}

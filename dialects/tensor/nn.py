@@ -117,8 +117,21 @@ class ConvolutionOp(ConvParams):
     )
     channels_last = opt_prop_def(UnitAttr)
 
-    def __init__(self, input, weight, bias, result_type, *, stride, padding, dilation, transposed, output_padding, groups,
-                 channels_last: bool = False):  # fmt: skip
+    def __init__(
+        self,
+        input,
+        weight,
+        bias,
+        result_type,
+        *,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        channels_last: bool = False,
+    ):
         props = self.conv_properties(stride, padding, dilation, transposed, output_padding, groups)
         if channels_last:
             props["channels_last"] = UnitAttr()

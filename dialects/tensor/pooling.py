@@ -172,8 +172,18 @@ class AvgPool2dOp(AvgWindow2d):
     assembly_format = ("$input " + _AVG_PROPS.replace("attr-dict", "(`channels_last` $channels_last^)? attr-dict")
                        + " `:` type($input) `->` type($result)")
 
-    def __init__(self, input, kernel, stride, padding, ceil_mode, count_include_pad, divisor, result_type,
-                 channels_last: bool = False):  # fmt: skip
+    def __init__(
+        self,
+        input,
+        kernel,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor,
+        result_type,
+        channels_last: bool = False,
+    ):
         props = self.avg_properties(kernel, stride, padding, ceil_mode, count_include_pad, divisor)
         if channels_last:
             props["channels_last"] = UnitAttr()

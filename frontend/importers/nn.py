@@ -188,8 +188,9 @@ def import_flash_attention(b, node, q, k, v, dropout_p=0.0, is_causal=False, *, 
 
 
 @imports(aten._scaled_dot_product_flash_attention_for_cpu_backward.default)
-def import_flash_attention_backward(b, node, grad, q, k, v, out, logsumexp, dropout_p, is_causal, *, attn_mask=None,
-                                    scale=None):  # fmt: skip
+def import_flash_attention_backward(
+    b, node, grad, q, k, v, out, logsumexp, dropout_p, is_causal, *, attn_mask=None, scale=None
+):
     s = _attention(q, dropout_p, scale)
     op = b.insert(verified(tn.ScaledDotProductAttentionBackwardOp(grad, q, k, v, out, logsumexp, attn_mask, s, bool(is_causal))))
     return op.grad_query, op.grad_key, op.grad_value

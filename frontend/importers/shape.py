@@ -31,8 +31,11 @@ def import_expand(b, node, x, size, *, implicit=False):
     knows it from Dynamo's guard. tn.expand broadcasts only a size-1 dim, so the input's type says 1 first."""
     shape, out = list(in_shape(node)), node.meta["val"].shape
     lead = len(out) - len(shape)
-    ones = [d for d, n in enumerate(shape) if concrete(n) is None and concrete(out[lead + d]) not in (None, 1)
-            and statically_known_true(n == 1)]  # fmt: skip
+    ones = [
+        d
+        for d, n in enumerate(shape)
+        if concrete(n) is None and concrete(out[lead + d]) not in (None, 1) and statically_known_true(n == 1)
+    ]
     if ones:
         x = b.reshape(x, [1 if d in ones else n for d, n in enumerate(shape)])
     return b.expand(x, out)

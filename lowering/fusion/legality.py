@@ -106,8 +106,12 @@ def captured(op: Operation) -> list[SSAValue]:
     return vals
 
 
-def depends_on(later: Operation, earlier: Operation | list[Operation], skip: Operation | None = None,
-               order: BlockOrder | None = None) -> bool:  # fmt: skip
+def depends_on(
+    later: Operation,
+    earlier: Operation | list[Operation],
+    skip: Operation | None = None,
+    order: BlockOrder | None = None,
+) -> bool:
     """Is there a def-use path from `earlier` (an op, or any op of a list) to `later` within their block (not through
     `skip`)? One search backwards from `later`, only through ops placed after the first of them (no path leaves them)."""
     block = later.parent_block()

@@ -238,8 +238,8 @@ def compile_kernel(kernel: Launchable, arch: str, config: dict) -> Resources:
         registers, spill, static_shared = _cuda_usage(compiled.asm["cubin"]) if a.backend == "cuda" else _hip_usage(compiled.asm["amdgcn"])
     except Exception as e:  # noqa: BLE001 - whatever Triton raises, the message names the kernel and the stage
         raise AotFailure(kernel, arch, config, stages.current, e) from e
-    return Resources(kernel.name, arch, tuple(config.items()), registers, spill, compiled.metadata.shared + static_shared,
-                     compiled.metadata.num_warps)  # fmt: skip
+    shared = compiled.metadata.shared + static_shared
+    return Resources(kernel.name, arch, tuple(config.items()), registers, spill, shared, compiled.metadata.num_warps)
 
 
 def compile_all(kernels: list[Launchable], archs=tuple(ARCHS)) -> list[Resources]:

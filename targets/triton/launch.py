@@ -23,8 +23,10 @@ class TritonKernel:
         self.autotuned = autotune
         if autotune:
             outs = [a.split(":")[0] for a in _arg_names(src) if a.startswith("out") and "_" not in a]
-            configs = [triton.Config({"XBLOCK": c["XBLOCK"], "RBLOCK": c["RBLOCK"]}, num_warps=c["num_warps"])
-                       for c in blocks.autotune_configs(src.mode, src.rblock)]  # fmt: skip
+            configs = [
+                triton.Config({"XBLOCK": c["XBLOCK"], "RBLOCK": c["RBLOCK"]}, num_warps=c["num_warps"])
+                for c in blocks.autotune_configs(src.mode, src.rblock)
+            ]
             extra = {"do_bench": blocks.cpu_bench} if self.interpret else {}
             fn = triton.autotune(configs, key=["xnumel", "rnumel"], restore_value=outs, **extra)(fn)
         self.fn = fn

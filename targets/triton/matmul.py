@@ -102,8 +102,9 @@ class _Epilogue(_Gen):
         return super().value(op, env)
 
 
-def dot_source(name: str, elem, epilogue: func.FuncOp | None = None, operand: int | None = None,
-               batched: bool = False) -> tuple[str, list, dict]:  # fmt: skip
+def dot_source(
+    name: str, elem, epilogue: func.FuncOp | None = None, operand: int | None = None, batched: bool = False
+) -> tuple[str, list, dict]:
     """(kernel text, params of the epilogue kernel, signature types of the arguments but the block sizes) for the
     template `name` of an mm (bmm when `batched`) of `elem`. The product's dims are the epilogue's: d0, d1 (mm) or
     d0 (batch), d1, d2 (bmm)."""

@@ -3,9 +3,17 @@ reduction of [XBLOCK, RBLOCK] lanes over axis 1 through the prelude's helpers.""
 
 from irc.ir.index_math import INF
 
-_INT_RANGE = {"tl.int8": (-(2**7), 2**7 - 1), "tl.int16": (-(2**15), 2**15 - 1), "tl.int32": (-(2**31), 2**31 - 1),
-              "tl.int64": (-(2**63), 2**63 - 1), "tl.uint8": (0, 255), "tl.uint16": (0, 2**16 - 1),
-              "tl.uint32": (0, 2**32 - 1), "tl.uint64": (0, 2**64 - 1), "tl.int1": (0, 1)}  # fmt: skip
+_INT_RANGE = {
+    "tl.int8": (-(2**7), 2**7 - 1),
+    "tl.int16": (-(2**15), 2**15 - 1),
+    "tl.int32": (-(2**31), 2**31 - 1),
+    "tl.int64": (-(2**63), 2**63 - 1),
+    "tl.uint8": (0, 255),
+    "tl.uint16": (0, 2**16 - 1),
+    "tl.uint32": (0, 2**32 - 1),
+    "tl.uint64": (0, 2**64 - 1),
+    "tl.int1": (0, 1),
+}
 
 
 def identity_value(kind: str, t: str) -> str:
@@ -21,8 +29,14 @@ def identity(kind: str, t: str) -> str:
 
 # kind -> the lane-wise combine of an accumulator and a value (looped rows)
 FLOAT_COMBINE = {"sum": "{a} + {b}", "prod": "{a} * {b}", "max": "_maximumf({a}, {b})", "min": "_minimumf({a}, {b})"}
-INT_COMBINE = {"sum": "{a} + {b}", "prod": "{a} * {b}", "max": "tl.maximum({a}, {b})", "min": "tl.minimum({a}, {b})",
-                "any": "{a} | {b}", "all": "{a} & {b}"}  # fmt: skip
+INT_COMBINE = {
+    "sum": "{a} + {b}",
+    "prod": "{a} * {b}",
+    "max": "tl.maximum({a}, {b})",
+    "min": "tl.minimum({a}, {b})",
+    "any": "{a} | {b}",
+    "all": "{a} & {b}",
+}
 
 
 def lanes_reduce(kind: str, t: str, x: str, idx: str | None, is_float: bool) -> str:

@@ -151,8 +151,16 @@ class TritonMemFunctions(MemFunctions):
 class TritonRunner:
     """`TritonRunner(module)(inputs) -> outputs` for a mem-stage module; the arena persists across calls."""
 
-    def __init__(self, module: ModuleOp, *, autotune: bool = False, matmul: str = "extern", fallbacks: list | None = None,
-                 entry: str = "main", archs: tuple[str, ...] = ()):  # fmt: skip
+    def __init__(
+        self,
+        module: ModuleOp,
+        *,
+        autotune: bool = False,
+        matmul: str = "extern",
+        fallbacks: list | None = None,
+        entry: str = "main",
+        archs: tuple[str, ...] = (),
+    ):
         self.entry = entry
         self.fallbacks = fallbacks if fallbacks is not None else []
         kernels: dict[str, TritonKernel] = {}

@@ -55,8 +55,14 @@ def stored(x: str, s: str, c: str) -> str:
 
 
 # storage dtype -> its name in a Triton signature (triton.compile's ASTSource, ahead-of-time compiles: aot.py)
-_SIGNATURE = {"tl.float16": "fp16", "tl.bfloat16": "bf16", "tl.float32": "fp32", "tl.float64": "fp64", "tl.int1": "i1",
-              **{f"tl.{s}int{w}": f"{s[:1] or 'i'}{w}" for s in ("", "u") for w in (8, 16, 32, 64)}}  # fmt: skip
+_SIGNATURE = {
+    "tl.float16": "fp16",
+    "tl.bfloat16": "bf16",
+    "tl.float32": "fp32",
+    "tl.float64": "fp64",
+    "tl.int1": "i1",
+    **{f"tl.{s}int{w}": f"{s[:1] or 'i'}{w}" for s in ("", "u") for w in (8, 16, 32, 64)},
+}
 
 
 def pointer_type(t) -> str:

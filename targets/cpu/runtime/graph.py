@@ -182,8 +182,8 @@ class Planner:
             name = op.callee.root_reference.data
             if name not in g.kernels:
                 raise Unsupported(f"launch of {name}, which holds no loop.nest")
-            g.steps.append(Step("launch", op, [self.val[v] for v in op.ins], [self.val[v] for v in op.outs],
-                                [self.val[v] for v in op.symbols]))  # fmt: skip
+            ins, outs, syms = ([self.val[v] for v in vs] for vs in (op.ins, op.outs, op.symbols))
+            g.steps.append(Step("launch", op, ins, outs, syms))
         elif isinstance(op, memory.ExternOp):
             self.extern(op)
         elif isinstance(op, arith.ConstantOp) and isinstance(op.result.type, IndexType):
