@@ -10,10 +10,10 @@ from functools import cached_property
 
 from llvmlite import ir
 
-from irc import env
 from irc.dialects import loop
 from irc.dialects.math_cost import costly_math
 
+from . import tuning
 from .affine import Lin, coefficient, lane_coefficient, uses_dim
 from .ivals import (
     Lanes,
@@ -45,26 +45,15 @@ class BufSpec:
     ptr: int  # argv index of the root address
 
 
-PREFETCH = env.get("IRC_PREFETCH")
-CACHE_LINE = 64  # bytes
-# A buffer of at most this many bytes is read from the caches (this machine's L3 holds 32 MB), where a software
-# prefetch only takes a load slot. Kernels called alone, 2 threads, without -> with prefetch: row sum 8 MB 49 -> 61
-# us, 16 MB 110 -> 128 us, 32 MB 721 -> 769 us; relu 16 MB 409 -> 581 us.
-PREFETCH_MIN_BYTES = 32 << 20
-# A mode-B kernel with reduction dims (a column sum, and what fuses into one: gelu's backward with its bias
-# gradient) walks its items' columns down the rows: each step is a new page, which the hardware prefetchers do not
-# follow, so loads wait on the caches or memory. Each load and store also prefetches the row this many steps
-# ahead where the body runs math functions, whose long steps leave the out-of-order window short of the next rows:
-# gelu's backward with its column sum, 8 MB, called alone: 3042 -> 2066 us (4, 8 or 16 rows alike; eager's two
-# kernels 2389 us). Not in a light body: a column sum of 8 MB ran 106 -> 121 us with it, of 64 MB 4958 -> 4830 us.
-ROWS_AHEAD = 8
-# A rows kernel of several passes (softmax, layer_norm: mode A) reads each row from memory in its first pass and
-# from L1 in the others. A row is a page or less, where the hardware prefetchers start over, so the first pass
-# waits on memory at every row. Its loads also prefetch the row this many items ahead, which arrives while the
-# later passes run. Compiled without -> with it, each call's input out of cache (interleaved with others): softmax
-# then layer_norm 2048x1024 0.72-0.91 -> 0.59-0.69 ms, layer_norm 8192x768 1.75 -> 1.51 ms (eager 1.52); in cache
-# (layer_norm 128x768, 2048x256, softmax 64x128x128) alike.
-ITEMS_AHEAD = 4
+
+
+def __getattr__(name: str):
+    """The runtime's emission-record key (runtime/compiled.py) still reads the prefetch settings here; they live in
+    tuning.py."""
+    if name in ("PREFETCH", "PREFETCH_MIN_BYTES"):
+        return getattr(tuning, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 
 
@@ -74,7 +63,7 @@ def _prefetch_lines(b, ptr, ahead: int, nbytes: int, write: bool) -> None:
     fn = b.module.globals.get("llvm.prefetch.p0") or ir.Function(
         b.module, ir.FunctionType(ir.VoidType(), [I8.as_pointer(), I32, I32, I32]), "llvm.prefetch.p0")
     p8 = b.bitcast(ptr, I8.as_pointer())
-    for line in range(0, max(nbytes, 1), CACHE_LINE):
+    for line in range(0, max(nbytes, 1), tuning.CACHE_LINE):
         b.call(fn, [b.gep(p8, [ir.Constant(I64, ahead + line)]), ir.Constant(I32, int(write)), ir.Constant(I32, 3), ir.Constant(I32, 1)])
 
 
@@ -182,24 +171,24 @@ class Access:
         to cover DRAM latency. Not where a step's contiguous run is shorter than twice that: the line fetched would
         mostly be another item's (a column sum's 256-column items: 20% slower with it); nor on a static buffer of at
         most PREFETCH_MIN_BYTES, which the caches hold."""
-        if not PREFETCH or self.run is not None and self.run * elem_bytes < 2 * PREFETCH:
+        if not tuning.PREFETCH or self.run is not None and self.run * elem_bytes < 2 * tuning.PREFETCH:
             return
         if self._in_cache(spec):
             return
-        _prefetch_lines(b, ptr, PREFETCH, width * elem_bytes, write)
+        _prefetch_lines(b, ptr, tuning.PREFETCH, width * elem_bytes, write)
 
     @staticmethod
     def _in_cache(spec: BufSpec) -> bool:
         """A static buffer of at most PREFETCH_MIN_BYTES (a symbolic one may be any size)."""
         return all(n.static for n in spec.sizes) and math.prod(n.const for n in spec.sizes) * abi_size(
-            storage_type(spec.elem)) <= PREFETCH_MIN_BYTES
+            storage_type(spec.elem)) <= tuning.PREFETCH_MIN_BYTES
 
     @cached_property
     def row_prefetch_dim(self) -> int | None:
         """The reduction dim whose rows ahead a column reduction prefetches (ROWS_AHEAD): the innermost one of a
         mode-B kernel whose body runs math functions; None elsewhere (a light body's out-of-order window reaches
         the next rows: a column sum of 8 MB ran 15% slower with it)."""
-        if not PREFETCH or self.mode != "B" or not self.R or not any(costly_math(op) for op in self.ops):
+        if not tuning.PREFETCH or self.mode != "B" or not self.R or not any(costly_math(op) for op in self.ops):
             return None
         return self.R[-1]
 
@@ -207,7 +196,7 @@ class Access:
     def item_prefetch_dim(self) -> int | None:
         """The outer dim whose items ahead (ITEMS_AHEAD) the first pass of a rows kernel of several passes prefetches:
         the innermost outer dim of a mode-A kernel with two reductions or more (softmax, layer_norm); None elsewhere."""
-        if not PREFETCH or self.mode != "A" or len(self.reduces) < 2 or not self.outer:
+        if not tuning.PREFETCH or self.mode != "A" or len(self.reduces) < 2 or not self.outer:
             return None
         return self.outer[-1]
 
@@ -216,9 +205,9 @@ class Access:
         rows (row_prefetch_dim, ROWS_AHEAD), the first pass of a rows kernel's items (item_prefetch_dim,
         ITEMS_AHEAD); None elsewhere."""
         if self.row_prefetch_dim is not None:
-            return self.row_prefetch_dim, ROWS_AHEAD
+            return self.row_prefetch_dim, tuning.ROWS_AHEAD
         if self.first_pass and self.item_prefetch_dim is not None:
-            return self.item_prefetch_dim, ITEMS_AHEAD
+            return self.item_prefetch_dim, tuning.ITEMS_AHEAD
         return None
 
     def prefetch_ahead(self, b, op: loop.LoadOp, spec: BufSpec, dims, extra, nbytes: int) -> None:
@@ -333,7 +322,7 @@ class Access:
             if mask is not None:
                 return self.masked("store", b, vp, mask, value)
             if (r := self.row_prefetch_dim) is not None and r in self.out_dims[i]:
-                ahead = self.moved(b, [x.base if isinstance(x, Lanes) else x for x in dims], r, ROWS_AHEAD)
+                ahead = self.moved(b, [x.base if isinstance(x, Lanes) else x for x in dims], r, tuning.ROWS_AHEAD)
                 self.prefetch_rows(b, spec, self.out_index(i, ahead), abi_size(value.type.element) * width, write=True)
             if not self.store_streamed(b, i, value, vp):  # stream.py
                 b.store(value, vp, align=max(1, abi_size(value.type.element)))

@@ -19,7 +19,7 @@ the reduction dims with a vector accumulator (the masked last vector adds the id
 unused lanes), combined horizontally at the end of the pass; later passes (softmax's sum after its
 max) see earlier results as uniform scalars; full outputs that read a reduction's value take a last pass,
 the others are stored in the first reduction's pass (in both modes). Extents below
-MIN_LANES_EXTENT run as scalars.
+tuning.MIN_LANES_EXTENT run as scalars.
 
 A body value is a scalar (uniform across the lanes) or a vector; an op with mixed operands broadcasts
 the scalars. Loads whose address moves by one element per lane are vector loads, by zero a scalar
@@ -38,6 +38,7 @@ from irc.ir.index_math import evaluate
 
 from ..runtime import jit, parallel
 from . import reduce as red
+from . import tuning
 from .access import Access, BufSpec
 from .affine import Lin, interval, to_lin, uses_dim, within
 from .branches import Branches, branching_selects
@@ -67,7 +68,6 @@ from .vec import I64
 
 VOID = ir.VoidType()
 ARGV = I64.as_pointer().as_pointer()
-MIN_LANES_EXTENT = 4  # a static innermost extent below this runs as scalars (one masked vector above it)
 
 
 class KernelEmitter(Access, Branches, Streams, Transposes):
@@ -96,7 +96,7 @@ class KernelEmitter(Access, Branches, Streams, Transposes):
         live = [d for d in range(nest.rank) if self.ext_static[d] != 1]
         self.v = live[-1] if live else None
         self.mode = "A" if self.v is not None and self.v in self.R else "B"
-        small = self.v is not None and self.ext_static[self.v] is not None and self.ext_static[self.v] < MIN_LANES_EXTENT
+        small = self.v is not None and self.ext_static[self.v] is not None and self.ext_static[self.v] < tuning.MIN_LANES_EXTENT
         self.L = None if self.v is None or small or lanes < 2 else lanes
         # a row wider than the host's vector (default_lanes: up to 4x for reductions) steps at L, then at the native
         # width, then one masked native vector: a runtime row of 32 floats took one masked 64-lane vector
@@ -238,7 +238,7 @@ class KernelEmitter(Access, Branches, Streams, Transposes):
 
     def rloops(self, b, dims, width, inner, k=0, partial=None):
         """Loops over the reduction dims at the current point; inner(b, dims, width) at each innermost point. With
-        `partial` (a float sum's: red.Accumulator.block), each loop runs in blocks of at most red.CASCADE steps, each
+        `partial` (a float sum's: red.Accumulator.block), each loop runs in blocks of at most tuning.CASCADE steps, each
         block as partial(b, run)."""
         if k == len(self.R):
             return inner(b, dims, width)
@@ -248,7 +248,7 @@ class KernelEmitter(Access, Branches, Streams, Transposes):
             return self.rloops(b, set_at(dims, d, i), w, inner, k + 1, partial)
 
         lanes = self.mode == "A" and d == self.v
-        steps = red.CASCADE * (self.L or 1) if lanes else red.CASCADE  # elements one lane adds in a block
+        steps = tuning.CASCADE * (self.L or 1) if lanes else tuning.CASCADE  # elements one lane adds in a block
         run = (lambda b, lo, hi: self.lanes_loop(b, lo, hi, at, self.narrow)) if lanes else (lambda b, lo, hi: self.loop(b, lo, hi, 1, at))
         if partial is None:
             return run(b, 0, n)

@@ -9,15 +9,12 @@ from llvmlite import ir
 from .types import compute_type, is_float, is_unsigned, splat
 from .vec import I1, I32, I64, intrinsic, mangle
 
-# Most elements one lane of a float sum (or product) adds into one partial sum: every reduction loop runs in blocks
-# of this many steps, each into a partial sum of its own, added to the enclosing one after the block (emit.py
-# rloops), so rounding grows with the blocks' length and count, not with the elements'. A column sum of 65536x64
-# (values near 1) erred 9.3e-6 added one after another, eager 1.2e-7.
-CASCADE = 256
-
 
 def cascades(kind: str, t) -> bool:
-    """Whether a reduction's order changes its result: a float sum or product (max, min and integers are exact)."""
+    """Whether a reduction's order changes its result: a float sum or product (max, min and integers are exact).
+    Such a reduction runs every loop in blocks of at most tuning.CASCADE steps, each into a partial sum of its own
+    added to the enclosing one after the block (Accumulator.block, emit.py rloops), so its rounding grows with the
+    blocks' length and count, not with the elements'."""
     return kind in ("sum", "prod") and is_float(t)
 
 
@@ -157,4 +154,4 @@ def bool_type(ty):
     return ir.VectorType(I1, ty.count) if isinstance(ty, ir.VectorType) else I1
 
 
-__all__ = ["Accumulator", "CASCADE", "cascades", "identity", "const", "combine", "better", "horizontal", "splat"]
+__all__ = ["Accumulator", "cascades", "identity", "const", "combine", "better", "horizontal", "splat"]

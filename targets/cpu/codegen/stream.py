@@ -21,15 +21,18 @@ import math
 
 from llvmlite import ir
 
-from irc import env
-
-from ..runtime import jit
+from . import tuning
 from .ivals import abi_size, add, ival, mul
 from .types import storage_type
 from .vec import I32, I64
 
-_stream = env.get("IRC_STREAM_STORES")
-STREAM_MIN_BYTES = 3 * jit.last_level_cache() // 4 if _stream is None else _stream or None
+
+def __getattr__(name: str):
+    """The runtime's emission-record key (runtime/compiled.py) still reads STREAM_MIN_BYTES here; it lives in
+    tuning.py."""
+    if name == "STREAM_MIN_BYTES":
+        return tuning.STREAM_MIN_BYTES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Streams:
@@ -43,7 +46,7 @@ class Streams:
         addresses then have: those of a pointwise kernel (mode B, no reduction) of a static size of at least
         STREAM_MIN_BYTES, contiguous along v, every other stride a multiple of a vector. Such a vector starts a
         multiple of the width from the output's first element: it is aligned where that element is."""
-        if not STREAM_MIN_BYTES or self.mode != "B" or self.R or self.L is None or not self.aligned:
+        if not tuning.STREAM_MIN_BYTES or self.mode != "B" or self.R or self.L is None or not self.aligned:
             return {}
         out = {}
         for i, dims in enumerate(self.out_dims):
@@ -52,7 +55,7 @@ class Streams:
                 continue
             es = abi_size(storage_type(spec.elem))
             align, j = min(64, self.L * es), dims.index(self.v)
-            if math.prod(q.const for q in spec.sizes) * es < STREAM_MIN_BYTES or spec.strides[j].const != 1:
+            if math.prod(q.const for q in spec.sizes) * es < tuning.STREAM_MIN_BYTES or spec.strides[j].const != 1:
                 continue
             if all(spec.sizes[k].const == 1 or spec.strides[k].const * es % align == 0 for k in range(len(dims)) if k != j):
                 out[i] = align

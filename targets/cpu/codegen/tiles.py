@@ -1,5 +1,6 @@
 """The shape of a launch's work on the CPU: the block of the space one item covers (a Tile) and the vector
-width, as the emitter picks them by default (max-autotune measures others: autotune.py).
+width, as the emitter picks them by default (max-autotune measures others: autotune.py). The sizes named here are
+tuning.py's.
 
 When the innermost dim of a nest is parallel, an item is `rows` points of one outer dim by `cols`
 elements of the innermost one, run row by row, so what the rows share stays in cache. Defaults:
@@ -7,16 +8,16 @@ elements of the innermost one, run row by row, so what the rows share stays in c
     a pointwise nest reading some buffer across its lines   TRANSPOSE_TILE (16 x 64), blocking the outer dim
       (a static stride other than 0 or 1 along the          along which that read is contiguous
       innermost dim: a transposed copy)
-    a nest reducing in vector lanes (a column sum)           REDUCTION_COLS columns per item (fewer, down to 64, so
-                                                             that a narrow one still has REDUCTION_ITEMS items),
-                                                             so the items spread over the threads; and up to LANES_REDUCING
-                                                             native vectors per step (default_lanes)
+    a nest reducing in vector lanes (a column sum)           REDUCTION_COLS columns per item (fewer, down to
+                                                             MIN_REDUCTION_COLS, so that a narrow one still has
+                                                             REDUCTION_ITEMS items), so the items spread over the
+                                                             threads; and up to LANES_REDUCING native vectors per
+                                                             step (default_lanes)
     anything else                                            one row, CHUNK columns
 
 A nest whose whole reduction is its innermost dim (a row sum, layer_norm, softmax) also takes up to
 LANES_REDUCING native vectors per step, where its row holds two of them: independent accumulators, so the sums do not
-wait on one add chain (layer_norm and softmax rows 10-15% faster).
-"""
+wait on one add chain."""
 
 from __future__ import annotations
 
@@ -26,9 +27,8 @@ from xdsl.ir.affine import AffineConstantExpr
 
 from irc.dialects import loop
 
+from . import tuning
 from .affine import coefficient, lane_coefficient
-
-CHUNK = 8192  # elements of the innermost parallel dim per item, by default
 
 
 class Tile(NamedTuple):
@@ -36,29 +36,20 @@ class Tile(NamedTuple):
     elements of the innermost dim."""
 
     rows: int = 1
-    cols: int = CHUNK
+    cols: int = tuning.CHUNK
 
 
 DEFAULT_TILE = Tile()  # "the emitter's choice": the defaults above
-REDUCTION_COLS = 256  # a 4096-wide column sum has 16 items for the threads instead of one; each still holds its whole sum
-REDUCTION_ITEMS = 4  # narrower column sums take narrower items (down to MIN_REDUCTION_COLS), as many as this, where
-MIN_REDUCTION_COLS = 64  # they can: a bias gradient's 256 columns would be one item, on one thread
 
 
 def reduction_cols(n: int | None) -> int:
     """Columns per item of a nest reducing in vector lanes, `n` columns wide (None: known at run time). Each column's
     sum runs down the rows in its own lane, so the split changes no result. Cold 2048 x n column sums, by item width
     256 -> 64: n = 256 318 -> 190 us, 768 656 -> 566 us, 1024 about equal (eager 174, 527, 565 us)."""
-    cols = REDUCTION_COLS
-    while n is not None and cols > MIN_REDUCTION_COLS and -(-n // cols) < REDUCTION_ITEMS:
+    cols = tuning.REDUCTION_COLS
+    while n is not None and cols > tuning.MIN_REDUCTION_COLS and -(-n // cols) < tuning.REDUCTION_ITEMS:
         cols //= 2
     return cols
-# 16 rows (one block of 16 lanes, transpose.py) by 64 columns. Against 32 x 32, one process, interleaved, 2 threads
-# on this AMD EPYC: x.t().contiguous() of 2048^2 1.72 -> 1.35 ms, 4096x1024 1.30 -> 1.07, 512x4096 0.44 -> 0.30,
-# (x.t() * y).relu() of 1024x4096 1.85 -> 1.35, f64 2048^2 3.23 -> 2.53, bf16 0.82 -> 0.71; 16 x 128 within 3%,
-# 8 x 128 (rows short of a block: gathers) 8x slower, 32 x 64 2x; 256^2 and NCHW <-> NHWC copies alike.
-TRANSPOSE_TILE = Tile(16, 64)
-LANES_REDUCING = 4
 
 
 def default_lanes(nest: loop.NestOp, native: int) -> int:
@@ -77,7 +68,7 @@ def default_lanes(nest: loop.NestOp, native: int) -> int:
     n, k = ext[live[-1]], 1
     # a row reduction's wide vector must fit its row: its masked last vector costs a whole one
     room = (lambda k: 2 * k * native <= n) if live[-1] in reducing else (lambda k: k * native < n)
-    while k < LANES_REDUCING and (n is None or room(k)) and _whole(nest, live[-1], native * k * 2, native):
+    while k < tuning.LANES_REDUCING and (n is None or room(k)) and _whole(nest, live[-1], native * k * 2, native):
         k *= 2  # powers of two: the widths max-autotune measures
     return native * k
 
@@ -113,7 +104,7 @@ def choose_tile(k, tile: Tile) -> tuple[Tile, int | None]:
         if k.R:
             tile = Tile(1, reduction_cols(k.ext_static[k.v]))
         elif strided:
-            tile = TRANSPOSE_TILE
+            tile = Tile(*tuning.TRANSPOSE_TILE)
     if not k.outer or tile.rows == 1:
         return Tile(1, tile.cols), None
     # block the outer dim along which a transposed read is contiguous (its lines serve every row), else the last
