@@ -7,7 +7,7 @@ that in-projection bias gradient from all three sources, one of them a gather: 1
 import pytest
 import torch
 
-from irc.targets.cpu.codegen import branches
+from irc.targets.cpu.codegen import body
 from tests.cpu.programs import build, check
 from tests.cpu.test_head_views import in_proj_bias_grad
 
@@ -23,13 +23,13 @@ def randn(*shape):
 def branched(monkeypatch):
     """Per select the kernels emit through `branch`: True where it branched (a condition with no lanes)."""
     seen = []
-    branch = branches.Branches.branch
+    branch = body.Body.branch
 
     def spy(self, b, s, ops, dims, local, width):
         seen.append(not getattr(local[s.cond].type, "count", None))
         return branch(self, b, s, ops, dims, local, width)
 
-    monkeypatch.setattr(branches.Branches, "branch", spy)
+    monkeypatch.setattr(body.Body, "branch", spy)
     return seen
 
 

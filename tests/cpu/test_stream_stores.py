@@ -7,7 +7,7 @@ import torch
 
 import irc
 from irc.targets.cpu.codegen import tuning
-from irc.targets.cpu.codegen.emit import KernelEmitter
+from irc.targets.cpu.codegen.stream import Streams
 from tests.conftest import compile_irc
 
 from .programs import check
@@ -67,8 +67,8 @@ def test_an_input_written_in_place_at_any_address_is_written_right(stream_from_6
     aligned start must take the plain stores (without the check the non-temporal store faults: SIGSEGV), one 16
     floats (64 bytes) past it may stream. Both agree with eager exactly."""
     checked = []
-    aligned_outputs = KernelEmitter.aligned_outputs
-    monkeypatch.setattr(KernelEmitter, "aligned_outputs", lambda self: checked.append(1) or aligned_outputs(self))
+    aligned_outputs = Streams.aligned_outputs
+    monkeypatch.setattr(Streams, "aligned_outputs", lambda self: checked.append(1) or aligned_outputs(self))
     base = randn(256 * 96 + offset)
     x = base[offset:].view(256, 96)
     want = x * 3 + 1

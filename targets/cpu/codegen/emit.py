@@ -10,23 +10,32 @@ a constant in the code instead.
 
 Its work is a range of items (`kernel_par`, parallel.outline, splits them across torch's OpenMP
 threads): an item is one point of the outer parallel dims (and, when the innermost dim is parallel,
-one chunk of it); a tile (tiles.py: the defaults picked there, or max-autotune's sizes) makes it a block of rows of one outer
-dim by columns of the innermost one. Let v be the innermost dim whose extent is not a static 1. When v is parallel ("mode B"), each item runs v in
-vectors of `lanes` elements (the host's native width) and one masked vector for the rest, and each
-point of v computes every reduction over the reduction dims in vector lanes (no horizontal step).
-When v is a reduction dim ("mode A", rows), each item is one row: every loop.reduce is one pass over
-the reduction dims with a vector accumulator (the masked last vector adds the identity in its
-unused lanes), combined horizontally at the end of the pass; later passes (softmax's sum after its
-max) see earlier results as uniform scalars; full outputs that read a reduction's value take a last pass,
-the others are stored in the first reduction's pass (in both modes). Extents below
-tuning.MIN_LANES_EXTENT run as scalars.
+one chunk of it); a tile (tiles.py: the defaults picked there, or max-autotune's sizes) makes it a block of rows
+of one outer dim by columns of the innermost one. Let v be the innermost dim whose extent is not a static 1. When
+v is parallel ("mode B"), each item runs v in vectors of `lanes` elements (the host's native width) and one
+masked vector for the rest, and each point of v computes every reduction over the reduction dims in vector lanes
+(no horizontal step). When v is a reduction dim ("mode A", rows), each item is one row: every loop.reduce is one
+pass over the reduction dims with a vector accumulator (the masked last vector adds the identity in its unused
+lanes), combined horizontally at the end of the pass; later passes (softmax's sum after its max) see earlier
+results as uniform scalars; full outputs that read a reduction's value take a last pass, the others are stored
+in the first reduction's pass (in both modes). Extents below tuning.MIN_LANES_EXTENT run as scalars.
 
-A body value is a scalar (uniform across the lanes) or a vector; an op with mixed operands broadcasts
-the scalars. Loads whose address moves by one element per lane are vector loads, by zero a scalar
-load, by another stride a gather. A load the bounds analysis (affine.interval) cannot prove in bounds
-is guarded: its indices are clamped into the buffer (the dialect leaves such values unspecified; only
-a discarded select arm reads them), so generated code never touches memory outside its buffers.
-Stores go to contiguous outputs whose sizes are proven to match the space (else Unsupported).
+Loads whose address moves by one element per lane are vector loads, by zero a scalar load, by another stride a
+gather. A load the bounds analysis (affine.interval) cannot prove in bounds is guarded: its indices are clamped
+into the buffer (the dialect leaves such values unspecified; only a discarded select arm reads them), so
+generated code never touches memory outside its buffers. Stores go to contiguous outputs whose sizes are proven
+to match the space (else Unsupported).
+
+The emitter keeps the passes (the items, each reduction's pass over the reduction dims, the outputs' stores) and
+hands the rest to its parts, each with its own module:
+
+    space       Space       what the nest is for this launch: dims, mode, width, tile, guards (facts, no code)
+    frame       Frame       the function, its entry block's argv cells, runtime values, loops
+    body        Body        the body's ops at a point (op table, uniform values, branching selects)
+    access      Access      loads and stores
+    prefetch    Prefetch    software prefetches of loads and stores
+    streams     Streams     non-temporal stores of large outputs, and the items emitted for them
+    transposes  Transposes  transposed reads in registers, by blocks of L x L
 """
 
 from __future__ import annotations
@@ -34,254 +43,86 @@ from __future__ import annotations
 from llvmlite import ir
 
 from irc.dialects import loop
-from irc.ir.index_math import evaluate
 
-from ..runtime import jit, parallel
+from ..runtime import parallel
 from . import reduce as red
 from . import tuning
 from .access import Access, BufSpec
-from .affine import Lin, interval, to_lin, uses_dim, within
-from .branches import Branches, branching_selects
-from .index_ir import IndexIR
-from .ivals import (
-    Lanes,
-    add,
-    cdiv,
-    count,
-    fill,
-    imin,
-    ival,
-    mul,
-    sdiv,
-    set_at,
-    splat,
-    udiv,
-    urem,
-)
-from .ops import EMIT, Cx
+from .body import Body
+from .frame import Frame
+from .ivals import Lanes, add, cdiv, fill, imin, ival, mul, set_at, splat, udiv, urem
+from .prefetch import Prefetch
+from .space import Space
 from .stash import stashes
 from .stream import Streams
-from .tiles import DEFAULT_TILE, Tile, choose_tile
+from .tiles import DEFAULT_TILE, Tile
 from .transpose import Transposes
-from .types import Unsupported
 from .vec import I64
 
-VOID = ir.VoidType()
-ARGV = I64.as_pointer().as_pointer()
 
-
-class KernelEmitter(Access, Branches, Streams, Transposes):
+class KernelEmitter:
     def __init__(self, module: ir.Module, name: str, nest: loop.NestOp, params, lanes: int, tile: Tile = DEFAULT_TILE):
-        self.nest, self.params = nest, list(params)
-        self.args = list(nest.parent_block().args)
-        self.fn = ir.Function(module, ir.FunctionType(VOID, [I64, I64, ARGV]), name)
-        self.fn.args[2].add_attribute("noalias")
-        self.entry = ir.IRBuilder(self.fn.append_basic_block("entry"))
-        self.cells: dict[int, ir.Value] = {}
-        self.ops = [op for op in nest.body.block.ops if not isinstance(op, loop.YieldOp)]
-        self.opset = set(self.ops)
-        self.branching = branching_selects(self.ops)
-        self.yields = list(nest.yield_op.values)
-        self.reduces = [op for op in self.ops if isinstance(op, loop.ReduceOp)]
-        self.first_pass = False
-        self.after_reduce: set = set()  # the body's ops that read a reduction's value, directly or through others
-        for op in self.ops:
-            if isinstance(op, loop.ReduceOp) or any(o.owner in self.after_reduce for o in op.operands):
-                self.after_reduce.add(op)
-        self.syms = [self.param(s) for s in nest.symbols]
-        self.sym_lins = [params[self.args.index(s)] for s in nest.symbols]
-        self.ext_lin = [to_lin(e, self.sym_lins) for e in nest.extents]
-        self.ext_static = [q.const if q is not None and q.static else None for q in self.ext_lin]
-        self.R = [d for d in nest.reduction_dims() if self.ext_static[d] != 1]
-        live = [d for d in range(nest.rank) if self.ext_static[d] != 1]
-        self.v = live[-1] if live else None
-        self.mode = "A" if self.v is not None and self.v in self.R else "B"
-        small = self.v is not None and self.ext_static[self.v] is not None and self.ext_static[self.v] < tuning.MIN_LANES_EXTENT
-        self.L = None if self.v is None or small or lanes < 2 else lanes
-        # a row wider than the host's vector (default_lanes: up to 4x for reductions) steps at L, then at the native
-        # width, then one masked native vector: a runtime row of 32 floats took one masked 64-lane vector
-        native = jit.host().lanes(32)
-        self.narrow = native if self.mode == "A" and self.L and native < self.L else None
-        self.outer = [d for d in nest.parallel_dims() if self.ext_static[d] != 1 and not (self.mode == "B" and d == self.v)]
-        self.tile, self.blocked = choose_tile(self, tile)
-        # every vector of a lanes loop starts at a multiple of the width: a row's from 0, an item's from a multiple of cols
-        self.aligned = self.L is not None and (self.mode == "A" or bool(self.tile.cols) and self.tile.cols % self.L == 0)
-        # elements one step reads contiguously along v: a row, or an item's columns (None: known at run time)
-        self.run = self.ext_static[self.v] if self.v is not None else 1
-        if self.mode == "B" and self.tile.cols:
-            self.run = min(self.run or self.tile.cols, self.tile.cols)
-        self.guards = {op: self._guards(op) for op in self.ops if isinstance(op, loop.LoadOp)}
-        self.out_dims = [self._out_dims(i) for i in range(len(self.yields))]
-        self.streamed = self.streamed_outputs()
-
-    # -- argv, extents, bounds --------------------------------------------------------------------
-    def cell(self, k: int):
-        if k not in self.cells:
-            b = self.entry
-            self.cells[k] = b.load(b.load(b.gep(self.fn.args[2], [ir.Constant(I64, k)])))
-        return self.cells[k]
-
-    def lin(self, q: Lin):
-        if q.static:
-            return q.const
-        acc = q.const
-        for c, k in q.terms:
-            acc = add(self.entry, acc, mul(self.entry, self.cell(c), k))
-        return acc
-
-    def param(self, arg):
-        spec = self.params[self.args.index(arg)]
-        return self.lin(spec) if isinstance(spec, Lin) else spec
-
-    def extent(self, d: int):
-        return self.lin(self.ext_lin[d]) if self.ext_lin[d] is not None else self.aff(self.entry, self.nest.extents[d], [], None)
-
-    def _guards(self, op: loop.LoadOp) -> list[bool]:
-        spec = self.params[self.args.index(op.source)]
-        exts = [q for q in self.ext_lin] + [None] * len(op.indices)
-        return [not within(interval(e, exts, self.sym_lins), size) for e, size in zip(op.map.data.results, spec.sizes)]
-
-    def _out_dims(self, i: int) -> list[int | None]:
-        """For each dim of output i, the space dim it holds (None for a size-1 dim); sizes proven to match."""
-        nest = self.nest
-        reduced = nest.output_kind(i) == "reduced"
-        space = nest.space_shape(reduced)
-        spec = self.params[self.args.index(nest.outs[i])]
-        inner = iter(d for d, n in enumerate(space) if n != 1)
-        out = [None if n == 1 else next(inner) for n in nest.output_types()[i].get_shape()]
-        for d, size in zip(out, spec.sizes):
-            if d is not None and (self.ext_lin[d] is None or not within((Lin(0), self.ext_lin[d] - 1), size)):
-                raise Unsupported(f"output {i} is not provably the size of the space")
-        return out
-
-    # -- index arithmetic: ints fold, scalars and vectors broadcast ------------------------------
-    def dimval(self, b, x, width):
-        if isinstance(x, Lanes):
-            iota = ir.Constant(ir.VectorType(I64, width), list(range(width)))
-            return b.add(splat(b, ival(x.base), width), iota)
-        return x
-
-    def aff(self, b, e, dims, width, extra=()):
-        def dim(i):
-            return self.dimval(b, dims[i], width) if i < len(dims) else extra[i - len(dims)]
-
-        return evaluate(e, IndexIR(b, dim, self.syms))
-
-    # -- the body ---------------------------------------------------------------------------------
-    def evaluate(self, b, width, dims, env, roots) -> dict:
-        need, stack = set(), [r for r in roots if r not in env]
-        while stack:
-            op = stack.pop().owner
-            if op in need:
-                continue
-            if isinstance(op, loop.ReduceOp):
-                raise Unsupported("a reduction result is used before it is computed")
-            need.add(op)
-            stack.extend(o for o in op.operands if o not in env and o.owner in self.opset)
-        local = dict(env)
-        self.emit_ops(b, [op for op in self.ops if op in need], dims, local, width)
-        return local
-
-    def emit_op(self, b, op, dims, env, width):
-        if isinstance(op, loop.LoadOp):
-            return self.load(b, op, dims, env, width)
-        if (x := self.uniform(b, op, dims, env)) is not None:  # one value for the whole vector (branches.py)
-            return x
-        if isinstance(op, loop.IndexOp):
-            x = self.aff(b, op.map.data.results[0], dims, width)
-            return ir.Constant(I64, x) if isinstance(x, int) else x
-        fn = EMIT.get(type(op))
-        if fn is None:
-            raise Unsupported(f"no CPU emitter for {op.name}")
-        args = [env[o] for o in op.operands]
-        n = max((count(a) or 0 for a in args), default=0)
-        if n:
-            args = [splat(b, a, n) for a in args]
-        return fn(Cx(b, n or None), op, *args)
-
-    def loop(self, b, lo, hi, step, body):
-        pre, head = b.block, self.fn.append_basic_block("head")
-        inside, done = self.fn.append_basic_block("body"), self.fn.append_basic_block("exit")
-        b.branch(head)
-        b.position_at_end(head)
-        i = b.phi(I64)
-        i.add_incoming(ival(lo), pre)
-        b.cbranch(b.icmp_signed("<", i, ival(hi)), inside, done)
-        b.position_at_end(inside)
-        body(b, i)
-        i.add_incoming(b.add(i, ir.Constant(I64, step)), b.block)
-        b.branch(head)
-        b.position_at_end(done)
-
-    def lanes_loop(self, b, lo, hi, body, narrow: int | None = None):
-        """[lo, hi) in vectors of L (body(b, Lanes(i), L)), then, with `narrow`, in vectors of that many lanes, then
-        the rest as one masked vector (or, without vectors, everything as scalars: body(b, i, None))."""
-        if self.L is None:
-            return self.loop(b, lo, hi, 1, lambda b, i: body(b, i, None))
-        w = self.L
-        vend = add(b, lo, mul(b, sdiv(b, add(b, hi, mul(b, lo, -1)), w), w))
-        self.loop(b, lo, vend, w, lambda b, i: body(b, Lanes(i), self.L))
-        if narrow:
-            start, w = vend, narrow
-            vend = add(b, start, mul(b, sdiv(b, add(b, hi, mul(b, start, -1)), w), w))
-            if not (isinstance(vend, int) and isinstance(start, int) and vend <= start):
-                self.loop(b, start, vend, w, lambda b, i: body(b, Lanes(i), w))
-        rest = add(b, hi, mul(b, vend, -1))
-        if isinstance(rest, int) and rest <= 0:
-            return
-        iota = ir.Constant(ir.VectorType(I64, w), list(range(w)))
-        mask = b.icmp_signed("<", iota, splat(b, ival(rest), w))
-        if isinstance(rest, int):
-            return body(b, Lanes(vend, mask), w)
-        with b.if_then(b.icmp_signed(">", ival(rest), ir.Constant(I64, 0))):
-            body(b, Lanes(vend, mask), w)
+        self.space = space = Space(nest, params, lanes, tile)
+        self.frame = frame = Frame(module, name, space)
+        self.streams = Streams(space, frame)
+        # a gather's index at the step ahead: the body's ops that compute it, emitted again there
+        self.prefetch = Prefetch(space, frame, lambda b, dims, roots: self.body.evaluate(b, None, dims, {}, roots))
+        self.access = Access(space, frame, self.prefetch, self.streams)
+        self.body = Body(space, frame, self.access)
+        self.transposes = Transposes(space, frame, self.columns, self.region)
 
     def rloops(self, b, dims, width, inner, k=0, partial=None):
         """Loops over the reduction dims at the current point; inner(b, dims, width) at each innermost point. With
-        `partial` (a float sum's: red.Accumulator.block), each loop runs in blocks of at most tuning.CASCADE steps, each
-        block as partial(b, run)."""
-        if k == len(self.R):
+        `partial` (a float sum's: red.Accumulator.block), each loop runs in blocks of at most tuning.CASCADE steps,
+        each block as partial(b, run)."""
+        s, f = self.space, self.frame
+        if k == len(s.R):
             return inner(b, dims, width)
-        d, n = self.R[k], self.extent(self.R[k])
+        d, n = s.R[k], f.extent(s.R[k])
 
         def at(b, i, w=width):
             return self.rloops(b, set_at(dims, d, i), w, inner, k + 1, partial)
 
-        lanes = self.mode == "A" and d == self.v
-        steps = tuning.CASCADE * (self.L or 1) if lanes else tuning.CASCADE  # elements one lane adds in a block
-        run = (lambda b, lo, hi: self.lanes_loop(b, lo, hi, at, self.narrow)) if lanes else (lambda b, lo, hi: self.loop(b, lo, hi, 1, at))
+        lanes = s.mode == "A" and d == s.v
+        steps = tuning.CASCADE * (s.L or 1) if lanes else tuning.CASCADE  # elements one lane adds in a block
+        if lanes:
+            run = lambda b, lo, hi: f.lanes_loop(b, lo, hi, at, s.narrow)
+        else:
+            run = lambda b, lo, hi: f.loop(b, lo, hi, 1, at)
         if partial is None:
             return run(b, 0, n)
         if isinstance(n, int) and n <= steps:
             return partial(b, lambda b: run(b, 0, n))
-        self.loop(b, 0, n, steps, lambda b, lo: partial(b, lambda b: run(b, lo, imin(b, add(b, lo, steps), n))))
+        f.loop(b, 0, n, steps, lambda b, lo: partial(b, lambda b: run(b, lo, imin(b, add(b, lo, steps), n))))
 
     def reduction(self, b, r: loop.ReduceOp, dims, width, env, stores=(), stash=None, reads=()):
         """r's value at the point `dims`: one pass over the reduction dims. `stores`: full outputs that read no
         reduction's value, stored in the same pass at each point (no second pass computing them again); `stash`:
         (output i, value) to store there for the later passes, `reads` those earlier passes stored (stash.py)."""
+        s, store = self.space, self.access.store
         kind, t = r.kind.data.value, r.input.type
         arg = kind in ("argmax", "argmin")
         # rows (mode A) run in vectors of L lanes, each holding other points of the reduction
-        acc = red.Accumulator(self.entry, b, kind, t, self.L if self.mode == "A" and self.L else width)
+        acc = red.Accumulator(self.frame.entry, b, kind, t, s.L if s.mode == "A" and s.L else width)
 
         def inner(b, d, w):
-            vals = self.evaluate(b, w, d, self.read_back(b, env, reads, d, w), [r.input, *(self.yields[i] for i in stores)])
+            roots = [r.input, *(s.yields[i] for i in stores)]
+            vals = self.body.evaluate(b, w, d, self.read_back(b, env, reads, d, w), roots)
             for i in stores:
-                self.store(b, i, vals[self.yields[i]], d, w)
+                store(b, i, vals[s.yields[i]], d, w)
             if stash is not None:
-                self.store(b, stash[0], vals[stash[1]], d, w)
+                store(b, stash[0], vals[stash[1]], d, w)
             x = vals[r.input]
             if w:
                 x = splat(b, x, w)
-                lanes = d[self.v] if self.v is not None else None
-                if isinstance(lanes, Lanes) and lanes.mask is not None and self.mode == "A":
+                lanes = d[s.v] if s.v is not None else None
+                if isinstance(lanes, Lanes) and lanes.mask is not None and s.mode == "A":
                     x = b.select(lanes.mask, x, red.const(x.type, red.identity(kind, t), t))
             slot, pos = acc.lanes(b, acc.slot, w), acc.lanes(b, acc.pos, w)  # a narrow step: the first w lanes
             now = b.load(slot)
             if not arg:
                 return b.store(red.combine(b, kind, t, now, x), slot)
-            p = self.dimval(b, d[self.R[0]], w) if self.R else ir.Constant(I64, 0)
+            p = self.frame.dimval(b, d[s.R[0]], w) if s.R else ir.Constant(I64, 0)
             p = splat(b, ival(p), w) if w else ival(p)
             best = b.load(pos)
             take = red.better(b, kind, t, x, now, p, best, False)
@@ -290,7 +131,7 @@ class KernelEmitter(Access, Branches, Streams, Transposes):
 
         self.rloops(b, dims, width, inner, partial=acc.block if red.cascades(kind, t) else None)
         value, pos = b.load(acc.slot), (b.load(acc.pos) if acc.pos is not None else None)
-        if self.mode == "A" and self.L:  # lanes held different points of the reduction: combine them
+        if s.mode == "A" and s.L:  # lanes held different points of the reduction: combine them
             value, pos = red.horizontal(b, kind, t, value, pos)
         return pos if arg else value
 
@@ -298,50 +139,58 @@ class KernelEmitter(Access, Branches, Streams, Transposes):
         """env with what earlier reductions' passes left in the outputs (stash.py), read back, not computed again."""
         local = dict(env)
         for i, v in reads:
-            local[v] = self.load_out(b, i, d, w)
+            local[v] = self.access.load_out(b, i, d, w)
         return local
 
     def region(self, b, dims, width, env=None):
         """Every reduction, then the outputs, at one point of the non-reduction dims (`env`: values already known)."""
+        s, store = self.space, self.access.store
         env = dict(env or {})
-        kinds = [self.nest.output_kind(i) if self.nest.reduction_dims() else "full" for i in range(len(self.yields))]
-        now = [i for i, k in enumerate(kinds) if k == "reduced" or not self.R]
-        later = [i for i in range(len(self.yields)) if i not in now]
-        # full outputs that read no reduction's value go out in the first reduction's pass: a bias gradient fused with
-        # gelu's backward computed gelu's backward twice, the second time in another pass over the same rows
-        early = [i for i in later if self.yields[i].owner not in self.after_reduce] if self.reduces else []
+        kinds = [s.nest.output_kind(i) if s.nest.reduction_dims() else "full" for i in range(len(s.yields))]
+        now = [i for i, k in enumerate(kinds) if k == "reduced" or not s.R]
+        later = [i for i in range(len(s.yields)) if i not in now]
+        # full outputs that read no reduction's value go out in the first reduction's pass, rather than computed
+        # again in a pass of their own over the same rows (a bias gradient fused with gelu's backward)
+        early = [i for i in later if s.yields[i].owner not in s.after_reduce] if s.reduces else []
         later = [i for i in later if i not in early]
-        stash = stashes(self.nest, self.reduces, self.yields, self.opset, later)
-        for k, r in enumerate(self.reduces):
+        stash = stashes(s.nest, s.reduces, s.yields, s.opset, later)
+        for k, r in enumerate(s.reduces):
             reads = [stash[j] for j in stash if j < k]
-            self.first_pass = k == 0  # the pass that reads the row from memory (access.ITEMS_AHEAD)
+            self.prefetch.first_pass = k == 0  # the pass that reads the row from memory
             env[r.result] = self.reduction(b, r, dims, width, env, early if k == 0 else (), stash.get(k), reads)
-        self.first_pass = False
-        vals = self.evaluate(b, width, dims, env, [self.yields[i] for i in now])
+        self.prefetch.first_pass = False
+        vals = self.body.evaluate(b, width, dims, env, [s.yields[i] for i in now])
         for i in now:
-            self.store(b, i, vals[self.yields[i]], fill(dims, self.R), width)
+            store(b, i, vals[s.yields[i]], fill(dims, s.R), width)
 
         def full(b, d, w):
-            vals = self.evaluate(b, w, d, self.read_back(b, env, stash.values(), d, w), [self.yields[i] for i in later])
+            vals = self.body.evaluate(b, w, d, self.read_back(b, env, stash.values(), d, w), [s.yields[i] for i in later])
             for i in later:
-                self.store(b, i, vals[self.yields[i]], d, w)
+                store(b, i, vals[s.yields[i]], d, w)
 
         if later:
             self.rloops(b, dims, width, full)
 
+    def columns(self, b, dims, lo, hi) -> None:
+        """One row over columns [lo, hi) of the innermost dim."""
+        v = self.space.v
+        self.frame.lanes_loop(b, lo, hi, lambda b, i, w: self.region(b, set_at(dims, v, i), w))
+
     def chunk(self, b, c) -> tuple:
         """[lo, hi) of column chunk c along the innermost dim."""
-        lo = mul(b, c, self.tile.cols)
-        return lo, imin(b, add(b, lo, self.tile.cols), self.extent(self.v))
+        cols = self.space.tile.cols
+        lo = mul(b, c, cols)
+        return lo, imin(b, add(b, lo, cols), self.frame.extent(self.space.v))
 
     def emit(self) -> None:
-        b = ir.IRBuilder(self.fn.append_basic_block("items"))
-        start, end = self.fn.args[0], self.fn.args[1]
-        dims = [0] * self.nest.rank
-        rows, cols = self.tile
-        nch = cdiv(self.entry, self.extent(self.v), cols) if cols else 1
-        blocked = self.blocked  # the outer dim an item covers `rows` points of
-        nblk = cdiv(self.entry, self.extent(blocked), rows) if blocked is not None else None
+        s, f = self.space, self.frame
+        b = ir.IRBuilder(f.fn.append_basic_block("items"))
+        start, end = f.fn.args[0], f.fn.args[1]
+        dims = [0] * s.nest.rank
+        rows, cols = s.tile
+        nch = cdiv(f.entry, f.extent(s.v), cols) if cols else 1
+        blocked = s.blocked  # the outer dim an item covers `rows` points of
+        nblk = cdiv(f.entry, f.extent(blocked), rows) if blocked is not None else None
 
         def point(b, dims, c):
             if not cols:
@@ -349,11 +198,12 @@ class KernelEmitter(Access, Branches, Streams, Transposes):
             self.columns(b, dims, *self.chunk(b, c))
 
         # an item number's digits, fastest first: the column chunk, then the outer dims innermost first
-        digits = ([("chunk", nch)] if cols else []) + [(d, nblk if d == blocked else self.extent(d)) for d in reversed(self.outer)]
+        outer = [(d, nblk if d == blocked else f.extent(d)) for d in reversed(s.outer)]
+        digits = ([("chunk", nch)] if cols else []) + outer
         digits = [(k, e) for k, e in digits if not (isinstance(e, int) and e == 1)]
-        # Runtime extents: a division per digit per item costs more than a small item (dynamic-seq's rows of 32
-        # floats), so the digits are counters, split from `start` once and stepped with a carry per item.
-        slots = [self.entry.alloca(I64) for _ in digits] if any(not isinstance(e, int) for _, e in digits) else None
+        # Runtime extents: a division per digit per item costs more than a small item (a short row), so the digits
+        # are counters, split from `start` once and stepped with a carry per item.
+        slots = [f.entry.alloca(I64) for _ in digits] if any(not isinstance(e, int) for _, e in digits) else None
         if slots:
             rem = start
             for slot, (_, e) in zip(slots, digits):
@@ -370,17 +220,17 @@ class KernelEmitter(Access, Branches, Streams, Transposes):
                     rem = udiv(b, rem, e)
             at = {k: v for (k, _), v in zip(digits, now)}
             c = at.get("chunk", 0) if cols else None
-            for d in self.outer:
+            for d in s.outer:
                 dims[d] = at.get(d, 0)
             if blocked is None:
                 point(b, dims, c)
             else:
                 lo = mul(b, dims[blocked], rows)
-                hi = imin(b, add(b, lo, rows), self.extent(blocked))
-                if self.transposed_loads:  # transposed reads in registers (transpose.py)
-                    self.transposed_rows(b, dims, lo, hi, c)
+                hi = imin(b, add(b, lo, rows), f.extent(blocked))
+                if self.transposes.loads:  # transposed reads in registers (transpose.py)
+                    self.transposes.rows(b, dims, lo, hi, self.chunk(b, c))
                 else:
-                    self.loop(b, lo, hi, 1, lambda b, r: point(b, set_at(dims, blocked, r), c))
+                    f.loop(b, lo, hi, 1, lambda b, r: point(b, set_at(dims, blocked, r), c))
             if slots:  # the next item's digits
                 carry = ir.Constant(ir.IntType(1), 1)
                 for slot, v, (_, e) in zip(slots, now, digits):
@@ -388,17 +238,26 @@ class KernelEmitter(Access, Branches, Streams, Transposes):
                     carry = b.icmp_unsigned("==", nv, ival(e))
                     b.store(b.select(carry, ir.Constant(I64, 0), nv), slot)
 
-        self.items(b, start, end, item)
+        self.streams.items(b, start, end, item)
         b.ret_void()
-        self.entry.branch(self.fn.blocks[1])
+        f.entry.branch(f.fn.blocks[1])
 
-    # what the runtime needs: items per launch, work per item (for the parallel threshold)
-    def plan(self):
-        return {"outer": [self.nest.extents[d] for d in self.outer],
-                "chunk": self.nest.extents[self.v] if self.tile.cols else None, "rows": self.tile.rows, "cols": self.tile.cols,
-                "blocked": None if self.blocked is None else self.outer.index(self.blocked),
-                "inner": [self.nest.extents[d] for d in self.R], "guarded": sum(any(g) for g in self.guards.values()),
-                "mode": self.mode, "lanes": self.L or 1, "streamed": len(self.streamed)}  # fmt: skip
+    def plan(self) -> dict:
+        """What the runtime needs: items per launch, work per item (for the parallel threshold)."""
+        s = self.space
+        extents = s.nest.extents
+        return {
+            "outer": [extents[d] for d in s.outer],
+            "chunk": extents[s.v] if s.tile.cols else None,
+            "rows": s.tile.rows,
+            "cols": s.tile.cols,
+            "blocked": None if s.blocked is None else s.outer.index(s.blocked),
+            "inner": [extents[d] for d in s.R],
+            "guarded": sum(any(g) for g in s.guards.values()),
+            "mode": s.mode,
+            "lanes": s.L or 1,
+            "streamed": len(self.streams.outputs),
+        }
 
 
 def emit_kernel(module: ir.Module, name: str, nest: loop.NestOp, params, lanes: int, tile: Tile = DEFAULT_TILE) -> dict:
@@ -407,8 +266,8 @@ def emit_kernel(module: ir.Module, name: str, nest: loop.NestOp, params, lanes: 
     k = KernelEmitter(module, name, nest, params, lanes, tile)
     k.emit()
     if parallel.runtime() is not None:
-        parallel.outline(module, k.fn)
+        parallel.outline(module, k.frame.fn)
     return k.plan()
 
 
-__all__ = ["BufSpec", "KernelEmitter", "emit_kernel", "Lanes", "uses_dim"]
+__all__ = ["BufSpec", "KernelEmitter", "emit_kernel"]

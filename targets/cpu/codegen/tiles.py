@@ -81,7 +81,8 @@ def _whole(nest: loop.NestOp, v: int, lanes: int, native: int) -> bool:
 
 
 def steps_along(k, op: loop.LoadOp, d: int) -> int | None:
-    """How many elements a load of emitter `k` moves per step of dim d (None: known only at run time, or not affine)."""
+    """How many elements a load of the nest `k` (a Space) moves per step of dim d (None: known only at run time, or
+    not affine)."""
     spec = k.params[k.args.index(op.source)]
     coefs = [coefficient(e, d) for e in op.map.data.results]
     if op.indices or None in coefs or not all(st.static for c, st in zip(coefs, spec.strides) if c):
@@ -95,7 +96,7 @@ def strided_loads(k) -> list[loop.LoadOp]:
 
 
 def choose_tile(k, tile: Tile) -> tuple[Tile, int | None]:
-    """(tile, blocked outer dim or None) for emitter `k` (mode, v, R, outer, ops, params known) given the
+    """(tile, blocked outer dim or None) for the nest `k` (a Space: mode, v, R, outer, ops, params known) given the
     requested tile (DEFAULT_TILE: the defaults above). A nest whose innermost dim is a reduction has no tile."""
     if not (k.mode == "B" and k.v is not None):
         return Tile(1, None), None

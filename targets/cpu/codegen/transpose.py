@@ -1,13 +1,12 @@
 """Transposed reads in registers: a pointwise kernel reading a buffer across its lines (a transposed copy, a
 kernel after a product computed as its transpose) loads whole vectors along the lines and transposes them.
 
-A transposed tile (tiles.TRANSPOSE_TILE) blocks the outer dim along which such a read is contiguous. Read
-lane by lane, each vector of it is a gather of L elements from L lines: 2048^2 `x.t().contiguous()` took 8.0-8.5
-ms, 0.30x inductor (2.4-2.9 ms this way, process pairs; inductor 2.56). Here every L x L block of the tile (L rows of the blocked dim by one vector of columns)
-instead loads L vectors, one per column, each contiguous along the blocked dim, and transposes them with
-log2(L) rounds of two-source shuffles (L log2 L shuffles, vpermt2ps on AVX-512): row r of the block then has
-its vector of columns, and the body runs row by row with that value in place of the load. Rows and columns
-short of a whole block run the plain way (gathers).
+A transposed tile (tuning.TRANSPOSE_TILE) blocks the outer dim along which such a read is contiguous. Read lane by
+lane, each vector of it would be a gather of L elements from L lines, an element at a time. Here every L x L block of
+the tile (L rows of the blocked dim by one vector of columns) instead loads L vectors, one per column, each
+contiguous along the blocked dim, and transposes them with log2(L) rounds of two-source shuffles (L log2 L
+shuffles, vpermt2ps on AVX-512): row r of the block then has its vector of columns, and the body runs row by row
+with that value in place of the load. Rows and columns short of a whole block run the plain way (gathers).
 
 Only unguarded loads of a pointwise kernel (no reduction dims) whose tile holds whole blocks take this path.
 """
@@ -43,55 +42,59 @@ def transpose(b: ir.IRBuilder, rows: list) -> list:
 
 
 class Transposes:
-    """Mixed into KernelEmitter (which provides L, R, v, tile, blocked, guards, params, args, chunk, loop, lanes_loop,
-    region)."""
+    """The loads a kernel reads in registers (`loads`), and the rows of its blocked dim emitted that way (`rows`).
+    `columns(b, dims, lo, hi)` and `region(b, dims, width, env)` are the emitter's: one row over a range of columns
+    the plain way, and everything at one point (with `env`, values already known there)."""
+
+    def __init__(self, space, frame, columns, region):
+        self.space, self.frame, self.columns, self.region = space, frame, columns, region
 
     @cached_property
-    def transposed_loads(self) -> list[loop.LoadOp]:
+    def loads(self) -> list[loop.LoadOp]:
         """The loads this kernel reads in registers (module docstring); [] where it takes the plain path."""
-        if self.blocked is None or self.R or not self.L or self.L & (self.L - 1) or not self.aligned:
+        s, L = self.space, self.space.L
+        if s.blocked is None or s.R or not L or L & (L - 1) or not s.aligned:
             return []
-        if self.tile.rows % self.L or not self.tile.cols or self.tile.cols % self.L:
+        if s.tile.rows % L or not s.tile.cols or s.tile.cols % L:
             return []
-        return [op for op in strided_loads(self) if steps_along(self, op, self.blocked) == 1 and not any(self.guards[op])]
+        return [op for op in strided_loads(s) if steps_along(s, op, s.blocked) == 1 and not any(s.guards[op])]
 
-    def whole(self, b, lo, hi):
+    def rows(self, b, dims, lo, hi, cols) -> None:
+        """Rows [lo, hi) of the blocked dim over the columns `cols` (lo, hi): whole blocks of L rows, then the rest
+        row by row."""
+        s = self.space
+        whole = self._whole(b, lo, hi)
+        self.frame.loop(b, lo, whole, s.L, lambda b, r: self._row_block(b, set_at(dims, s.blocked, r), cols))
+        self.frame.loop(b, whole, hi, 1, lambda b, r: self.columns(b, set_at(dims, s.blocked, r), *cols))
+
+    def _whole(self, b, lo, hi):
         """The end of the whole blocks of L from lo towards hi."""
-        return add(b, lo, mul(b, sdiv(b, add(b, hi, mul(b, lo, -1)), self.L), self.L))
+        L = self.space.L
+        return add(b, lo, mul(b, sdiv(b, add(b, hi, mul(b, lo, -1)), L), L))
 
-    def transposed_rows(self, b, dims, lo, hi, c) -> None:
-        """Rows [lo, hi) of the blocked dim in column chunk c: whole blocks of L rows, then the rest row by row."""
-        cols = self.chunk(b, c)
-        whole = self.whole(b, lo, hi)
-        self.loop(b, lo, whole, self.L, lambda b, r: self.row_block(b, set_at(dims, self.blocked, r), cols))
-        self.loop(b, whole, hi, 1, lambda b, r: self.columns(b, set_at(dims, self.blocked, r), *cols))
-
-    def row_block(self, b, dims, cols) -> None:
+    def _row_block(self, b, dims, cols) -> None:
         """L rows from dims[blocked] over columns [lo, hi): whole vectors of columns as blocks, the rest row by row."""
-        lo, hi = cols
-        whole = self.whole(b, lo, hi)
-        self.loop(b, lo, whole, self.L, lambda b, i: self.block(b, set_at(dims, self.v, i)))
-        r0 = dims[self.blocked]
-        self.loop(b, r0, add(b, r0, self.L), 1, lambda b, r: self.columns(b, set_at(dims, self.blocked, r), whole, hi))
+        s, lo, hi = self.space, *cols
+        whole = self._whole(b, lo, hi)
+        self.frame.loop(b, lo, whole, s.L, lambda b, i: self._block(b, set_at(dims, s.v, i)))
+        r0 = dims[s.blocked]
+        self.frame.loop(b, r0, add(b, r0, s.L), 1, lambda b, r: self.columns(b, set_at(dims, s.blocked, r), whole, hi))
 
-    def columns(self, b, dims, lo, hi) -> None:
-        """One row over columns [lo, hi), the plain way (the emitter's own point too)."""
-        self.lanes_loop(b, lo, hi, lambda b, i, w: self.region(b, set_at(dims, self.v, i), w))
-
-    def block(self, b, dims) -> None:
+    def _block(self, b, dims) -> None:
         """The L x L block at dims (blocked: its first row; v: its first column)."""
-        L, r0, i = self.L, dims[self.blocked], dims[self.v]
+        s, f = self.space, self.frame
+        L, r0, i = s.L, dims[s.blocked], dims[s.v]
         columns = {}
-        for op in self.transposed_loads:
-            spec = self.params[self.args.index(op.source)]
+        for op in self.loads:
+            spec = s.spec(op.source)
             st = storage_type(spec.elem)
             lines = []
             for j in range(L):  # column i + j: L elements along the blocked dim, contiguous
-                at = set_at(dims, self.v, add(b, i, j))
-                flat = self.flat(b, spec, [self.aff(b, e, at, None) for e in op.map.data.results])
-                vp = b.bitcast(b.gep(self.base_ptr(spec), [ival(flat)]), ir.VectorType(st, L).as_pointer())
+                at = set_at(dims, s.v, add(b, i, j))
+                flat = f.flat(b, spec, [f.aff(b, e, at, None) for e in op.map.data.results])
+                vp = b.bitcast(b.gep(f.base_ptr(spec), [ival(flat)]), ir.VectorType(st, L).as_pointer())
                 lines.append(widen(b, b.load(vp, align=max(1, abi_size(st))), spec.elem))
             columns[op.result] = transpose(b, lines)
         for r in range(L):
-            at = set_at(set_at(dims, self.blocked, add(b, r0, r)), self.v, Lanes(i))
+            at = set_at(set_at(dims, s.blocked, add(b, r0, r)), s.v, Lanes(i))
             self.region(b, at, L, {x: cols[r] for x, cols in columns.items()})
