@@ -37,8 +37,8 @@ def td():
 
 @functools.cache
 def abi_size(ty: ir.Type) -> int:
-    """Bytes of a scalar type on the host: llvmlite answers by parsing a module each time (1.5 ms: 0.5 s of BERT's
-    backward emission), so each type is asked once."""
+    """Bytes of a scalar type on the host: llvmlite answers by parsing a module each time, which a large graph's
+    emission would repeat thousands of times, so each type is asked once."""
     return ty.get_abi_size(td())
 
 

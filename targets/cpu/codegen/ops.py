@@ -139,7 +139,8 @@ def _shift(kind):
 def _ipow(cx, op, base, e):
     """Integer power by square-and-multiply over the exponent's bits; negative exponents as torch (0, or +-1).
     Vectors run every bit (lanes share no branch); a scalar loops while bits remain: the same chain unrolled over
-    64 bits made LLVM's optimiser run for minutes (a 0-d int64 `a ** b` hung the compile, irc-fuzz seed 1001)."""
+    64 bits is more straight-line code than LLVM's optimiser gets through in reasonable time (a 0-d int64 `a ** b`
+    the fuzzer found hung the compile)."""
     b, w = cx.b, _width(base)
     neg = b.icmp_signed("<", e, _k(e, 0))
     if isinstance(base.type, ir.VectorType):

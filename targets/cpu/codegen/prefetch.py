@@ -13,8 +13,8 @@ they will need (llvm.prefetch, which never faults, even past a buffer's end). Th
                        prefetchers start over, so the first pass's loads also prefetch the row ITEMS_AHEAD items on,
                        which arrives while the later passes run
 
-Neither a buffer the caches hold (static, at most PREFETCH_MIN_BYTES) nor a light body takes them: there a
-prefetch only takes a load slot.
+A buffer the caches hold (static, at most PREFETCH_MIN_BYTES) takes no streaming prefetch, and a light body no
+rows-ahead one: there a prefetch only takes a load slot. Rows and items ahead are prefetched at any buffer size.
 """
 
 from __future__ import annotations

@@ -58,11 +58,8 @@ def combine(b: ir.IRBuilder, kind: str, t, acc, x):
     if flt:
         # x where it beats acc (x86's max/min: acc on a tie or a NaN), then x where x is NaN: a NaN on either side
         # stays, as torch's. llvm.maximum also orders -0 below +0, which torch's reductions leave to the order of
-        # the elements; its 6 AVX-512 ops a step are 4 here. Compiled both ways in one process, interleaved
-        # medians, llvm.maximum -> this: softmax then layer_norm 2048x1024 0.35 -> 0.31 ms, a row amax of 4096x1024
-        # 0.16 -> 0.13 ms, a column amax 0.22 -> 0.18 ms, a max pool after a conv alike (8.0 -> 8.1 ms); with a relu
-        # before the pool its kernel is slower (conv, relu, pool 7.1-7.3 -> 8.0-8.1 ms; ResNet-18 62.8 -> 63.4 ms,
-        # ConvNet 12.8 -> 12.7 ms).
+        # the elements, and costs 6 AVX-512 ops a step where this takes 4: row and column maxima (softmax's, amax)
+        # run faster this way; a max pool after a relu runs slower, whole models alike (docs/cpu-target.md).
         beats = b.fcmp_ordered(">" if kind == "max" else "<", x, acc)
         return b.select(b.fcmp_unordered("uno", x, x), x, b.select(beats, x, acc))
     name = ("llvm.umax" if kind == "max" else "llvm.umin") if is_unsigned(t) else ("llvm.smax" if kind == "max" else "llvm.smin")

@@ -44,8 +44,8 @@ DEFAULT_TILE = Tile()  # "the emitter's choice": the defaults above
 
 def reduction_cols(n: int | None) -> int:
     """Columns per item of a nest reducing in vector lanes, `n` columns wide (None: known at run time). Each column's
-    sum runs down the rows in its own lane, so the split changes no result. Cold 2048 x n column sums, by item width
-    256 -> 64: n = 256 318 -> 190 us, 768 656 -> 566 us, 1024 about equal (eager 174, 527, 565 us)."""
+    sum runs down the rows in its own lane, so the split changes no result; narrower items give a narrow sum's
+    threads something to share."""
     cols = tuning.REDUCTION_COLS
     while n is not None and cols > tuning.MIN_REDUCTION_COLS and -(-n // cols) < tuning.REDUCTION_ITEMS:
         cols //= 2
@@ -58,8 +58,9 @@ def default_lanes(nest: loop.NestOp, native: int) -> int:
     accumulators whose loads from one row are contiguous. No wider than the static innermost extent needs
     when that dim is parallel (a column sum, a generated matmul); when it is the whole reduction (a row of
     layer_norm, softmax, a row sum), only while the row holds two of the wider vectors. A nest that also
-    reduces outer dims (BatchNorm's statistics over N, H, W) keeps the native width: wider, its rounding turns
-    one ReLU input of the seed ConvNet's training step from 5.3e-8 to 0 (docs/cpu-target.md)."""
+    reduces outer dims (BatchNorm's statistics over N, H, W) keeps the native width: summed wider, its rounding
+    can move a value just above zero to zero where eager's does not, and a ReLU after it then masks what eager
+    keeps (docs/cpu-target.md, Vectorisation)."""
     ext = [e.value if isinstance(e, AffineConstantExpr) else None for e in nest.extents]
     live = [d for d in range(nest.rank) if ext[d] != 1]
     reducing = [d for d in nest.reduction_dims() if ext[d] != 1]
