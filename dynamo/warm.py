@@ -57,7 +57,7 @@ def key(gm: torch.fx.GraphModule, kind: str, opts: Options) -> str | None:
     stage built afresh: no cache, dumps, verification)."""
     if not opts.cache or opts.dump_dir or opts.verify or opts.mode == "max-autotune":
         return None
-    nodes = []  # the graph as its nodes (gm.code would generate the Python code of a lazy graph module: 0.1 s)
+    nodes = []  # the graph as its nodes (gm.code would generate a lazy graph module's Python code, which is slow)
     for n in gm.graph.nodes:
         v = getattr(gm, n.target) if n.op == "get_attr" else n.meta.get("val")
         if any(isinstance(x, torch.SymInt | torch.SymFloat | torch.SymBool) for x in _flat(v)):

@@ -1,7 +1,7 @@
 """orient-products on the CPU target (lowering/orient_products.py, mm_rules.computes_transposed): a training
 forward's x @ W^T with few rows runs as W @ x^T on MKL's path, its kernel reading the column-major result; every
 other product keeps its orientation (also one that oneDNN's plain path takes, where externs.onednn_outruns_mkl:
-there only products under mm_rules.SMALL_FLOPS, which stay on MKL, turn), and the numbers stay eager's."""
+there only products under libs/tuning.py SMALL_FLOPS, which stay on MKL, turn), and the numbers stay eager's."""
 
 import re
 from pathlib import Path
@@ -69,7 +69,7 @@ def test_inference_turns_only_unfrozen_weights(tmp_path, monkeypatch, onednn_pla
     """Only MKL's products turn: an unfrozen weight's goes to oneDNN's plain path, unturned, on a machine where
     that outruns MKL (externs.onednn_outruns_mkl, read at compile time as at run time)."""
     monkeypatch.setattr(externs, "onednn_outruns_mkl", lambda: onednn_plain)
-    model, x = mlp(1024, 1024).eval(), torch.randn(32, 1024)  # above mm_rules.SMALL_FLOPS: oneDNN's when frozen
+    model, x = mlp(1024, 1024).eval(), torch.randn(32, 1024)  # above libs/tuning.py SMALL_FLOPS: oneDNN's when frozen
     with torch.no_grad():
         want = model(x)
         for freeze in (True, False):
