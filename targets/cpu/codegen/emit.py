@@ -164,7 +164,8 @@ class KernelEmitter:
             store(b, i, vals[s.yields[i]], fill(dims, s.R), width)
 
         def full(b, d, w):
-            vals = self.body.evaluate(b, w, d, self.read_back(b, env, stash.values(), d, w), [s.yields[i] for i in later])
+            known = self.read_back(b, env, stash.values(), d, w)
+            vals = self.body.evaluate(b, w, d, known, [s.yields[i] for i in later])
             for i in later:
                 store(b, i, vals[s.yields[i]], d, w)
 

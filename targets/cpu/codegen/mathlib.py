@@ -52,10 +52,24 @@ from .mathlib_core import (
 from .mathlib_special import cos, erf, erfc, gelu, gelu_tanh, sin
 
 FUNCTIONS = {
-    "exp": exp, "exp2": exp2, "expm1": expm1, "log": log, "log2": log2, "log10": log10, "log1p": log1p,
-    "tanh": tanh, "sigmoid": sigmoid, "erf": erf, "erfc": erfc, "gelu": gelu, "gelu_tanh": gelu_tanh,
-    "sin": sin, "cos": cos, "rsqrt": rsqrt, "pow": pow,
-}  # fmt: skip
+    "exp": exp,
+    "exp2": exp2,
+    "expm1": expm1,
+    "log": log,
+    "log2": log2,
+    "log10": log10,
+    "log1p": log1p,
+    "tanh": tanh,
+    "sigmoid": sigmoid,
+    "erf": erf,
+    "erfc": erfc,
+    "gelu": gelu,
+    "gelu_tanh": gelu_tanh,
+    "sin": sin,
+    "cos": cos,
+    "rsqrt": rsqrt,
+    "pow": pow,
+}
 """Name -> builder; `pow` takes (b, x, y), the others (b, x)."""
 
 __all__ = ["FUNCTIONS", *FUNCTIONS]

@@ -12,7 +12,7 @@ shape (all scalar, or all `<W x T>` vectors: the emitter broadcasts uniform oper
 table serves vector bodies and scalar tails. Compute types: f16 and bf16 compute in f32 (loads widen,
 stores and explicit casts round), i1 is a bool, index is i64; the semantics are the reference
 evaluator's (dialects/semantics/scalar.py SCALAR), including its integer corner cases (division by
-zero and out-of-range shifts never trap or go undefined).
+zero and out-of-range shifts never trap or go undefined: intops.py).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from llvmlite import ir
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float64Type
 
-from . import mathlib
+from . import intops, mathlib
+from .intops import bit_width, const_like
 from .types import (
     HALF,
     Unsupported,
@@ -68,117 +69,6 @@ class Cx:
         return v.libm(name if v.bits == 64 else name + "f", *args)
 
 
-def _k(x, v):
-    return splat(x.type, v)
-
-
-# -- integer helpers: never trap, never undefined ------------------------------------------------------
-def _safe_divisor(cx, a, d):
-    """(a', d') with d' != 0 and no INT_MIN / -1 overflow; the result for a zero divisor is unspecified."""
-    b = cx.b
-    zero = b.icmp_signed("==", d, _k(d, 0))
-    d = b.select(zero, _k(d, 1), d)
-    width = _width(d)
-    if width > 1:
-        ovf = b.and_(b.icmp_signed("==", d, _k(d, -1)), b.icmp_signed("==", a, _k(a, -(1 << (width - 1)))))
-        d = b.select(ovf, _k(d, 1), d)
-    return a, d
-
-
-def _sdiv(cx, op, a, d):
-    a, d = _safe_divisor(cx, a, d)
-    return cx.b.sdiv(a, d)
-
-
-def _srem(cx, op, a, d):
-    a, d = _safe_divisor(cx, a, d)
-    return cx.b.srem(a, d)
-
-
-def _udiv(cx, op, a, d):
-    d = cx.b.select(cx.b.icmp_unsigned("==", d, _k(d, 0)), _k(d, 1), d)
-    return cx.b.udiv(a, d)
-
-
-def _urem(cx, op, a, d):
-    d = cx.b.select(cx.b.icmp_unsigned("==", d, _k(d, 0)), _k(d, 1), d)
-    return cx.b.urem(a, d)
-
-
-def _floordiv(cx, op, a, d):
-    b = cx.b
-    a, d = _safe_divisor(cx, a, d)
-    q, r = b.sdiv(a, d), b.srem(a, d)
-    adjust = b.and_(b.icmp_signed("!=", r, _k(r, 0)), b.icmp_signed("<", b.xor(r, d), _k(r, 0)))
-    return b.sub(q, b.zext(adjust, q.type))
-
-
-def _ceildiv(cx, op, a, d):
-    b = cx.b
-    return b.neg(_floordiv(cx, op, b.neg(a), d))
-
-
-def _width(x) -> int:
-    return x.type.element.width if isinstance(x.type, ir.VectorType) else x.type.width
-
-
-def _shift(kind):
-    def emit(cx, op, a, s):
-        b, w = cx.b, _width(a)
-        bad = b.icmp_unsigned(">=", s, _k(s, w))  # negative amounts are huge unsigned
-        safe = b.select(bad, _k(s, 0), s)
-        if kind == "shl":
-            return b.select(bad, _k(a, 0), b.shl(a, safe))
-        if kind == "lshr":
-            return b.select(bad, _k(a, 0), b.lshr(a, safe))
-        return b.ashr(a, b.select(bad, _k(s, w - 1), s))
-
-    return emit
-
-
-def _ipow(cx, op, base, e):
-    """Integer power by square-and-multiply over the exponent's bits; negative exponents as torch (0, or +-1).
-    Vectors run every bit (lanes share no branch); a scalar loops while bits remain: the same chain unrolled over
-    64 bits is more straight-line code than LLVM's optimiser gets through in reasonable time (a 0-d int64 `a ** b`
-    the fuzzer found hung the compile)."""
-    b, w = cx.b, _width(base)
-    neg = b.icmp_signed("<", e, _k(e, 0))
-    if isinstance(base.type, ir.VectorType):
-        acc, sq, k = _k(base, 1), base, e
-        for _ in range(w):
-            bit = b.trunc(b.and_(k, _k(k, 1)), same_shape(k.type, I1))
-            acc = b.select(bit, b.mul(acc, sq), acc)
-            sq, k = b.mul(sq, sq), b.lshr(k, _k(k, 1))
-    else:
-        acc = _ipow_loop(b, base, e)
-    one = b.icmp_signed("==", base, _k(base, 1))
-    minus = b.icmp_signed("==", base, _k(base, -1))
-    odd = b.trunc(b.and_(e, _k(e, 1)), same_shape(e.type, I1))
-    negval = b.select(one, _k(base, 1), b.select(minus, b.select(odd, _k(base, -1), _k(base, 1)), _k(base, 0)))
-    return b.select(neg, negval, acc)
-
-
-def _ipow_loop(b, base, e):
-    """base ** e for a non-negative e (any e terminates: e is shifted as unsigned), as a loop over e's bits."""
-    pre, fn = b.block, b.function
-    head, body, done = (fn.append_basic_block(f"ipow.{n}") for n in ("head", "body", "done"))
-    b.branch(head)
-    b.position_at_end(head)
-    acc, sq, k = b.phi(base.type), b.phi(base.type), b.phi(e.type)
-    acc.add_incoming(_k(base, 1), pre)
-    sq.add_incoming(base, pre)
-    k.add_incoming(e, pre)
-    b.cbranch(b.icmp_unsigned("!=", k, _k(k, 0)), body, done)
-    b.position_at_end(body)
-    bit = b.trunc(b.and_(k, _k(k, 1)), I1)
-    acc.add_incoming(b.select(bit, b.mul(acc, sq), acc), body)
-    sq.add_incoming(b.mul(sq, sq), body)
-    k.add_incoming(b.lshr(k, _k(k, 1)), body)
-    b.branch(head)
-    b.position_at_end(done)
-    return acc
-
-
 # -- comparisons and casts ------------------------------------------------------------------------------
 _FCMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
@@ -198,7 +88,7 @@ def _cmpf(cx, op, a, c):
 def _cmpi(cx, op, a, c):
     pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
     rel = _FCMP[pred[1:] if pred[0] in "su" else pred]
-    if pred[0] == "u" or _width(a) == 1:  # bools compare as 0 < 1
+    if pred[0] == "u" or bit_width(a) == 1:  # bools compare as 0 < 1
         return cx.b.icmp_unsigned(rel, a, c)
     return cx.b.icmp_signed(rel, a, c)
 
@@ -207,7 +97,7 @@ def _int_to_float(signed):
     def emit(cx, op, x):
         t = op.result.type
         storage = same_shape(x.type, HALF if isinstance(t, Float16Type) else compute_type(t))
-        y = cx.b.sitofp(x, storage) if signed and _width(x) > 1 else cx.b.uitofp(x, storage)
+        y = cx.b.sitofp(x, storage) if signed and bit_width(x) > 1 else cx.b.uitofp(x, storage)
         return cx.b.fpext(y, cx.ty(t)) if isinstance(t, Float16Type) else round_to(cx.b, y, t)
 
     return emit
@@ -217,7 +107,7 @@ def _float_to_int(signed):
     def emit(cx, op, x):
         ty = cx.ty(op.result.type)
         if _width_t(ty) == 1:  # float -> bool: nonzero (NaN too)
-            return cx.b.fcmp_unordered("!=", x, _k(x, 0.0))
+            return cx.b.fcmp_unordered("!=", x, const_like(x, 0.0))
         return cx.b.fptosi(x, ty) if signed else cx.b.fptoui(x, ty)
 
     return emit
@@ -244,7 +134,7 @@ def _truncf(cx, op, x):
 def _int_resize(signed):
     def emit(cx, op, x):
         ty = cx.ty(op.result.type)
-        wi, wo = _width(x), _width_t(ty)
+        wi, wo = bit_width(x), _width_t(ty)
         if wi == wo:
             return x
         if wo < wi:
@@ -256,7 +146,7 @@ def _int_resize(signed):
 
 def _index_cast(cx, op, x):
     ty = cx.ty(op.result.type)
-    wi, wo = _width(x), _width_t(ty)
+    wi, wo = bit_width(x), _width_t(ty)
     if wi == wo:
         return x
     return cx.b.trunc(x, ty) if wo < wi else (cx.b.sext(x, ty) if wi > 1 else cx.b.zext(x, ty))
@@ -296,52 +186,125 @@ def _fpowi(cx, op, x, n):
     return cx.math("pow", x, cx.b.sitofp(n, x.type))
 
 
-_F = {arith.AddfOp: "fadd", arith.SubfOp: "fsub", arith.MulfOp: "fmul", arith.DivfOp: "fdiv",
-      arith.AddiOp: "add", arith.SubiOp: "sub", arith.MuliOp: "mul",
-      arith.AndIOp: "and_", arith.OrIOp: "or_", arith.XOrIOp: "xor"}  # fmt: skip
+def _builder(name):
+    return lambda cx, op, a, c: getattr(cx.b, name)(a, c)
+
+
+def _intrinsic(name):
+    return lambda cx, op, *xs: cx.call(name, *xs)
+
+
+# ops that are one IRBuilder instruction of their two operands
+_BUILDER = {
+    arith.AddfOp: "fadd",
+    arith.SubfOp: "fsub",
+    arith.MulfOp: "fmul",
+    arith.DivfOp: "fdiv",
+    arith.AddiOp: "add",
+    arith.SubiOp: "sub",
+    arith.MuliOp: "mul",
+    arith.AndIOp: "and_",
+    arith.OrIOp: "or_",
+    arith.XOrIOp: "xor",
+}
+# ops that are one LLVM intrinsic of their operands
+_INTRINSIC = {
+    arith.MaximumfOp: "llvm.maximum",
+    arith.MinimumfOp: "llvm.minimum",
+    arith.MaxnumfOp: "llvm.maxnum",
+    arith.MinnumfOp: "llvm.minnum",
+    arith.MaxSIOp: "llvm.smax",
+    arith.MinSIOp: "llvm.smin",
+    arith.MaxUIOp: "llvm.umax",
+    arith.MinUIOp: "llvm.umin",
+    math.AbsFOp: "llvm.fabs",
+    math.FloorOp: "llvm.floor",
+    math.CeilOp: "llvm.ceil",
+    math.TruncOp: "llvm.trunc",
+    math.RoundOp: "llvm.round",
+    math.RoundEvenOp: "llvm.rint",
+    math.SqrtOp: "llvm.sqrt",
+    math.CopySignOp: "llvm.copysign",
+    math.FmaOp: "llvm.fma",
+    math.CtPopOp: "llvm.ctpop",
+}
+# functions of the math library (mathlib.py), vectorised
+_MATHLIB = {
+    math.ExpOp: "exp",
+    math.Exp2Op: "exp2",
+    math.ExpM1Op: "expm1",
+    math.LogOp: "log",
+    math.Log2Op: "log2",
+    math.Log10Op: "log10",
+    math.Log1pOp: "log1p",
+    math.TanhOp: "tanh",
+    math.ErfOp: "erf",
+    math.SinOp: "sin",
+    math.CosOp: "cos",
+    math.RsqrtOp: "rsqrt",
+    math.PowFOp: "pow",
+}
+# not in mathlib yet: C's functions lane by lane (correct, not fast)
+_LIBM = {
+    math.TanOp: "tan",
+    math.AtanOp: "atan",
+    math.AsinOp: "asin",
+    math.AcosOp: "acos",
+    math.SinhOp: "sinh",
+    math.CoshOp: "cosh",
+    math.AsinhOp: "asinh",
+    math.AcoshOp: "acosh",
+    math.AtanhOp: "atanh",
+    math.Atan2Op: "atan2",
+}
 
 EMIT: dict[type, object] = {
-    **{cls: (lambda name: lambda cx, op, a, c: getattr(cx.b, name)(a, c))(name) for cls, name in _F.items()},
+    **{cls: _builder(name) for cls, name in _BUILDER.items()},
+    **{cls: _intrinsic(name) for cls, name in _INTRINSIC.items()},
+    **{cls: _lib(name) for cls, name in _MATHLIB.items()},
+    **{cls: _libm(name) for cls, name in _LIBM.items()},
     arith.ConstantOp: _const,
     arith.NegfOp: lambda cx, op, x: cx.b.fneg(x),
-    arith.MaximumfOp: lambda cx, op, a, c: cx.call("llvm.maximum", a, c),
-    arith.MinimumfOp: lambda cx, op, a, c: cx.call("llvm.minimum", a, c),
-    arith.MaxnumfOp: lambda cx, op, a, c: cx.call("llvm.maxnum", a, c),
-    arith.MinnumfOp: lambda cx, op, a, c: cx.call("llvm.minnum", a, c),
-    arith.DivSIOp: _sdiv, arith.RemSIOp: _srem, arith.DivUIOp: _udiv, arith.RemUIOp: _urem,
-    arith.FloorDivSIOp: _floordiv, arith.CeilDivSIOp: _ceildiv,
-    arith.MaxSIOp: lambda cx, op, a, c: cx.call("llvm.smax", a, c),
-    arith.MinSIOp: lambda cx, op, a, c: cx.call("llvm.smin", a, c),
-    arith.MaxUIOp: lambda cx, op, a, c: cx.call("llvm.umax", a, c),
-    arith.MinUIOp: lambda cx, op, a, c: cx.call("llvm.umin", a, c),
-    arith.ShLIOp: _shift("shl"), arith.ShRUIOp: _shift("lshr"), arith.ShRSIOp: _shift("ashr"),
-    arith.CmpfOp: _cmpf, arith.CmpiOp: _cmpi, arith.SelectOp: _select,
-    arith.SIToFPOp: _int_to_float(True), arith.UIToFPOp: _int_to_float(False),
-    arith.FPToSIOp: _float_to_int(True), arith.FPToUIOp: _float_to_int(False),
-    arith.ExtFOp: _extf, arith.TruncFOp: _truncf,
-    arith.ExtSIOp: _int_resize(True), arith.ExtUIOp: _int_resize(False), arith.TruncIOp: _int_resize(False),
-    arith.IndexCastOp: _index_cast, arith.BitcastOp: _bitcast,
-    math.AbsFOp: lambda cx, op, x: cx.call("llvm.fabs", x),
+    arith.DivSIOp: intops.sdiv,
+    arith.RemSIOp: intops.srem,
+    arith.DivUIOp: intops.udiv,
+    arith.RemUIOp: intops.urem,
+    arith.FloorDivSIOp: intops.floordiv,
+    arith.CeilDivSIOp: intops.ceildiv,
+    arith.ShLIOp: intops.shift("shl"),
+    arith.ShRUIOp: intops.shift("lshr"),
+    arith.ShRSIOp: intops.shift("ashr"),
+    arith.CmpfOp: _cmpf,
+    arith.CmpiOp: _cmpi,
+    arith.SelectOp: _select,
+    arith.SIToFPOp: _int_to_float(True),
+    arith.UIToFPOp: _int_to_float(False),
+    arith.FPToSIOp: _float_to_int(True),
+    arith.FPToUIOp: _float_to_int(False),
+    arith.ExtFOp: _extf,
+    arith.TruncFOp: _truncf,
+    arith.ExtSIOp: _int_resize(True),
+    arith.ExtUIOp: _int_resize(False),
+    arith.TruncIOp: _int_resize(False),
+    arith.IndexCastOp: _index_cast,
+    arith.BitcastOp: _bitcast,
     math.AbsIOp: lambda cx, op, x: cx.call("llvm.abs", x, ir.Constant(I1, 0)),
-    math.FloorOp: lambda cx, op, x: cx.call("llvm.floor", x),
-    math.CeilOp: lambda cx, op, x: cx.call("llvm.ceil", x),
-    math.TruncOp: lambda cx, op, x: cx.call("llvm.trunc", x),
-    math.RoundOp: lambda cx, op, x: cx.call("llvm.round", x),
-    math.RoundEvenOp: lambda cx, op, x: cx.call("llvm.rint", x),
-    math.SqrtOp: lambda cx, op, x: cx.call("llvm.sqrt", x),
-    math.CopySignOp: lambda cx, op, a, c: cx.call("llvm.copysign", a, c),
-    math.FmaOp: lambda cx, op, a, c, d: cx.call("llvm.fma", a, c, d),
-    math.CtPopOp: lambda cx, op, x: cx.call("llvm.ctpop", x),
-    math.ExpOp: _lib("exp"), math.Exp2Op: _lib("exp2"), math.ExpM1Op: _lib("expm1"),
-    math.LogOp: _lib("log"), math.Log2Op: _lib("log2"), math.Log10Op: _lib("log10"), math.Log1pOp: _lib("log1p"),
-    math.TanhOp: _lib("tanh"), math.ErfOp: _lib("erf"), math.SinOp: _lib("sin"), math.CosOp: _lib("cos"),
-    math.RsqrtOp: _lib("rsqrt"), math.PowFOp: _lib("pow"), math.CbrtOp: _cbrt, math.FPowIOp: _fpowi,
-    math.IPowIOp: _ipow,
-    # not in mathlib yet: C's functions lane by lane (correct, not fast)
-    math.TanOp: _libm("tan"), math.AtanOp: _libm("atan"), math.AsinOp: _libm("asin"), math.AcosOp: _libm("acos"),
-    math.SinhOp: _libm("sinh"), math.CoshOp: _libm("cosh"), math.AsinhOp: _libm("asinh"),
-    math.AcoshOp: _libm("acosh"), math.AtanhOp: _libm("atanh"), math.Atan2Op: _libm("atan2"),
-}  # fmt: skip
+    math.CbrtOp: _cbrt,
+    math.FPowIOp: _fpowi,
+    math.IPowIOp: intops.ipow,
+}
 """op class -> fn(cx, op, *operands); add a line here for a new arith/math op."""
 
-__all__ = ["EMIT", "Cx", "Unsupported", "compute_type", "storage_type", "widen", "narrow", "round_to", "F32", "F64", "I64"]
+__all__ = [
+    "EMIT",
+    "Cx",
+    "Unsupported",
+    "compute_type",
+    "storage_type",
+    "widen",
+    "narrow",
+    "round_to",
+    "F32",
+    "F64",
+    "I64",
+]

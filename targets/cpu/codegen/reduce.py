@@ -62,7 +62,10 @@ def combine(b: ir.IRBuilder, kind: str, t, acc, x):
         # run faster this way; a max pool after a relu runs slower, whole models alike (docs/cpu-target.md).
         beats = b.fcmp_ordered(">" if kind == "max" else "<", x, acc)
         return b.select(b.fcmp_unordered("uno", x, x), x, b.select(beats, x, acc))
-    name = ("llvm.umax" if kind == "max" else "llvm.umin") if is_unsigned(t) else ("llvm.smax" if kind == "max" else "llvm.smin")
+    if is_unsigned(t):
+        name = "llvm.umax" if kind == "max" else "llvm.umin"
+    else:
+        name = "llvm.smax" if kind == "max" else "llvm.smin"
     return _call(b, name, acc, x)
 
 

@@ -48,10 +48,13 @@ class Space:
         # native width, then one masked native vector: a short runtime row would otherwise be one masked wide vector
         native = jit.host().lanes(32)
         self.narrow = native if self.mode == "A" and self.L and native < self.L else None
-        self.outer = [d for d in nest.parallel_dims() if self.ext_static[d] != 1 and not (self.mode == "B" and d == self.v)]
+        parallel_v = self.v if self.mode == "B" else None
+        self.outer = [d for d in nest.parallel_dims() if self.ext_static[d] != 1 and d != parallel_v]
         self.tile, self.blocked = choose_tile(self, tile)
-        # every vector of a lanes loop starts at a multiple of the width: a row's from 0, an item's from a multiple of cols
-        self.aligned = self.L is not None and (self.mode == "A" or bool(self.tile.cols) and self.tile.cols % self.L == 0)
+        # every vector of a lanes loop starts at a multiple of the width: a row's from 0, an item's from a multiple
+        # of cols
+        cols = self.tile.cols
+        self.aligned = self.L is not None and (self.mode == "A" or bool(cols) and cols % self.L == 0)
         # elements one step reads contiguously along v: a row, or an item's columns (None: known at run time)
         self.run = self.ext_static[self.v] if self.v is not None else 1
         if self.mode == "B" and self.tile.cols:

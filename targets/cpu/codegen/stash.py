@@ -16,8 +16,9 @@ from irc.dialects import loop
 from irc.dialects.math_cost import costly_math
 
 
-def stashes(nest: loop.NestOp, reduces: list[loop.ReduceOp], yields: list[SSAValue], opset: set,
-            later: list[int]) -> dict[int, tuple[int, SSAValue]]:  # fmt: skip
+def stashes(
+    nest: loop.NestOp, reduces: list[loop.ReduceOp], yields: list[SSAValue], opset: set, later: list[int]
+) -> dict[int, tuple[int, SSAValue]]:
     """Reduction k -> (output i, the value k reduces): the value stored in output i (one of `later`, written in the
     last pass) by k's pass, for the passes after it. The earliest such value first: it spares the most passes."""
     out: dict[int, tuple[int, SSAValue]] = {}

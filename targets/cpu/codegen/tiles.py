@@ -77,7 +77,8 @@ def default_lanes(nest: loop.NestOp, native: int) -> int:
 def _whole(nest: loop.NestOp, v: int, lanes: int, native: int) -> bool:
     """Do the loads that read whole vectors at the native width still read whole vectors `lanes` wide? Views that
     split the vector dim (heads of 32 columns) do only up to the split's size; past it they would be gathers."""
-    exprs = [e for op in nest.body.block.ops if isinstance(op, loop.LoadOp) and not op.indices for e in op.map.data.results]
+    loads = [op for op in nest.body.block.ops if isinstance(op, loop.LoadOp) and not op.indices]
+    exprs = [e for op in loads for e in op.map.data.results]
     return all(lane_coefficient(e, v, lanes) is not None for e in exprs if lane_coefficient(e, v, native) is not None)
 
 
