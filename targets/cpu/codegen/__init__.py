@@ -14,6 +14,7 @@
     stash.py        values computed in one pass over a row and read in the next
     reduce.py       reduction identities, combines, horizontal combine, blocked float sums
     ops.py          the op table: xDSL arith/math op class -> IRBuilder code (any width)
+    intops.py       the table's integer arithmetic that never traps (division, remainder, shifts, powers)
     types.py        compute and storage types, conversions (f16/bf16 in f32, bool as a byte)
     affine.py       linear forms over runtime cells, bounds of affine maps (what proves a load in bounds)
     ivals.py        index arithmetic that folds ints and broadcasts vectors
