@@ -97,7 +97,7 @@ REDUCTIONS = (tn.SumOp, tn.MeanOp, tn.AmaxOp, tn.AminOp)
 def _reduce_nhwc(op, x: SSAValue, before: list[Operation]) -> list[Operation] | None:
     """op, a reduction of an NCHW view over dims that keep the channels, on x, its NHWC form, the result permuted
     back to NCHW; None where it cannot be. Each lane then sums down its channel, in blocks of partial sums on the
-    CPU (targets/cpu/codegen/reduce.py CASCADE): a mean over 224x224 errs as eager's does."""
+    CPU (targets/cpu/codegen/tuning.py CASCADE): a mean over 224x224 errs as eager's does."""
     dims = list(op.dims.get_values())
     if 1 in dims:
         return None

@@ -25,7 +25,7 @@ from irc.ir.types import DYN
 from .legality import SiblingPlan, VerticalPlan
 
 FREE = ("loop.load", "loop.index", "loop.yield", "arith.constant")
-VECTOR_MIN = 4  # the targets vectorize an innermost dim of at least this extent (targets/cpu/codegen/emit.py MIN_LANES_EXTENT)
+VECTOR_MIN = 4  # the targets vectorize an innermost dim of at least this extent (targets/cpu/codegen/tuning.py MIN_LANES_EXTENT)
 SCALAR_WORK = 256  # math functions run as scalars per call above which a producer stays a kernel of its own
 STREAMING = 1 << 16  # points of a nest whose buffers stream from memory (a sibling fusion must share reads to pay)
 SMALL_SHARE = 16  # a common input this many times smaller than the space is no reason to fuse siblings

@@ -208,7 +208,7 @@ def test_an_nhwc_convolution_returned_nchw_is_copied_by_a_kernel(tmp_path):
 def test_reductions_of_an_nhwc_region_over_its_spatial_dims_match_eager(tmp_path):
     """A global average pool (and a spatial sum, max and min) of an NHWC region's output reduces the NHWC value,
     channels innermost (fold-permutes), each in one op, with eager's numbers: odd sizes, a NaN in one channel, a sum
-    along a 300-long dim (each lane then adds in blocks of partial sums: targets/cpu/codegen/reduce.py CASCADE)."""
+    along a 300-long dim (each lane then adds in blocks of partial sums: targets/cpu/codegen/tuning.py CASCADE)."""
     x, w = torch.randn(2, 5, 20, 15), torch.randn(6, 5, 3, 3)
     x[1, :, 3, 2] = float("nan")
     z = torch.randn(1, 5, 2, 300)

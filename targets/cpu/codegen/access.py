@@ -10,7 +10,6 @@ from llvmlite import ir
 
 from irc.dialects import loop
 
-from . import tuning
 from .affine import Lin
 from .ivals import Lanes, abi_size, add, count, ival, kconst, mangle_el, mul, same, splat
 from .types import narrow, storage_type, widen
@@ -26,14 +25,6 @@ class BufSpec:
     strides: tuple[Lin, ...]
     offset: Lin
     ptr: int  # argv index of the root address
-
-
-def __getattr__(name: str):
-    """The runtime's emission-record key (runtime/compiled.py) still reads the prefetch settings here; they live in
-    tuning.py."""
-    if name in ("PREFETCH", "PREFETCH_MIN_BYTES"):
-        return getattr(tuning, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Access:

@@ -25,14 +25,6 @@ from .types import storage_type
 from .vec import I32, I64
 
 
-def __getattr__(name: str):
-    """The runtime's emission-record key (runtime/compiled.py) still reads STREAM_MIN_BYTES here; it lives in
-    tuning.py."""
-    if name == "STREAM_MIN_BYTES":
-        return tuning.STREAM_MIN_BYTES
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 class Streams:
     """The outputs a kernel may write around the caches (`outputs`: output -> the alignment of its vectors), the
     kernel's items emitted once or twice over (`items`), and its stores of those outputs (`store`)."""

@@ -24,7 +24,7 @@ from llvmlite import ir
 
 from irc import cache as disk
 
-from ..codegen import access, stream
+from ..codegen import tuning
 from ..codegen.affine import Lin
 from ..codegen.emit import BufSpec, emit_kernel
 from ..codegen.tiles import DEFAULT_TILE, Tile, default_lanes
@@ -210,7 +210,7 @@ class Compiled:
         h = jit.host()
         launches = repr([(ln.key, self.built_variant(ln)) for ln in self.launches])
         return disk.make_key("emitted", self.key, launches, str(self.lanes), str(parallel.runtime() is not None),
-                             f"prefetch={access.PREFETCH},{access.PREFETCH_MIN_BYTES},stream={stream.STREAM_MIN_BYTES}",  # each changes the code
+                             f"prefetch={tuning.PREFETCH},{tuning.PREFETCH_MIN_BYTES},stream={tuning.STREAM_MIN_BYTES}",  # each changes the code
                              h.triple, h.cpu, h.features, jit.versions(), disk.sources("targets/cpu", "ir", "dialects"))  # fmt: skip
 
     def _from_record(self, key: str):
