@@ -1,7 +1,7 @@
 """irc: an MLIR-style torch.compile backend on xDSL.
 
-    torch.compile(model, backend=irc.backend)        # or backend="irc" once installed
-    irc.explain(fn, *inputs)                         # compile, run, and report what irc did
+torch.compile(model, backend=irc.backend)        # or backend="irc" once installed
+irc.explain(fn, *inputs)                         # compile, run, and report what irc did
 """
 
 from . import lifetime

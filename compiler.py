@@ -44,12 +44,14 @@ def record(module: ModuleOp, args: list[ArgSpec], opts: Options, matmul: str | N
     the arguments the target's rules read (irc.args) and how the caller lays out each input (@main's
     irc.input_layout, which fold-permutes reads)."""
     matmul = matmul or ("loops" if opts.matmul == "loops" else "extern")
-    module.attributes[PLAN] = DictionaryAttr({
-        "target": StringAttr(opts.target),
-        "attention": BoolAttr.from_bool(opts.attention),
-        "layout": StringAttr(opts.layout),
-        "matmul": StringAttr(matmul),
-    })  # fmt: skip
+    module.attributes[PLAN] = DictionaryAttr(
+        {
+            "target": StringAttr(opts.target),
+            "attention": BoolAttr.from_bool(opts.attention),
+            "layout": StringAttr(opts.layout),
+            "matmul": StringAttr(matmul),
+        }
+    )
     module.attributes[ARGS] = ArrayAttr([a.to_attr() for a in args])
     orders = [(memory_order(a.sizes, a.strides) if a.kind == "tensor" else None) or () for a in args]
     record_orders(module, INPUT_ATTR, orders)
@@ -62,8 +64,9 @@ def plan_of(module: ModuleOp) -> Plan:
     if not isinstance(rec, DictionaryAttr):
         return Plan()
     d = rec.data
-    opts = replace(Options(), target=d["target"].data, attention=bool(d["attention"].value.data),
-                   layout=d["layout"].data)  # fmt: skip
+    opts = replace(
+        Options(), target=d["target"].data, attention=bool(d["attention"].value.data), layout=d["layout"].data
+    )
     args = [ArgSpec.from_attr(a) for a in module.attributes[ARGS].data] if ARGS in module.attributes else []
     rules = targets.get(opts.target).rules(args, opts)
     return Plan(attention=opts.attention, layout=opts.layout, matmul=d["matmul"].data, rules=rules)
@@ -82,8 +85,17 @@ class Attempt:
     mem_key: str | None = None
 
 
-def build(module: ModuleOp, args: list[ArgSpec], opts: Options, rep: report.GraphReport, dump=None, *,
-          instruments=(), refold=None, built: dict[str, str] | None = None) -> Run:  # fmt: skip
+def build(
+    module: ModuleOp,
+    args: list[ArgSpec],
+    opts: Options,
+    rep: report.GraphReport,
+    dump=None,
+    *,
+    instruments=(),
+    refold=None,
+    built: dict[str, str] | None = None,
+) -> Run:
     """A tensor-stage module (consumed) -> a runnable graph, under the fallback policy above.
 
     dump(stage, text_of) writes a stage's text; `instruments` run around every tensor-opt pass (the result
@@ -100,7 +112,9 @@ def build(module: ModuleOp, args: list[ArgSpec], opts: Options, rep: report.Grap
     progress_stage("tensor-opt")
     try:
         # the verifier after every pass only with options={"verify": True}; else once at the end of each stage
-        done = pipeline.run(module, plan, stop="tensor-opt", dump=stage_dump, verify=opts.verify, instruments=instruments)
+        done = pipeline.run(
+            module, plan, stop="tensor-opt", dump=stage_dump, verify=opts.verify, instruments=instruments
+        )
     except ResultMismatch as e:  # an irc bug: the graph runs eagerly (or strict raises), the report names the pass
         rep.verify_failure = str(e)
         raise
@@ -141,7 +155,9 @@ def build(module: ModuleOp, args: list[ArgSpec], opts: Options, rep: report.Grap
         record(mem, args, opts, matmul)
         a = Attempt(matmul)
         try:
-            done = pipeline.run(mem, replace(plan, matmul=matmul), start="tensor-opt", dump=stage_dump, cache_key=mem_key)
+            done = pipeline.run(
+                mem, replace(plan, matmul=matmul), start="tensor-opt", dump=stage_dump, cache_key=mem_key
+            )
         except Exception as e:  # a lowering bug: the graph still runs, on the reference at tensor-opt
             if opts.strict:
                 raise
@@ -157,8 +173,12 @@ def build(module: ModuleOp, args: list[ArgSpec], opts: Options, rep: report.Grap
         except TargetError as e:  # the target cannot take this @main: the mem-stage reference runs it
             if opts.strict:
                 raise
-            fallbacks_log.warning("irc: the %s target cannot take graph %d (%s); it runs on the mem-stage reference",
-                                  target.name, rep.index, e)  # fmt: skip
+            fallbacks_log.warning(
+                "irc: the %s target cannot take graph %d (%s); it runs on the mem-stage reference",
+                target.name,
+                rep.index,
+                e,
+            )
             a.run, _ = targets.get("reference").compile(mem, args, opts)
             a.notes = Notes(target_fallbacks=[("graph", str(e))])
         return a
@@ -193,8 +213,9 @@ def build(module: ModuleOp, args: list[ArgSpec], opts: Options, rep: report.Grap
     return chosen.run
 
 
-def resume(mem: ModuleOp, args: list[ArgSpec], opts: Options, rep: report.GraphReport, lowered: Lowered,
-           key: str | None = None) -> Run:  # fmt: skip
+def resume(
+    mem: ModuleOp, args: list[ArgSpec], opts: Options, rep: report.GraphReport, lowered: Lowered, key: str | None = None
+) -> Run:
     """A mem-stage module (a warm start's, from the disk cache) compiled by the target; raises what it raises."""
     target = targets.get(opts.target)
     run, notes = target.compile(mem, args, opts, key=key, label=f"graph{rep.index}" if rep.index >= 0 else "")
@@ -203,8 +224,16 @@ def resume(mem: ModuleOp, args: list[ArgSpec], opts: Options, rep: report.GraphR
     return run
 
 
-_NOTED = ("kernels", "cache_hit", "target_fallbacks", "python_steps", "mode_notes", "extern_paths",
-          "in_place_writes", "kernel_resources")  # fmt: skip
+_NOTED = (
+    "kernels",
+    "cache_hit",
+    "target_fallbacks",
+    "python_steps",
+    "mode_notes",
+    "extern_paths",
+    "in_place_writes",
+    "kernel_resources",
+)
 
 
 def _write(rep: report.GraphReport, target: str, opts: Options, notes: Notes) -> None:

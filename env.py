@@ -62,7 +62,11 @@ class Variable:
             return value
         if self.kind == "choice" and value in self.choices:
             return value
-        if self.kind == "choices" and (items := [v.strip() for v in value.split(",")]) and set(items) <= set(self.choices):
+        if (
+            self.kind == "choices"
+            and (items := [v.strip() for v in value.split(",")])
+            and set(items) <= set(self.choices)
+        ):
             return tuple(dict.fromkeys(items))
         close = difflib.get_close_matches(value, self.choices, n=1) if self.kind == "choice" else []
         hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -85,16 +89,40 @@ def parse_size(text: str) -> int:
 _ALL = (
     Variable("IRC_LOGS", "logs", None, "switch on log topics and print them on stderr (see Logging)"),
     Variable("IRC_PROGRESS", "flag", "1", "a progress line on stderr for compiles slower than a second"),
-    Variable("IRC_DUMP_DIR", "path", None, "default of the `dump_dir` option: write every stage's IR of every graph there"),
-    Variable("IRC_CPU_STRICT", "flag", "0", "default of the `strict` option: irc's compile errors raise instead of falling back (to eager, or to the reference target)"),
+    Variable(
+        "IRC_DUMP_DIR", "path", None, "default of the `dump_dir` option: write every stage's IR of every graph there"
+    ),
+    Variable(
+        "IRC_CPU_STRICT",
+        "flag",
+        "0",
+        "default of the `strict` option: irc's compile errors raise instead of falling back (to eager, or to the reference target)",
+    ),
     Variable("IRC_CACHE", "flag", "1", "the on-disk cache of compiled code for the process"),
-    Variable("IRC_CACHE_DIR", "path", None, "where the cache lives (unset: `$XDG_CACHE_HOME/irc`, else `~/.cache/irc`)"),
+    Variable(
+        "IRC_CACHE_DIR", "path", None, "where the cache lives (unset: `$XDG_CACHE_HOME/irc`, else `~/.cache/irc`)"
+    ),
     Variable("IRC_CACHE_MAX_SIZE", "size", "1G", "cap of the on-disk cache; least recently used entries go first"),
     Variable("IRC_POOL_BYTES", "size", "1G", "cpu: most free buffer memory the allocator pool keeps for reuse"),
-    Variable("IRC_HUGE_PAGES", "flag", "1", "cpu: large buffers on transparent huge pages, pooled (0: torch's allocator for everything)"),
-    Variable("IRC_PARALLEL_MIN_WORK", "count", "65536", "cpu: least work (elements) of a launch before it runs on torch's threads"),
+    Variable(
+        "IRC_HUGE_PAGES",
+        "flag",
+        "1",
+        "cpu: large buffers on transparent huge pages, pooled (0: torch's allocator for everything)",
+    ),
+    Variable(
+        "IRC_PARALLEL_MIN_WORK",
+        "count",
+        "65536",
+        "cpu: least work (elements) of a launch before it runs on torch's threads",
+    ),
     Variable("IRC_PREFETCH", "count", "2048", "cpu: bytes a streaming load prefetches ahead (0: no prefetch)"),
-    Variable("IRC_STREAM_STORES", "size", None, "cpu: a pointwise kernel writes an output of at least this size with non-temporal stores, around the caches (unset: 3/4 of the last-level cache; 0: never)"),
+    Variable(
+        "IRC_STREAM_STORES",
+        "size",
+        None,
+        "cpu: a pointwise kernel writes an output of at least this size with non-temporal stores, around the caches (unset: 3/4 of the last-level cache; 0: never)",
+    ),
     Variable(
         "IRC_EXTERN_PATH",
         "choice",
@@ -109,11 +137,37 @@ _ALL = (
         "triton: also compile every kernel ahead of time for these GPUs and put registers, spills and shared memory in the compile report",
         choices=("sm_80", "sm_90", "gfx942"),
     ),
-    Variable("TORCH_COMPILE_DEBUG", "torch", None, "torch's debug switch: `1`, without `dump_dir` or IRC_DUMP_DIR, makes irc dump into `<torch's debug dir>/irc`"),
-    Variable("TORCH_LOGS", "torch", None, "torch's log settings: irc's loggers are the names `irc` and `irc_<topic>` (see Logging)"),
-    Variable("IRC_TEST_TARGET", "choice", None, "run tests/numeric on this target", choices=("cpu", "reference", "triton"), development=True),
-    Variable("IRC_OPINFO_FULL", "flag", "0", "tests/opinfo: every OpInfo sample instead of the CI subset", development=True),
-    Variable("IRC_FUZZ_PROFILE", "choice", "irc-fuzz-ci", "the Hypothesis profile of tests/fuzz", choices=("irc-fuzz-ci", "irc-fuzz-long"), development=True),
+    Variable(
+        "TORCH_COMPILE_DEBUG",
+        "torch",
+        None,
+        "torch's debug switch: `1`, without `dump_dir` or IRC_DUMP_DIR, makes irc dump into `<torch's debug dir>/irc`",
+    ),
+    Variable(
+        "TORCH_LOGS",
+        "torch",
+        None,
+        "torch's log settings: irc's loggers are the names `irc` and `irc_<topic>` (see Logging)",
+    ),
+    Variable(
+        "IRC_TEST_TARGET",
+        "choice",
+        None,
+        "run tests/numeric on this target",
+        choices=("cpu", "reference", "triton"),
+        development=True,
+    ),
+    Variable(
+        "IRC_OPINFO_FULL", "flag", "0", "tests/opinfo: every OpInfo sample instead of the CI subset", development=True
+    ),
+    Variable(
+        "IRC_FUZZ_PROFILE",
+        "choice",
+        "irc-fuzz-ci",
+        "the Hypothesis profile of tests/fuzz",
+        choices=("irc-fuzz-ci", "irc-fuzz-long"),
+        development=True,
+    ),
     Variable(
         "IRC_TEST_MISCOMPILE",
         "choice",

@@ -15,7 +15,11 @@ from irc import env
 MODES = ("default", "reduce-overhead", "max-autotune")
 # inductor's mode names irc gives the same meaning: irc has no CUDA graphs to leave out
 MODE_ALIASES = {"max-autotune-no-cudagraphs": "max-autotune"}
-LAYOUTS = ("auto", "nchw", "nhwc")  # convolution regions: chosen by the cost model (lowering/select_layout.py), or forced
+LAYOUTS = (
+    "auto",
+    "nchw",
+    "nhwc",
+)  # convolution regions: chosen by the cost model (lowering/select_layout.py), or forced
 TARGETS = ("cpu", "reference", "triton")
 # "auto": the library's, except that cpu max-autotune measures generated against library for small products;
 # "extern": torch's kernels; "loops": irc's generated loop nests (lowering/matmul_loops.py), the epilogue fused;
@@ -29,13 +33,23 @@ class Options:
     target: str = "cpu"  # where compiled graphs run: "cpu" (llvmlite-JITed kernels), "triton" (generated Triton kernels) or "reference" (the torch-backed tn executor); not named, GPU tensors take "triton" (dynamo/backend.py)
     dump_dir: str | None = None  # write every stage's IR of every graph here
     strict: bool = False  # raise irc's own compile errors instead of running that graph eagerly
-    verify: bool = False  # run each graph before and after every pass on random inputs; a pass that changes the result is reported
-    freeze: bool | None = None  # inference graphs: parameters become constants, BatchNorm and constants folded, checked per call (frontend/freeze.py); None or "auto" (the default) and True: on; False: off
+    verify: bool = (
+        False  # run each graph before and after every pass on random inputs; a pass that changes the result is reported
+    )
+    freeze: bool | None = (
+        None  # inference graphs: parameters become constants, BatchNorm and constants folded, checked per call (frontend/freeze.py); None or "auto" (the default) and True: on; False: off
+    )
     attention: bool = True  # attention as one tn.sdpa: torch's calls (frontend/importers/nn.py), written-out patterns (lowering/fuse_attention.py)
-    layout: str = "auto"  # per convolution region: "auto" (cost model: conversions, measured conv speed), "nchw" or "nhwc"
-    matmul: str = "auto"  # matrix products: "auto", "extern", "loops" (generated nests) or, on triton, "dot" (see MATMULS)
+    layout: str = (
+        "auto"  # per convolution region: "auto" (cost model: conversions, measured conv speed), "nchw" or "nhwc"
+    )
+    matmul: str = (
+        "auto"  # matrix products: "auto", "extern", "loops" (generated nests) or, on triton, "dot" (see MATMULS)
+    )
     cache: bool = True  # reuse compiled code and extern choices from the on-disk cache (IRC_CACHE_DIR, see cache.py)
-    eager_ops: frozenset[str] = frozenset()  # aten ops run by eager torch ("aten::addmm" every overload, "aten::addmm.default" one)
+    eager_ops: frozenset[str] = (
+        frozenset()
+    )  # aten ops run by eager torch ("aten::addmm" every overload, "aten::addmm.default" one)
 
     @classmethod
     def resolve(cls, mode: str | None = None, options: dict[str, Any] | None = None) -> "Options":
@@ -51,7 +65,9 @@ class Options:
         valid = [f.name for f in fields(cls)]
         if unknown := sorted(set(options) - set(valid)):
             hints = "".join(_did_you_mean(u, valid) for u in unknown)
-            raise ValueError(f"irc: unknown option(s) {', '.join(map(repr, unknown))}{hints}; valid options: {', '.join(valid)}")
+            raise ValueError(
+                f"irc: unknown option(s) {', '.join(map(repr, unknown))}{hints}; valid options: {', '.join(valid)}"
+            )
         _check_choice("target", options.get("target", "cpu"), TARGETS, "targets")
         _check_choice("layout", options.get("layout", "auto"), LAYOUTS, "layouts")
         if not (options.get("freeze") is None or isinstance(options["freeze"], bool) or options["freeze"] == "auto"):
@@ -83,7 +99,9 @@ def _did_you_mean(word, choices) -> str:
 
 def _check_choice(what: str, value, choices, plural: str) -> None:
     if value not in choices:
-        raise ValueError(f"irc: unknown {what} {value!r}{_did_you_mean(value, choices)}; valid {plural}: {', '.join(choices)}")
+        raise ValueError(
+            f"irc: unknown {what} {value!r}{_did_you_mean(value, choices)}; valid {plural}: {', '.join(choices)}"
+        )
 
 
 def _dump_dir_from_env() -> str | None:
@@ -102,7 +120,9 @@ def eager_op_names(ops) -> frozenset[str]:
     import torch
 
     if isinstance(ops, (str, torch._ops.OpOverload, torch._ops.OpOverloadPacket)) or not hasattr(ops, "__iter__"):
-        raise ValueError("irc: option 'eager_ops' must be a list of aten op names, e.g. ['aten.addmm', 'aten.mm.default']")
+        raise ValueError(
+            "irc: option 'eager_ops' must be a list of aten op names, e.g. ['aten.addmm', 'aten.mm.default']"
+        )
     known = {name.split(".")[0] for name in torch._C._dispatch_get_all_op_names()}
     names = set()
     for op in ops:

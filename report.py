@@ -28,13 +28,19 @@ class GraphReport:
     intermediate_bytes: int = 0  # sum of all intermediates (no reuse)
     fusion_refusals: list[str] = field(default_factory=list)
     cache_hit: bool | None = None  # cpu: the machine code came from the on-disk cache
-    target_fallbacks: list[tuple[str, str]] = field(default_factory=list)  # (kernel or extern, why it runs on the reference)
+    target_fallbacks: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # (kernel or extern, why it runs on the reference)
     layouts: list[str] = field(default_factory=list)  # per convolution region: the layout select-layout chose, and why
     mode: str = "default"  # the compile mode (options.MODES)
     python_steps: int | None = None  # cpu: Python-level steps one call runs (a JITed launcher counts as one)
     mode_notes: list[str] = field(default_factory=list)  # cpu: what the mode did (launchers, autotuned choices)
-    extern_paths: dict[str, str] = field(default_factory=dict)  # cpu: extern problem -> library path it took (filled by calls)
-    kernel_resources: list[str] = field(default_factory=list)  # triton: per kernel and GPU compiled for, registers, spills, shared memory
+    extern_paths: dict[str, str] = field(
+        default_factory=dict
+    )  # cpu: extern problem -> library path it took (filled by calls)
+    kernel_resources: list[str] = field(
+        default_factory=list
+    )  # triton: per kernel and GPU compiled for, registers, spills, shared memory
     input_writes: int = 0  # inputs the graph writes (AOT autograd's kept input mutations: an optimizer step)
     in_place_writes: int = 0  # cpu: of those, the ones the program computes in the input's own memory (no copy)
 
@@ -58,7 +64,9 @@ class GraphReport:
         if self.attention:
             lines.append(f"  attention: {self.attention} tn.sdpa (scaled_dot_product_attention)")
         ops = sum(self.imported.values())
-        lines.append(f"  imported {ops} aten calls ({len(self.imported)} distinct ops), {len(self.fallbacks)} eager fallbacks")
+        lines.append(
+            f"  imported {ops} aten calls ({len(self.imported)} distinct ops), {len(self.fallbacks)} eager fallbacks"
+        )
         for target, reason in sorted(set(self.fallbacks)):
             lines.append(f"    fallback {target}: {reason}")
         lines += [f"  layout {note}" for note in self.layouts]
@@ -70,16 +78,22 @@ class GraphReport:
             lines += [f"    unfused {r}" for r in sorted(set(self.fusion_refusals))]
         if self.target == "cpu":
             cached = {True: ", from the disk cache", False: ", compiled", None: ""}[self.cache_hit]
-            lines.append(f"  cpu: {self.kernels} JITed kernels{cached}, {len(self.target_fallbacks)} on the reference evaluator")
+            lines.append(
+                f"  cpu: {self.kernels} JITed kernels{cached}, {len(self.target_fallbacks)} on the reference evaluator"
+            )
             for what, reason in self.target_fallbacks:
                 lines.append(f"    reference {what}: {reason}")
             if self.input_writes:
-                lines.append(f"  writes {self.input_writes} inputs, {self.in_place_writes} of them in place (the others copied after a call)")
+                lines.append(
+                    f"  writes {self.input_writes} inputs, {self.in_place_writes} of them in place (the others copied after a call)"
+                )
             lines.append(f"  mode {self.mode}: a call runs {self.python_steps} Python steps")
             lines += [f"    {note}" for note in self.mode_notes]
             lines += [f"    extern {problem}: {path}" for problem, path in self.extern_paths.items()]
         elif self.target == "triton":
-            lines.append(f"  triton: {self.kernels} generated kernels, {len(self.target_fallbacks)} on the reference evaluator")
+            lines.append(
+                f"  triton: {self.kernels} generated kernels, {len(self.target_fallbacks)} on the reference evaluator"
+            )
             lines += [f"    reference {what}: {reason}" for what, reason in self.target_fallbacks]
             lines += [f"    {line}" for line in self.kernel_resources]
         elif self.target:

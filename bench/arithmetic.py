@@ -109,7 +109,9 @@ def _mix_module(lanes: int) -> ir.Module:
         new = []
         for k, a in enumerate(accs):
             kind = mix[k % len(mix)]
-            new.append(b.call(fma, [a, one, tiny]) if kind == "fma" else b.fmul(a, one) if kind == "mul" else b.fadd(a, tiny))
+            new.append(
+                b.call(fma, [a, one, tiny]) if kind == "fma" else b.fmul(a, one) if kind == "mul" else b.fadd(a, tiny)
+            )
         nxt = b.add(i, ir.Constant(ir.IntType(64), 1))
         b.cbranch(b.icmp_signed("<", nxt, f.args[0]), body, done)
         i.add_incoming(ir.Constant(ir.IntType(64), 0), entry)

@@ -61,8 +61,13 @@ def kernel_summary(g, st, vals=()) -> str:
     """What a launch computes, for the report: its output shapes and the math and reductions in its body
     ("2048x256 [reduce, rsqrt]")."""
     nest = g.kernels[st.op.callee.root_reference.data]
-    ops = sorted({op.name.removeprefix("math.").removeprefix("loop.") for op in nest.walk()
-                  if op.name.startswith("math.") or op.name == "loop.reduce"})  # fmt: skip
+    ops = sorted(
+        {
+            op.name.removeprefix("math.").removeprefix("loop.")
+            for op in nest.walk()
+            if op.name.startswith("math.") or op.name == "loop.reduce"
+        }
+    )
     outs = ", ".join("x".join(map(str, shape(b, vals))) for b in st.outs)
     return outs + (f" [{', '.join(ops)}]" if ops else "")
 
@@ -77,7 +82,9 @@ def _results(g, st) -> list:
 
 
 def extern_bytes(g, st, vals=()) -> int:
-    return sum(footprint(b, vals) for b in st.ins if hasattr(b, "sizes")) + sum(footprint(b, vals) for b in _results(g, st))
+    return sum(footprint(b, vals) for b in st.ins if hasattr(b, "sizes")) + sum(
+        footprint(b, vals) for b in _results(g, st)
+    )
 
 
 def problem(g, st, vals=()) -> dict | None:
@@ -85,12 +92,21 @@ def problem(g, st, vals=()) -> dict | None:
     op = _inner(st)
     if op is None:
         return None
-    p = {"op": op.name, "shapes": [shape(b, vals) for b in st.ins if hasattr(b, "sizes")],
-         "out": shape(_results(g, st)[0], vals), "dtype": str(st.ins[0].dtype).removeprefix("torch.")}  # fmt: skip
+    p = {
+        "op": op.name,
+        "shapes": [shape(b, vals) for b in st.ins if hasattr(b, "sizes")],
+        "out": shape(_results(g, st)[0], vals),
+        "dtype": str(st.ins[0].dtype).removeprefix("torch."),
+    }
     if isinstance(op, tn.ConvolutionOp):
-        p.update(stride=list(op.stride.get_values()), padding=list(op.padding.get_values()),
-                 dilation=list(op.dilation.get_values()), groups=op.groups.value.data,
-                 transposed=op.transposed is not None, channels_last=op.channels_last is not None)  # fmt: skip
+        p.update(
+            stride=list(op.stride.get_values()),
+            padding=list(op.padding.get_values()),
+            dilation=list(op.dilation.get_values()),
+            groups=op.groups.value.data,
+            transposed=op.transposed is not None,
+            channels_last=op.channels_last is not None,
+        )
     if isinstance(op, tn.ScaledDotProductAttentionOp):
         p["scale"] = op.scale.value.data
         p["bool_mask"] = len(p["shapes"]) > 3 and st.ins[3].dtype == torch.bool
@@ -100,8 +116,14 @@ def problem(g, st, vals=()) -> dict | None:
 def describe(p: dict) -> str:
     dims = ["x".join(map(str, s)) for s in p["shapes"]]
     if p["op"] == "tn.convolution":  # everything the best time depends on: it keys the measurements
-        extra = "".join((f" d{p['dilation']}" if set(p["dilation"]) != {1} else "", f" g{p['groups']}" if p["groups"] != 1 else "",
-                         " +bias" if len(dims) > 2 else "", " NHWC" if p["channels_last"] else ""))  # fmt: skip
+        extra = "".join(
+            (
+                f" d{p['dilation']}" if set(p["dilation"]) != {1} else "",
+                f" g{p['groups']}" if p["groups"] != 1 else "",
+                " +bias" if len(dims) > 2 else "",
+                " NHWC" if p["channels_last"] else "",
+            )
+        )
         return f"{p['op']} {dims[0]} * {dims[1]} s{p['stride']} p{p['padding']}{extra} {p['dtype']}"
     return f"{p['op']} {' @ '.join(dims[:2]) if p['op'] in ('tn.mm', 'tn.addmm', 'tn.bmm') else ', '.join(dims)} {p['dtype']}"
 
@@ -177,17 +199,25 @@ def candidates(p: dict) -> dict:
         a, b, w, out = r(m, k), r(k, n), r(n, k), torch.empty(m, n, dtype=dtype)
         bias = r(n) if p["op"] == "tn.addmm" else None
         if bias is None:
-            c = {"torch.mm": lambda: torch.mm(a, b, out=out), "torch.mm (weight^T)": lambda: torch.mm(a, w.t(), out=out)}
+            c = {
+                "torch.mm": lambda: torch.mm(a, b, out=out),
+                "torch.mm (weight^T)": lambda: torch.mm(a, w.t(), out=out),
+            }
         else:
-            c = {"torch.addmm": lambda: torch.addmm(bias, a, b, out=out),
-                 "torch.addmm (weight^T)": lambda: torch.addmm(bias, a, w.t(), out=out)}  # fmt: skip
+            c = {
+                "torch.addmm": lambda: torch.addmm(bias, a, b, out=out),
+                "torch.addmm (weight^T)": lambda: torch.addmm(bias, a, w.t(), out=out),
+            }
         kern = externs.LinearKernel(w, bias, constant=True)
         c.update({f"linear {path}": (lambda path=path: kern.run(a, path)) for path in kern.paths()})
         return c
     if p["op"] == "tn.bmm":
         (bt, m, k), n = s[0], s[1][2]
         a, b, bt_, out = r(bt, m, k), r(bt, k, n), r(bt, n, k), torch.empty(bt, m, n, dtype=dtype)
-        return {"torch.bmm": lambda: torch.bmm(a, b, out=out), "torch.bmm (b^T)": lambda: torch.bmm(a, bt_.transpose(1, 2), out=out)}
+        return {
+            "torch.bmm": lambda: torch.bmm(a, b, out=out),
+            "torch.bmm (b^T)": lambda: torch.bmm(a, bt_.transpose(1, 2), out=out),
+        }
     if p["op"] == "tn.convolution":
         if p["transposed"] or len(s[1]) != 4:
             return {}
@@ -198,7 +228,9 @@ def candidates(p: dict) -> dict:
         kern = externs.ConvKernel(w, b, p["stride"], p["padding"], p["dilation"], p["groups"], constant=True)
         c = {}
         for layout, xs in (("NCHW", x), ("channels-last", x.contiguous(memory_format=torch.channels_last))):
-            c.update({f"conv {path}, {layout} input": (lambda path=path, xs=xs: kern.run(xs, path)) for path in kern.paths()})
+            c.update(
+                {f"conv {path}, {layout} input": (lambda path=path, xs=xs: kern.run(xs, path)) for path in kern.paths()}
+            )
         return c
     q, k, v = r(*s[0]), r(*s[1]), r(*s[2])
     mask = None if len(s) < 4 else torch.rand(*s[3]) > 0.1 if p["bool_mask"] else r(*s[3])

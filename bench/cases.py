@@ -97,6 +97,7 @@ def bucketize(x, boundaries):
 
 def _search(n: int, m: int):
     """n values against m sorted boundaries."""
+
     def make():
         g = torch.Generator().manual_seed(0)
         return bucketize, (torch.randn(n, generator=g), torch.randn(m, generator=g).sort().values)
@@ -115,10 +116,27 @@ def _model(demo):
 
 
 MICRO = (
-    Case("transcendental-chain", _micro(chain, (4096, 4096)), "micro", "((x*2+1).relu()*x.sigmoid()).tanh(), 4096x4096", bandwidth=True),
-    Case("bandwidth-chain", _micro(bw_chain, (4096, 4096), (4096, 4096)), "micro", "(x*2+1).relu()*y, 4096x4096", bandwidth=True),
-    Case("softmax-layernorm", _micro(softmax_layer_norm, (2048, 1024)), "micro", "layer_norm(softmax(x, -1)), 2048x1024",
-         bandwidth=True),  # fmt: skip
+    Case(
+        "transcendental-chain",
+        _micro(chain, (4096, 4096)),
+        "micro",
+        "((x*2+1).relu()*x.sigmoid()).tanh(), 4096x4096",
+        bandwidth=True,
+    ),
+    Case(
+        "bandwidth-chain",
+        _micro(bw_chain, (4096, 4096), (4096, 4096)),
+        "micro",
+        "(x*2+1).relu()*y, 4096x4096",
+        bandwidth=True,
+    ),
+    Case(
+        "softmax-layernorm",
+        _micro(softmax_layer_norm, (2048, 1024)),
+        "micro",
+        "layer_norm(softmax(x, -1)), 2048x1024",
+        bandwidth=True,
+    ),
     Case("row-sum", _micro(row_sum, (4096, 4096)), "micro", "x.sum(-1), 4096x4096", bandwidth=True),
     # generated binary search (frontend/searching.py) against eager's kernel
     Case("bucketize", _search(1 << 20, 1000), "micro", "torch.bucketize(x, boundaries), 2^20 values, 1,000 boundaries"),
@@ -127,14 +145,36 @@ MICRO = (
 MODES = (("reduce-overhead", {"mode": "reduce-overhead"}), ("max-autotune", {"mode": "max-autotune"}))
 # what max-autotune's tile sizes and its generated-or-library matmul choice buy (issue 8)
 MICRO += (
-    Case("column-sum", _micro(column_sum, (4096, 4096)), "micro", "x.sum(0), 4096x4096", bandwidth=True,
-         variants=MODES[1:]),  # fmt: skip
-    Case("transpose-copy", _micro(transpose_copy, (2048, 2048)), "micro", "x.t().contiguous(), 2048x2048", bandwidth=True,
-         variants=MODES[1:]),  # fmt: skip
-    Case("transposed-pointwise", _micro(transposed_pointwise, (2048, 2048)), "micro",
-         "x.t() * 2 + 1, 2048x2048 (eager returns it column-major)", bandwidth=True),  # fmt: skip
-    Case("small-linear", _micro(small_linear, (16, 64), (64, 64), (64,)), "micro", "relu(x @ w + b), 16x64x64",
-         variants=(*MODES, ("loops", {"options": {"matmul": "loops"}}))),  # fmt: skip
+    Case(
+        "column-sum",
+        _micro(column_sum, (4096, 4096)),
+        "micro",
+        "x.sum(0), 4096x4096",
+        bandwidth=True,
+        variants=MODES[1:],
+    ),
+    Case(
+        "transpose-copy",
+        _micro(transpose_copy, (2048, 2048)),
+        "micro",
+        "x.t().contiguous(), 2048x2048",
+        bandwidth=True,
+        variants=MODES[1:],
+    ),
+    Case(
+        "transposed-pointwise",
+        _micro(transposed_pointwise, (2048, 2048)),
+        "micro",
+        "x.t() * 2 + 1, 2048x2048 (eager returns it column-major)",
+        bandwidth=True,
+    ),
+    Case(
+        "small-linear",
+        _micro(small_linear, (16, 64), (64, 64), (64,)),
+        "micro",
+        "relu(x @ w + b), 16x64x64",
+        variants=(*MODES, ("loops", {"options": {"matmul": "loops"}})),
+    ),
 )
 # the layout choices (issue 8): irc's default is layout=auto (the cost model); these force one layout everywhere
 LAYOUTS = (("nchw", {"options": {"layout": "nchw"}}), ("nhwc", {"options": {"layout": "nhwc"}}))
@@ -145,8 +185,9 @@ ATTENTION = (("no-attention", {"options": {"attention": False}}),)
 FREEZE = (("no-freeze", {"options": {"freeze": False}}),)
 VARIANTS.update({"mini-transformer": ATTENTION, "mini-transformer-mask": ATTENTION})
 VARIANTS["convnet-eval"] = VARIANTS.get("convnet-eval", ()) + FREEZE
-MODELS = tuple(Case(d.name, _model(d), "model", d.description, dynamic=d.dynamic, variants=VARIANTS.get(d.name, ()))
-               for d in DEMOS)  # fmt: skip
+MODELS = tuple(
+    Case(d.name, _model(d), "model", d.description, dynamic=d.dynamic, variants=VARIANTS.get(d.name, ())) for d in DEMOS
+)
 
 
 # -- training (issue 15) ------------------------------------------------------------------------------
@@ -196,13 +237,26 @@ def _no_transformers() -> str | None:
     return None if hf_models.available() else "transformers is not installed: pip install -e .[hf]"
 
 
-TRAIN = tuple(Case(f"train-{d.name.removesuffix('-train')}", _train(d.make), "train", f"train step: {d.description}")
-              for d in DEMOS if d.train and not d.name.startswith("hf-"))  # fmt: skip
+TRAIN = tuple(
+    Case(f"train-{d.name.removesuffix('-train')}", _train(d.make), "train", f"train step: {d.description}")
+    for d in DEMOS
+    if d.train and not d.name.startswith("hf-")
+)
 TRAIN += (
-    Case("train-hf-bert", _train(hf_models.bert), "train", "train step: transformers BERT h256 L4, ids (16,128), mask",
-         skip=_no_transformers),  # fmt: skip
-    Case("train-hf-gpt2", _train(hf_models.gpt2), "train", "train step: transformers GPT-2 h256 L4, ids (16,128)",
-         skip=_no_transformers),  # fmt: skip
+    Case(
+        "train-hf-bert",
+        _train(hf_models.bert),
+        "train",
+        "train step: transformers BERT h256 L4, ids (16,128), mask",
+        skip=_no_transformers,
+    ),
+    Case(
+        "train-hf-gpt2",
+        _train(hf_models.gpt2),
+        "train",
+        "train step: transformers GPT-2 h256 L4, ids (16,128)",
+        skip=_no_transformers,
+    ),
     Case("adamw-step", _adamw_step, "optimizer", "torch.compile(opt.step): AdamW over 8 Linear(512, 512)"),
 )
 TRAINING = ("train", "optimizer")  # kinds whose make takes the compile function and gives a step

@@ -59,8 +59,12 @@ def build(case, backend: str):
     else:
         import irc
 
-        compile_fn = lambda fn: torch.compile(fn, backend=irc.backend, dynamic=case.dynamic,  # noqa: E731
-                                              **case.compile_kwargs(backend))  # fmt: skip
+        compile_fn = lambda fn: torch.compile(
+            fn,
+            backend=irc.backend,
+            dynamic=case.dynamic,  # noqa: E731
+            **case.compile_kwargs(backend),
+        )
     if case.kind in TRAINING:
         return case.make(compile_fn), ()
     fn, inputs = case.make()
@@ -114,7 +118,9 @@ def first_calls(case, backend: str, root: Path, timeout: float) -> dict:
         cmd = [sys.executable, "-m", "irc.bench.compare", "--child", case.name, backend]
         try:
             p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-            out[kind] = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else {"error": p.stderr[-400:]}
+            out[kind] = (
+                json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else {"error": p.stderr[-400:]}
+            )
         except (subprocess.TimeoutExpired, IndexError, ValueError) as e:
             out[kind] = {"error": f"{type(e).__name__}: {e}"[:400]}
     if backend == "eager":
@@ -183,8 +189,11 @@ def _max_error(got, want) -> float:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default=",".join(c.name for c in MODELS + MICRO + TRAIN),
-                    help="comma-separated case names, or the groups models, micro, train")
+    ap.add_argument(
+        "--cases",
+        default=",".join(c.name for c in MODELS + MICRO + TRAIN),
+        help="comma-separated case names, or the groups models, micro, train",
+    )
     ap.add_argument("--budget", type=float, default=4.0, help="seconds of interleaved steady calls per case")
     ap.add_argument("--no-first-call", action="store_true")
     ap.add_argument("--no-roofline", action="store_true", help="leave out the roofline section (bench/roofline.py)")
@@ -203,8 +212,13 @@ def main(argv=None) -> int:
     if unknown := [n for n in names if n not in CASES]:
         ap.error(f"unknown case(s) {unknown}; valid: {', '.join(CASES)}")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    meta = {"torch": torch.__version__, "threads": torch.get_num_threads(), "cpus": os.cpu_count(),
-            "load_before": os.getloadavg(), "started": time.strftime("%Y-%m-%d %H:%M:%S")}  # fmt: skip
+    meta = {
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "cpus": os.cpu_count(),
+        "load_before": os.getloadavg(),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
     meta["copy_gbps"], meta["mm_gflops"] = copy_bandwidth(), mm_gflops()
     from .plots import machine, markdown_links, write_figures
 
@@ -212,8 +226,11 @@ def main(argv=None) -> int:
     from .graph_overhead import measure
 
     meta["overhead"] = {k: v for k, v in measure().items() if k != "calls"}
-    print(f"copy bandwidth {meta['copy_gbps']:.1f} GB/s; 1024^3 mm {meta['mm_gflops']:.0f} GFLOP/s; {meta['threads']} threads; "
-          f"load {meta['load_before'][0]:.1f}", flush=True)  # fmt: skip
+    print(
+        f"copy bandwidth {meta['copy_gbps']:.1f} GB/s; 1024^3 mm {meta['mm_gflops']:.0f} GFLOP/s; {meta['threads']} threads; "
+        f"load {meta['load_before'][0]:.1f}",
+        flush=True,
+    )
     results = {}
     with tempfile.TemporaryDirectory(prefix="irc-bench-") as tmp:
         for name in names:

@@ -76,8 +76,9 @@ def capture(case: str, n: int) -> list[tuple[str, torch.fx.GraphModule]]:
     def step(*args):
         return torch.func.functional_call(model, dict(zip(names, args[: len(names)])), args[len(names) :])
 
-    fn = aot_function(step, fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
-                      decompositions=decomposition_table())  # fmt: skip
+    fn = aot_function(
+        step, fw_compiler=compiler("forward"), bw_compiler=compiler("backward"), decompositions=decomposition_table()
+    )
     if train:
         fn(*values, *inputs).sum().backward()
     else:
@@ -149,11 +150,17 @@ def print_rows(rows: list[dict]) -> None:
     for case in dict.fromkeys(r["case"] for r in rows):
         mine = [r for r in rows if r["case"] == case]
         print(f"\n{case}: processor microseconds per FX node")
-        print(f"  {'':22s}" + "".join(f"{'N=' + str(r['n']):>10s}" for r in mine) + f"{'N' + str(mine[-1]['n']) + '/N' + str(mine[0]['n']):>10s}")
+        print(
+            f"  {'':22s}"
+            + "".join(f"{'N=' + str(r['n']):>10s}" for r in mine)
+            + f"{'N' + str(mine[-1]['n']) + '/N' + str(mine[0]['n']):>10s}"
+        )
         print(f"  {'FX nodes':22s}" + "".join(f"{r['nodes']:>10d}" for r in mine))
         total = lambda r: sum(r["stages"].values())  # noqa: E731
         print(f"  {'total processor s':22s}" + "".join(f"{total(r):>10.2f}" for r in mine))
-        names = [s for s in STAGES] + sorted({p for r in mine for p in r["passes"]}, key=lambda p: -mine[-1]["passes"].get(p, 0))
+        names = [s for s in STAGES] + sorted(
+            {p for r in mine for p in r["passes"]}, key=lambda p: -mine[-1]["passes"].get(p, 0)
+        )
         for i, name in enumerate(names):
             if i == len(STAGES):
                 print("  per pass:")
@@ -168,7 +175,9 @@ def main() -> None:
     ap.add_argument("--max-n", type=int, default=16, help="the largest number of blocks (powers of two up to it)")
     ap.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, of {', '.join(CASES)}")
     ap.add_argument("--dump-mem", type=Path, help="write every graph's mem stage here")
-    ap.add_argument("--profile", action="store_true", help="cProfile the largest N of each case; print the top functions")
+    ap.add_argument(
+        "--profile", action="store_true", help="cProfile the largest N of each case; print the top functions"
+    )
     args = ap.parse_args()
     opts = Options.resolve(options={"cache": False})
     ns = [1 << k for k in range(args.max_n.bit_length()) if 1 << k <= args.max_n]

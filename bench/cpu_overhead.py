@@ -47,7 +47,9 @@ def _kernels():
         parallel.outline(m, k)
     lib = jit.compile_module(m)
     sig = (None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
-    return {name: (lib.function(name, *sig), lib.function(f"{name}_par", *parallel.PAR_SIG)) for name in ("null", "stream")}
+    return {
+        name: (lib.function(name, *sig), lib.function(f"{name}_par", *parallel.PAR_SIG)) for name in ("null", "stream")
+    }
 
 
 def median_us(fn, reps: int) -> float:

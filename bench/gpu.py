@@ -88,8 +88,11 @@ def main(argv=None) -> int:
             continue
         ms = r["ms"]
         rate = f"{r['gb'] / ms['irc'] * 1e3:.0f} ({r['gb'] / ms['irc'] * 1e3 / bw:.0%})" if "gb" in r else ""
-        print(f"| {name} | {ms['eager']:.3f} | {ms['eager'] / ms['inductor']:.2f}x | {ms['eager'] / ms['irc']:.2f}x | "
-              f"{r['first_s']['irc']:.1f} ({r['first_s']['inductor']:.1f}) | {rate} |", flush=True)  # fmt: skip
+        print(
+            f"| {name} | {ms['eager']:.3f} | {ms['eager'] / ms['inductor']:.2f}x | {ms['eager'] / ms['irc']:.2f}x | "
+            f"{r['first_s']['irc']:.1f} ({r['first_s']['inductor']:.1f}) | {rate} |",
+            flush=True,
+        )
     return 0
 
 

@@ -65,7 +65,12 @@ def measure(mode: str = "default", threaded: bool = False) -> dict:
         calls[k] = _median_us(lambda: program(args))
         steps += [t * 1e6 for name, t in program.profile(args, reps=200) if name.startswith("launch")]
     per_launch, per_call = _slope(list(calls), list(calls.values()))
-    return {"per_launch_us": per_launch, "per_call_us": per_call, "launch_step_us": statistics.median(steps), "calls": calls}
+    return {
+        "per_launch_us": per_launch,
+        "per_call_us": per_call,
+        "launch_step_us": statistics.median(steps),
+        "calls": calls,
+    }
 
 
 def train_step(seconds: float = 8.0, threads: int | None = None) -> dict[str, tuple[float, float]]:
@@ -107,8 +112,13 @@ def _train_step(seconds: float) -> dict[str, tuple[float, float]]:
     return {name: (statistics.median(t), sorted(t)[len(t) // 10]) for name, t in times.items()}
 
 
-CROSSOVER = {"relu(2x+1)": lambda x: (x * 2 + 1).relu(), "sin": lambda x: x.sin(), "row sum": lambda x: x.sum(-1),
-             "column sum": lambda x: x.sum(0), "softmax": lambda x: torch.softmax(x, -1)}  # fmt: skip
+CROSSOVER = {
+    "relu(2x+1)": lambda x: (x * 2 + 1).relu(),
+    "sin": lambda x: x.sin(),
+    "row sum": lambda x: x.sum(-1),
+    "column sum": lambda x: x.sum(0),
+    "softmax": lambda x: torch.softmax(x, -1),
+}
 
 
 def crossover(rows=(16, 32, 64, 128, 256), rounds: int = 15) -> None:
@@ -127,8 +137,10 @@ def crossover(rows=(16, 32, 64, 128, 256), rounds: int = 15) -> None:
                 for on, (program, args) in progs.items():
                     samples[on] += _samples_us(lambda: program(args), 40)
             p25 = {on: statistics.quantiles(s, n=4)[0] for on, s in samples.items()}
-            print(f"  {name:11s} {n:4d}x1024 ({n * 1024:7d} elements): serial {p25[False]:8.2f} us, "
-                  f"{torch.get_num_threads()} threads {p25[True]:8.2f} us ({p25[False] / p25[True]:.2f}x)")  # fmt: skip
+            print(
+                f"  {name:11s} {n:4d}x1024 ({n * 1024:7d} elements): serial {p25[False]:8.2f} us, "
+                f"{torch.get_num_threads()} threads {p25[True]:8.2f} us ({p25[False] / p25[True]:.2f}x)"
+            )
 
 
 def main() -> None:
@@ -137,15 +149,23 @@ def main() -> None:
         for threaded in (False, True):
             r = measure(mode, threaded)
             where = "torch's threads" if threaded else "the calling thread"
-            print(f"mode {mode}, kernels on {where}: K kernels -> median call time: "
-                  + ", ".join(f"{k}: {v:.1f} us" for k, v in r["calls"].items()))  # fmt: skip
-            print(f"  per launch (call, output allocation and return): {r['per_launch_us']:.2f} us; "
-                  f"fixed per call: {r['per_call_us']:.2f} us; a launch step alone: {r['launch_step_us']:.2f} us")  # fmt: skip
+            print(
+                f"mode {mode}, kernels on {where}: K kernels -> median call time: "
+                + ", ".join(f"{k}: {v:.1f} us" for k, v in r["calls"].items())
+            )
+            print(
+                f"  per launch (call, output allocation and return): {r['per_launch_us']:.2f} us; "
+                f"fixed per call: {r['per_call_us']:.2f} us; a launch step alone: {r['launch_step_us']:.2f} us"
+            )
     for threads in sorted({1, torch.get_num_threads()}) if "--train-step" in sys.argv else ():
         ms = train_step(threads=threads)
         for q, what in enumerate(("median", "10th percentile")):
-            print(f"MLP batch-32 train step on {threads} thread(s), {what} ms: " + ", ".join(f"{k} {v[q]:.3f}" for k, v in ms.items())
-                  + "; irc / eager: " + ", ".join(f"{k} {v[q] / ms['eager'][q]:.2f}" for k, v in ms.items() if k != "eager"))  # fmt: skip
+            print(
+                f"MLP batch-32 train step on {threads} thread(s), {what} ms: "
+                + ", ".join(f"{k} {v[q]:.3f}" for k, v in ms.items())
+                + "; irc / eager: "
+                + ", ".join(f"{k} {v[q] / ms['eager'][q]:.2f}" for k, v in ms.items() if k != "eager")
+            )
     if "--crossover" in sys.argv:
         crossover()
     print(f"load average at the end {os.getloadavg()[0]:.1f}")

@@ -48,12 +48,20 @@ def bert(batch: int = 16, seq: int = 128, seed: int = 0, **config):
 
     c = {**BENCH, **config}
     torch.manual_seed(seed)
-    cfg = BertConfig(vocab_size=c["vocab"], hidden_size=c["hidden"], num_hidden_layers=c["layers"],
-                     num_attention_heads=c["heads"], intermediate_size=c["ff"], max_position_embeddings=c["max_len"],
-                     num_labels=10, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)  # fmt: skip
+    cfg = BertConfig(
+        vocab_size=c["vocab"],
+        hidden_size=c["hidden"],
+        num_hidden_layers=c["layers"],
+        num_attention_heads=c["heads"],
+        intermediate_size=c["ff"],
+        max_position_embeddings=c["max_len"],
+        num_labels=10,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     model = Logits(BertForSequenceClassification(cfg))
     mask = torch.ones(batch, seq, dtype=torch.long)
-    mask[1::2, seq // 2:] = 0
+    mask[1::2, seq // 2 :] = 0
     return model, (_ids(batch, seq, c["vocab"]), mask)
 
 
@@ -62,8 +70,17 @@ def gpt2(batch: int = 16, seq: int = 128, seed: int = 0, **config):
 
     c = {**BENCH, "vocab": 50257, **config}
     torch.manual_seed(seed)
-    cfg = GPT2Config(vocab_size=c["vocab"], n_embd=c["hidden"], n_layer=c["layers"], n_head=c["heads"],
-                     n_inner=c["ff"], n_positions=c["max_len"], resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)  # fmt: skip
+    cfg = GPT2Config(
+        vocab_size=c["vocab"],
+        n_embd=c["hidden"],
+        n_layer=c["layers"],
+        n_head=c["heads"],
+        n_inner=c["ff"],
+        n_positions=c["max_len"],
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+    )
     return Logits(GPT2LMHeadModel(cfg), last=True), (_ids(batch, seq, c["vocab"]),)
 
 

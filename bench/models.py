@@ -106,8 +106,9 @@ class ResNet18(nn.Module):
 
     def __init__(self, classes: int = 1000, width: int = 64):
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, width, 7, 2, 3, bias=False), nn.BatchNorm2d(width), nn.ReLU(),
-                                  nn.MaxPool2d(3, 2, 1))  # fmt: skip
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, width, 7, 2, 3, bias=False), nn.BatchNorm2d(width), nn.ReLU(), nn.MaxPool2d(3, 2, 1)
+        )
         blocks, cin = [], width
         for i, cout in enumerate((width, 2 * width, 4 * width, 8 * width)):
             blocks += [BasicBlock(cin, cout, 1 if i == 0 else 2), BasicBlock(cout, cout)]
@@ -181,8 +182,17 @@ class EncoderBlock(nn.Module):
 
 
 class MiniTransformer(nn.Module):
-    def __init__(self, vocab: int = 10000, d_model: int = 256, heads: int = 8, layers: int = 4, d_ff: int = 1024,
-                 max_len: int = 512, classes: int = 10, dropout: float = 0.1):
+    def __init__(
+        self,
+        vocab: int = 10000,
+        d_model: int = 256,
+        heads: int = 8,
+        layers: int = 4,
+        d_ff: int = 1024,
+        max_len: int = 512,
+        classes: int = 10,
+        dropout: float = 0.1,
+    ):
         super().__init__()
         self.tokens = nn.Embedding(vocab, d_model)
         self.positions = nn.Embedding(max_len, d_model)
@@ -217,8 +227,17 @@ class TorchTransformer(nn.Module):
     """Token + position embeddings, nn.TransformerEncoder (post-norm GELU layers), classifier on the mean.
     In eval mode without grad torch runs each layer as one fused op (the encoder fast path)."""
 
-    def __init__(self, vocab: int = 10000, d_model: int = 256, heads: int = 8, layers: int = 4, d_ff: int = 1024,
-                 max_len: int = 512, classes: int = 10, dropout: float = 0.0):  # fmt: skip
+    def __init__(
+        self,
+        vocab: int = 10000,
+        d_model: int = 256,
+        heads: int = 8,
+        layers: int = 4,
+        d_ff: int = 1024,
+        max_len: int = 512,
+        classes: int = 10,
+        dropout: float = 0.0,
+    ):
         super().__init__()
         self.tokens = nn.Embedding(vocab, d_model)
         self.positions = nn.Embedding(max_len, d_model)
@@ -258,7 +277,9 @@ class SelfAttention(nn.Module):
         return self.head(x.mean(1))
 
 
-def self_attention(batch: int = 16, seq: int = 128, d_model: int = 256, heads: int = 8, mask: bool = False, seed: int = 0):
+def self_attention(
+    batch: int = 16, seq: int = 128, d_model: int = 256, heads: int = 8, mask: bool = False, seed: int = 0
+):
     """SelfAttention on (batch, seq, d_model) activations; mask=True adds a key-padding mask."""
     torch.manual_seed(seed)
     model, x = SelfAttention(d_model, heads), torch.randn(batch, seq, d_model)
@@ -369,25 +390,62 @@ DEMOS = (
     Demo("mlp-b32", lambda: mlp(32), train=True, description="MLP 1024-1024-1024-10, batch 32"),
     Demo("mlp-b1024", lambda: mlp(1024), train=True, description="MLP 1024-1024-1024-10, batch 1024"),
     Demo("convnet-eval", lambda: convnet(train=False), description="ConvNet, eval mode (BatchNorm running stats)"),
-    Demo("convnet-train", lambda: convnet(train=True), train=True,
-         description="ConvNet, train mode (batch statistics, running-stat updates)"),
+    Demo(
+        "convnet-train",
+        lambda: convnet(train=True),
+        train=True,
+        description="ConvNet, train mode (batch statistics, running-stat updates)",
+    ),
     Demo("resnet18", lambda: resnet18(8, 224), description="ResNet-18, eval mode, batch 8, 3x224x224"),
-    Demo("mini-transformer", lambda: mini_transformer(dropout=0.0), train=True,
-         description="MiniTransformer d256 h8 L4, ids (16,128)"),
-    Demo("mini-transformer-mask", lambda: mini_transformer(dropout=0.0, mask=True),
-         description="MiniTransformer with a key-padding mask"),
-    Demo("torch-transformer", lambda: torch_transformer(), train=True,
-         description="nn.TransformerEncoder d256 h8 L4 (GELU), ids (16,128)"),
-    Demo("torch-transformer-mask", lambda: torch_transformer(mask=True),
-         description="nn.TransformerEncoder with a key-padding mask"),
-    Demo("torch-mha", lambda: self_attention(), train=True,
-         description="nn.MultiheadAttention d256 h8 in a pre-norm block, (16,128,256)"),
-    Demo("graph-break", graph_break, expect_dynamo_graphs=2,
-         description="`if x.sum() > 0:` on a tensor value splits the function"),
-    Demo("dynamic-seq", lambda: dynamic_seq(48), dynamic=True, more_inputs=_seq_inputs((17, 128, 5)),
-         expect_dynamo_graphs=1, description="attention pooling, dynamic=True, lengths 48/17/128/5"),
-    Demo("auto-dynamic-seq", lambda: dynamic_seq(48), more_inputs=_seq_inputs((96, 33, 7)), expect_dynamo_graphs=2,
-         description="attention pooling, automatic dynamic: static first, one dynamic recompile"),
+    Demo(
+        "mini-transformer",
+        lambda: mini_transformer(dropout=0.0),
+        train=True,
+        description="MiniTransformer d256 h8 L4, ids (16,128)",
+    ),
+    Demo(
+        "mini-transformer-mask",
+        lambda: mini_transformer(dropout=0.0, mask=True),
+        description="MiniTransformer with a key-padding mask",
+    ),
+    Demo(
+        "torch-transformer",
+        lambda: torch_transformer(),
+        train=True,
+        description="nn.TransformerEncoder d256 h8 L4 (GELU), ids (16,128)",
+    ),
+    Demo(
+        "torch-transformer-mask",
+        lambda: torch_transformer(mask=True),
+        description="nn.TransformerEncoder with a key-padding mask",
+    ),
+    Demo(
+        "torch-mha",
+        lambda: self_attention(),
+        train=True,
+        description="nn.MultiheadAttention d256 h8 in a pre-norm block, (16,128,256)",
+    ),
+    Demo(
+        "graph-break",
+        graph_break,
+        expect_dynamo_graphs=2,
+        description="`if x.sum() > 0:` on a tensor value splits the function",
+    ),
+    Demo(
+        "dynamic-seq",
+        lambda: dynamic_seq(48),
+        dynamic=True,
+        more_inputs=_seq_inputs((17, 128, 5)),
+        expect_dynamo_graphs=1,
+        description="attention pooling, dynamic=True, lengths 48/17/128/5",
+    ),
+    Demo(
+        "auto-dynamic-seq",
+        lambda: dynamic_seq(48),
+        more_inputs=_seq_inputs((96, 33, 7)),
+        expect_dynamo_graphs=2,
+        description="attention pooling, automatic dynamic: static first, one dynamic recompile",
+    ),
 )
 
 from .hf_models import demos as hf_demos  # noqa: E402 - BERT, GPT-2 when transformers is installed

@@ -68,7 +68,10 @@ def _styles(cases: dict) -> dict[str, tuple[str, str | None]]:
     styles = {b: (c, None) for b, c in COLORS.items()}
     variants = [b for b in _backends(cases) if b not in COLORS]
     for i, b in enumerate(variants):
-        styles[b] = (VARIANT_COLORS[i % len(VARIANT_COLORS)], VARIANT_HATCHES[i // len(VARIANT_COLORS) % len(VARIANT_HATCHES)])
+        styles[b] = (
+            VARIANT_COLORS[i % len(VARIANT_COLORS)],
+            VARIANT_HATCHES[i // len(VARIANT_COLORS) % len(VARIANT_HATCHES)],
+        )
     return styles
 
 
@@ -77,17 +80,29 @@ def _first(row: dict, backend: str, kind: str) -> float | None:
     return fc.get("first_call_s")
 
 
-def _bars(ax, names: list[str], series: list[tuple[str, list, tuple]], zero: bool = False, labels: bool = False) -> None:
+def _bars(
+    ax, names: list[str], series: list[tuple[str, list, tuple]], zero: bool = False, labels: bool = False
+) -> None:
     """Grouped bars: one group per case, one bar per (label, values, (colour, hatch)) with a value there
     (None, or 0 unless `zero`, draws none); a case's bars sit side by side, centred on it. `labels` writes
     each bar's value above it."""
-    shown = [[i for i, (_, values, _) in enumerate(series) if values[k] is not None and (values[k] or zero)]
-             for k in range(len(names))]  # fmt: skip
+    shown = [
+        [i for i, (_, values, _) in enumerate(series) if values[k] is not None and (values[k] or zero)]
+        for k in range(len(names))
+    ]
     width = 0.8 / max(1, *map(len, shown))
     for i, (label, values, (color, hatch)) in enumerate(series):
         at = [(k, here.index(i) - (len(here) - 1) / 2) for k, here in enumerate(shown) if i in here]
-        bars = ax.bar([k + offset * width for k, offset in at], [values[k] for k, _ in at], width, label=label,
-                      color=color, hatch=hatch, edgecolor="white" if hatch else None, linewidth=0)  # fmt: skip
+        bars = ax.bar(
+            [k + offset * width for k, offset in at],
+            [values[k] for k, _ in at],
+            width,
+            label=label,
+            color=color,
+            hatch=hatch,
+            edgecolor="white" if hatch else None,
+            linewidth=0,
+        )
         if labels:
             ax.bar_label(bars, fmt="%.0f", fontsize=7)
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=9)
@@ -127,7 +142,9 @@ def speedup(doc: dict, ax) -> bool:
     for b in _backends(cases):
         if b == "eager":
             continue
-        vals = [cases[n]["eager"]["steady_s"] / s if (s := cases[n].get(b, {}).get("steady_s")) else None for n in names]
+        vals = [
+            cases[n]["eager"]["steady_s"] / s if (s := cases[n].get(b, {}).get("steady_s")) else None for n in names
+        ]
         if any(vals):
             series.append((b, vals, styles[b]))
     if not series:
@@ -143,8 +160,11 @@ def speedup(doc: dict, ax) -> bool:
 def first_call(doc: dict, ax) -> bool:
     cases = doc["cases"]
     names = [n for n in cases if any(_first(cases[n], b, "cold") for b in ("inductor", "irc"))]
-    series = [(f"{b} {kind}", [_first(cases[n], b, kind) for n in names], (COLORS[b], "//" if kind == "warm" else None))
-              for b in ("inductor", "irc") for kind in ("cold", "warm")]  # fmt: skip
+    series = [
+        (f"{b} {kind}", [_first(cases[n], b, kind) for n in names], (COLORS[b], "//" if kind == "warm" else None))
+        for b in ("inductor", "irc")
+        for kind in ("cold", "warm")
+    ]
     series = [s for s in series if any(s[1])]
     if not series:
         return False
@@ -164,8 +184,9 @@ def peak_memory(doc: dict, ax) -> bool:
         return fc.get("peak_mb")
 
     names = [n for n in cases if any(peak(n, b) is not None for b in backends)]
-    series = [(b, [max(peak(n, b), 0.0) if peak(n, b) is not None else None for n in names], styles[b])
-              for b in backends]  # fmt: skip
+    series = [
+        (b, [max(peak(n, b), 0.0) if peak(n, b) is not None else None for n in names], styles[b]) for b in backends
+    ]
     series = [s for s in series if any(v is not None for v in s[1])]
     if not series:
         return False
@@ -209,21 +230,31 @@ def markdown_links(figures: dict[str, Path]) -> str:
 def readme_section(doc: dict, source: str, root: Path = ROOT) -> str:
     meta = doc.get("meta", {})
     cases = doc["cases"]
-    lines = [MARK_START, "",
-             f"From `{source}` ({meta.get('started', '?')}), on {meta.get('machine') or machine()}: torch "
-             f"{meta.get('torch', '?')}, {meta.get('threads', '?')} threads, load average "
-             f"{_load(meta)}. Regenerate with `python -m irc.bench.compare` then "
-             "`python -m irc.bench.plots --publish`.", ""]  # fmt: skip
+    lines = [
+        MARK_START,
+        "",
+        f"From `{source}` ({meta.get('started', '?')}), on {meta.get('machine') or machine()}: torch "
+        f"{meta.get('torch', '?')}, {meta.get('threads', '?')} threads, load average "
+        f"{_load(meta)}. Regenerate with `python -m irc.bench.compare` then "
+        "`python -m irc.bench.plots --publish`.",
+        "",
+    ]
     rows = []
     for n, r in cases.items():
         e, i, c = (r.get(b, {}).get("steady_s") for b in ("eager", "inductor", "irc"))
         if e and c:
-            rows.append(f"| {n} | {e / c:.2f}x | {f'{i / c:.2f}x' if i else '-'} | "
-                        f"{_fmt(_first(r, 'irc', 'cold'))} / {_fmt(_first(r, 'irc', 'warm'))} | "
-                        f"{_fmt(_first(r, 'inductor', 'cold'))} / {_fmt(_first(r, 'inductor', 'warm'))} |")  # fmt: skip
+            rows.append(
+                f"| {n} | {e / c:.2f}x | {f'{i / c:.2f}x' if i else '-'} | "
+                f"{_fmt(_first(r, 'irc', 'cold'))} / {_fmt(_first(r, 'irc', 'warm'))} | "
+                f"{_fmt(_first(r, 'inductor', 'cold'))} / {_fmt(_first(r, 'inductor', 'warm'))} |"
+            )
     if rows:
-        lines += ["| case | irc vs eager | irc vs inductor | irc first call cold / warm | inductor cold / warm |",
-                  "|---|---|---|---|---|", *rows, ""]  # fmt: skip
+        lines += [
+            "| case | irc vs eager | irc vs inductor | irc first call cold / warm | inductor cold / warm |",
+            "|---|---|---|---|---|",
+            *rows,
+            "",
+        ]
     lines += [f"![{n}](docs/figures/{n}.png)" for n in FIGURES if (root / "docs" / "figures" / f"{n}.png").exists()]
     return "\n".join([*lines, "", MARK_END])
 
@@ -267,14 +298,20 @@ def redraw(root: Path = ROOT) -> dict[str, Path]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("json", nargs="?", help="a compare-*.json (default: the newest in bench/results/)")
-    ap.add_argument("--publish", action="store_true", help="copy the figures to docs/figures/ and fill README's section")
+    ap.add_argument(
+        "--publish", action="store_true", help="copy the figures to docs/figures/ and fill README's section"
+    )
     ap.add_argument("--redraw", action="store_true", help=f"redraw docs/figures/*.png from docs/figures/{PUBLISHED}")
     args = ap.parse_args(argv)
     if args.redraw:
         for p in redraw().values():
             print(p)
         return 0
-    path = Path(args.json) if args.json else max(RESULTS.glob("compare-*.json"), default=None, key=lambda p: p.stat().st_mtime)
+    path = (
+        Path(args.json)
+        if args.json
+        else max(RESULTS.glob("compare-*.json"), default=None, key=lambda p: p.stat().st_mtime)
+    )
     if path is None or not path.exists():
         print("no compare-*.json: run python -m irc.bench.compare first", file=sys.stderr)
         return 1

@@ -36,9 +36,12 @@ def markdown(results: dict, meta: dict, header: bool = True) -> str:
             "",
         ]
         if ov := meta.get("overhead"):
-            lines += [f"irc runtime overhead: {ov['launch_step_us']:.2f} us per kernel launch step, {ov['per_launch_us']:.2f} us "
-                      f"per launch with its output allocation and return, {ov['per_call_us']:.2f} us fixed per call "
-                      "(bench/graph_overhead.py).", ""]  # fmt: skip
+            lines += [
+                f"irc runtime overhead: {ov['launch_step_us']:.2f} us per kernel launch step, {ov['per_launch_us']:.2f} us "
+                f"per launch with its output allocation and return, {ov['per_call_us']:.2f} us fixed per call "
+                "(bench/graph_overhead.py).",
+                "",
+            ]
     lines += [
         "| case | backend | first call cold | first call warm | steady | steady IQR | vs eager | vs inductor | peak MB | GB/s (% copy) | max err |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -80,27 +83,43 @@ def goals(results: dict, meta: dict) -> list[str]:
 
     if s := steady("bandwidth-chain", "irc"):
         gbps = results["bandwidth-chain"]["eager"]["bytes"] / s / 1e9
-        out.append(f"bandwidth chain: irc {gbps:.1f} GB/s = {100 * gbps / meta['copy_gbps']:.0f}% of copy bandwidth (goal >= 85%)")
+        out.append(
+            f"bandwidth chain: irc {gbps:.1f} GB/s = {100 * gbps / meta['copy_gbps']:.0f}% of copy bandwidth (goal >= 85%)"
+        )
     if (s := steady("transcendental-chain", "irc")) and (i := steady("transcendental-chain", "inductor")):
         out.append(f"transcendental chain: irc {i / s:.2f}x inductor (goal >= 2x)")
     models = [n for n in results if CASES[n].kind == "model"]
-    ratios = [(n, steady(n, "inductor") / steady(n, "irc")) for n in models if steady(n, "irc") and steady(n, "inductor")]
+    ratios = [
+        (n, steady(n, "inductor") / steady(n, "irc")) for n in models if steady(n, "irc") and steady(n, "inductor")
+    ]
     if ratios:
         worse = [f"{n} {r:.2f}x" for n, r in ratios if r < 1]
-        out.append(f"demo models steady latency <= inductor's: {len(ratios) - len(worse)} of {len(ratios)}"
-                   + (f" (slower: {', '.join(worse)})" if worse else ""))  # fmt: skip
-    trains = [(n, steady(n, "eager") / steady(n, "irc"), steady(n, "eager") / steady(n, "inductor"))
-              for n in results if CASES[n].kind in ("train", "optimizer") and steady(n, "irc") and steady(n, "eager")
-              and steady(n, "inductor")]  # fmt: skip
+        out.append(
+            f"demo models steady latency <= inductor's: {len(ratios) - len(worse)} of {len(ratios)}"
+            + (f" (slower: {', '.join(worse)})" if worse else "")
+        )
+    trains = [
+        (n, steady(n, "eager") / steady(n, "irc"), steady(n, "eager") / steady(n, "inductor"))
+        for n in results
+        if CASES[n].kind in ("train", "optimizer") and steady(n, "irc") and steady(n, "eager") and steady(n, "inductor")
+    ]
     if trains:
         worse = [f"{n} {r:.2f}x" for n, r, _ in trains if r < 1]
-        out.append(f"training steps at least as fast as eager: {len(trains) - len(worse)} of {len(trains)}"
-                   + (f" (slower: {', '.join(worse)})" if worse else "") + "; speed vs eager, irc / inductor: "
-                   + ", ".join(f"{n} {r:.2f}x / {i:.2f}x" for n, r, i in trains))  # fmt: skip
+        out.append(
+            f"training steps at least as fast as eager: {len(trains) - len(worse)} of {len(trains)}"
+            + (f" (slower: {', '.join(worse)})" if worse else "")
+            + "; speed vs eager, irc / inductor: "
+            + ", ".join(f"{n} {r:.2f}x / {i:.2f}x" for n, r, i in trains)
+        )
     if (e := steady("mlp-b32", "eager")) and (s := steady("mlp-b32", "irc:reduce-overhead")):
-        modes = ", ".join(f"{b} {e / t:.2f}x" for b in ("irc", "irc:reduce-overhead", "irc:max-autotune", "inductor")
-                          if (t := steady("mlp-b32", b)))  # fmt: skip
-        out.append(f"MLP b32 under reduce-overhead faster than eager: {'yes' if s < e else 'no'} (speed vs eager: {modes})")
+        modes = ", ".join(
+            f"{b} {e / t:.2f}x"
+            for b in ("irc", "irc:reduce-overhead", "irc:max-autotune", "inductor")
+            if (t := steady("mlp-b32", b))
+        )
+        out.append(
+            f"MLP b32 under reduce-overhead faster than eager: {'yes' if s < e else 'no'} (speed vs eager: {modes})"
+        )
     for kind, goal in (("cold", 5), ("warm", 50)):
         rs = []
         for n, row in results.items():
@@ -110,6 +129,8 @@ def goals(results: dict, meta: dict) -> list[str]:
         if rs:
             met = sum(r >= goal for _, r in rs)
             worst = min(rs, key=lambda x: x[1])
-            out.append(f"first call {kind}: irc <= 1/{goal} of inductor's in {met} of {len(rs)} cases "
-                       f"(ratios {min(r for _, r in rs):.1f}x to {max(r for _, r in rs):.1f}x; worst {worst[0]})")  # fmt: skip
+            out.append(
+                f"first call {kind}: irc <= 1/{goal} of inductor's in {met} of {len(rs)} cases "
+                f"(ratios {min(r for _, r in rs):.1f}x to {max(r for _, r in rs):.1f}x; worst {worst[0]})"
+            )
     return out

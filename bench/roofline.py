@@ -52,8 +52,16 @@ from .bounds import (
     shape,
 )
 
-DEFAULT = ("mlp-b32", "mlp-b1024", "convnet-eval", "mini-transformer", "softmax-layernorm", "bandwidth-chain",
-           "transcendental-chain", "resnet18")  # fmt: skip
+DEFAULT = (
+    "mlp-b32",
+    "mlp-b1024",
+    "convnet-eval",
+    "mini-transformer",
+    "softmax-layernorm",
+    "bandwidth-chain",
+    "transcendental-chain",
+    "resnet18",
+)
 
 
 @dataclass
@@ -132,7 +140,10 @@ def _match(g, names: list[str]) -> list:
     out, j = [], 0
     for name in names:
         kind, _, rest = name.partition(" ")
-        while not (g.steps[j].kind == kind and (kind != "launch" or rest.split()[0] == g.steps[j].op.callee.root_reference.data)):
+        while not (
+            g.steps[j].kind == kind
+            and (kind != "launch" or rest.split()[0] == g.steps[j].op.callee.root_reference.data)
+        ):
             j += 1
         out.append(g.steps[j])
         j += 1
@@ -150,8 +161,9 @@ def _values(program, args) -> list:
     return cx.vals
 
 
-def classify(program, args, named_times: list[tuple[str, float]], bandwidth: Bandwidth, rates: dict,
-             prefix: str = "") -> list[Part]:  # fmt: skip
+def classify(
+    program, args, named_times: list[tuple[str, float]], bandwidth: Bandwidth, rates: dict, prefix: str = ""
+) -> list[Part]:
     """Parts of one Executor's call from Executor.profile's (name, seconds): each with its flops or bytes and
     bound; `rates` caches best_time per problem (key: describe(problem)) and is filled as needed."""
     g, vals = program.compiled.g, _values(program, args)
@@ -161,20 +173,41 @@ def classify(program, args, named_times: list[tuple[str, float]], bandwidth: Ban
             nbytes, ops = kernel_bytes(g, st, vals), kernel_ops(g, st, vals)
             what = f"{prefix}{name.removesuffix(')').replace(' (JITed ', ' (')}: {kernel_summary(g, st, vals)})"
             memory, arith = bandwidth.seconds(nbytes), ops / (vector_rate() * torch.get_num_threads())
-            parts.append(Part("kernel", what, secs, max(memory, arith), bytes=nbytes, ops=ops,
-                              limit="arithmetic" if arith > memory else "memory"))  # fmt: skip
+            parts.append(
+                Part(
+                    "kernel",
+                    what,
+                    secs,
+                    max(memory, arith),
+                    bytes=nbytes,
+                    ops=ops,
+                    limit="arithmetic" if arith > memory else "memory",
+                )
+            )
         elif st.kind == "extern":
             nbytes, p = extern_bytes(g, st, vals), problem(g, st, vals)
             if p is None:  # a copy, a bounds check, a region on the reference: bound by its traffic
                 what = "x".join(map(str, shape(st.ins[0], vals))) if st.ins and hasattr(st.ins[0], "sizes") else ""
-                parts.append(Part("library", f"{prefix}{name} {what}".rstrip(), secs, bandwidth.seconds(nbytes), bytes=nbytes))
+                parts.append(
+                    Part("library", f"{prefix}{name} {what}".rstrip(), secs, bandwidth.seconds(nbytes), bytes=nbytes)
+                )
                 continue
             key = describe(p)
             if key not in rates:
                 rates[key] = best_time(p)
             best, how = rates[key]
-            parts.append(Part("library", f"{prefix}extern {key}", secs, best if best else bandwidth.seconds(nbytes),
-                              flops(p), nbytes, key, how))  # fmt: skip
+            parts.append(
+                Part(
+                    "library",
+                    f"{prefix}extern {key}",
+                    secs,
+                    best if best else bandwidth.seconds(nbytes),
+                    flops(p),
+                    nbytes,
+                    key,
+                    how,
+                )
+            )
         else:
             parts.append(Part("runtime", prefix + name, secs))
     return parts
@@ -184,8 +217,18 @@ def _profile(program, args, reps: int):
     return program.profile(args, reps=reps)
 
 
-def measure(name: str, call, found: dict, bandwidth: Bandwidth, rounds: int = 10, reps: int = 3, *,
-            clock=time.perf_counter, profile=_profile, rates: dict | None = None) -> Roofline:  # fmt: skip
+def measure(
+    name: str,
+    call,
+    found: dict,
+    bandwidth: Bandwidth,
+    rounds: int = 10,
+    reps: int = 3,
+    *,
+    clock=time.perf_counter,
+    profile=_profile,
+    rates: dict | None = None,
+) -> Roofline:
     """Time `call()` (the compiled model) `reps` times, then Executor.profile each cpu Executor `reps` times,
     in `rounds` alternating rounds (load from other processes hits both alike); medians over all samples."""
     programs = [(p, args) for p, args in found.values() if args is not None]
@@ -244,16 +287,20 @@ def _of(r: Roofline, kind: str) -> str:
 
 
 def summary(results: list[Roofline]) -> str:
-    lines = ["| model | measured (IQR) | roofline | efficiency | library (% of bound) | kernels (% of bound) | overhead |",
-             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "| model | measured (IQR) | roofline | efficiency | library (% of bound) | kernels (% of bound) | overhead |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         if r.measured <= 0:
             lines.append(f"| {r.model} | {'; '.join(r.notes)} | | | | | |")
             continue
         model = f"{r.model} ({'; '.join(r.notes)})" if r.notes else r.model
-        lines.append(f"| {model} | {_t(r.measured)} ({_t(r.iqr[0])}-{_t(r.iqr[1])}) | {_t(r.bound())} | "
-                     f"{100 * r.efficiency:.0f}% | {_of(r, 'library')} | {_of(r, 'kernel')} | {_t(r.overhead)} "
-                     f"({100 * r.overhead / r.measured:.0f}%) |")  # fmt: skip
+        lines.append(
+            f"| {model} | {_t(r.measured)} ({_t(r.iqr[0])}-{_t(r.iqr[1])}) | {_t(r.bound())} | "
+            f"{100 * r.efficiency:.0f}% | {_of(r, 'library')} | {_of(r, 'kernel')} | {_t(r.overhead)} "
+            f"({100 * r.overhead / r.measured:.0f}%) |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -268,10 +315,14 @@ def _grouped(parts: list[Part]) -> list[tuple[str, int, float, float, Part]]:
 
 
 def detail(r: Roofline, top: int = 6) -> str:
-    lines = [f"## {r.model}", "",
-             f"measured {_t(r.measured)} (IQR {_t(r.iqr[0])}-{_t(r.iqr[1])}), roofline {_t(r.bound())}, efficiency "
-             f"{100 * r.efficiency:.0f}%; {r.programs} program(s): library {_of(r, 'library')}, kernels {_of(r, 'kernel')}, "
-             f"overhead {_t(r.overhead)} (runtime steps {_t(r.total('runtime'))}, the rest outside the steps)", ""]  # fmt: skip
+    lines = [
+        f"## {r.model}",
+        "",
+        f"measured {_t(r.measured)} (IQR {_t(r.iqr[0])}-{_t(r.iqr[1])}), roofline {_t(r.bound())}, efficiency "
+        f"{100 * r.efficiency:.0f}%; {r.programs} program(s): library {_of(r, 'library')}, kernels {_of(r, 'kernel')}, "
+        f"overhead {_t(r.overhead)} (runtime steps {_t(r.total('runtime'))}, the rest outside the steps)",
+        "",
+    ]
     lines += [f"note: {n}\n" for n in r.notes]
     lines += ["| step | calls | measured | bound | % of bound | work per call |", "|---|---|---|---|---|---|"]
     for kind in ("library", "kernel"):
@@ -280,7 +331,9 @@ def detail(r: Roofline, top: int = 6) -> str:
             work = f"{p.flops / 1e6:.1f} MFLOP{rate}" if p.flops else f"{p.bytes / 1e6:.2f} MB"
             if p.limit == "arithmetic":
                 work += f", {p.ops / 1e6:.2f} M vector ops (bound by arithmetic)"
-            lines.append(f"| {name} | {n} | {_t(secs)} | {_t(bound)} | {f'{100 * bound / secs:.0f}%' if secs > 0 else '-'} | {work} |")
+            lines.append(
+                f"| {name} | {n} | {_t(secs)} | {_t(bound)} | {f'{100 * bound / secs:.0f}%' if secs > 0 else '-'} | {work} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -289,10 +342,16 @@ def header(bandwidth: Bandwidth) -> str:
 
     hf = "" if available() else " HF BERT/GPT-2: not run (transformers is not installed)."
     load = os.getloadavg()[0]
-    busy = (" The machine is loaded (more runnable threads than CPUs): a whole call is preempted more often than "
-            f"its short steps, so the overhead reads high; the IQR's low end is the quieter figure." if load > os.cpu_count() else "")  # fmt: skip
-    return (f"torch {torch.__version__}, {torch.get_num_threads()} threads on {os.cpu_count()} CPUs, load average "
-            f"{load:.1f}; {bandwidth}; {vector_rate() / 1e9:.2f} G vector ops/s per thread.{hf}{busy}\n")  # fmt: skip
+    busy = (
+        " The machine is loaded (more runnable threads than CPUs): a whole call is preempted more often than "
+        f"its short steps, so the overhead reads high; the IQR's low end is the quieter figure."
+        if load > os.cpu_count()
+        else ""
+    )
+    return (
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads on {os.cpu_count()} CPUs, load average "
+        f"{load:.1f}; {bandwidth}; {vector_rate() / 1e9:.2f} G vector ops/s per thread.{hf}{busy}\n"
+    )
 
 
 def run(names, rounds: int = 8, bandwidth: Bandwidth | None = None, log=print) -> list[Roofline]:
@@ -320,10 +379,12 @@ def section(names, memory_gbps: float, rounds: int = 5, before=lambda name: None
     for name in chosen:
         before(name)
         results += run([name], rounds, bandwidth, log=lambda s: None)
-    text = (f"\n## Roofline\n\n`python -m irc.bench.roofline` ({rounds} rounds per model): {header(bandwidth)}"
-            "Roofline = best library time of each product alone + bytes of every other step / copy bandwidth at its size "
-            "(or its vector instructions / the vector rate, where that is longer); "
-            "efficiency = roofline / measured; overhead = the call minus its library calls and kernels.\n\n")  # fmt: skip
+    text = (
+        f"\n## Roofline\n\n`python -m irc.bench.roofline` ({rounds} rounds per model): {header(bandwidth)}"
+        "Roofline = best library time of each product alone + bytes of every other step / copy bandwidth at its size "
+        "(or its vector instructions / the vector rate, where that is longer); "
+        "efficiency = roofline / measured; overhead = the call minus its library calls and kernels.\n\n"
+    )
     return text + summary(results), [as_json(r) for r in results]
 
 
@@ -352,9 +413,13 @@ def main(argv=None) -> int:
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"roofline-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    doc = {"bandwidth_gbps": bandwidth.memory, "cached_gbps": bandwidth.cached, "threads": torch.get_num_threads(),
-           "load": os.getloadavg(),
-           "models": [as_json(r) for r in results]}  # fmt: skip
+    doc = {
+        "bandwidth_gbps": bandwidth.memory,
+        "cached_gbps": bandwidth.cached,
+        "threads": torch.get_num_threads(),
+        "load": os.getloadavg(),
+        "models": [as_json(r) for r in results],
+    }
     path.write_text(json.dumps(doc, indent=1))
     print(f"wrote {path}")
     return 0

@@ -143,10 +143,13 @@ class NestOp(IRDLOperation):
     def space_shape(self, reduced: bool) -> list[int]:
         """The space as a static shape (`?` for symbolic extents), with reduction dims 1 when `reduced`."""
         red = set(self.reduction_dims()) if reduced else set()
-        return [1 if d in red else (e.value if isinstance(e, AffineConstantExpr) else DYN) for d, e in enumerate(self.extents)]
+        return [
+            1 if d in red else (e.value if isinstance(e, AffineConstantExpr) else DYN)
+            for d, e in enumerate(self.extents)
+        ]
 
     def output_kind(self, i: int) -> str | None:
-        """"full" when output i holds a value per point, "reduced" when it has size 1 along the reduction dims.
+        """ "full" when output i holds a value per point, "reduced" when it has size 1 along the reduction dims.
 
         An output may add or drop size-1 dims (the row-major order is the same), so a reduction
         writes its keepdim=False result directly."""
@@ -175,7 +178,9 @@ class NestOp(IRDLOperation):
     def verify_(self):
         space = self.space.data
         if space.num_dims != 0 or space.num_symbols != len(self.symbols):
-            raise VerifyException(f"{self.name}: space must be a map ()[s0..] -> (extents) with one symbol per symbol operand")
+            raise VerifyException(
+                f"{self.name}: space must be a map ()[s0..] -> (extents) with one symbol per symbol operand"
+            )
         kinds = self.iterator_kinds()
         if len(kinds) != self.rank or any(k not in (PARALLEL, REDUCTION) for k in kinds):
             raise VerifyException(f'{self.name}: needs one iterator ("parallel" or "reduction") per dim')
@@ -201,7 +206,9 @@ class NestOp(IRDLOperation):
                     f"nor its reduced shape {self.space_shape(True)} (up to size-1 dims)"
                 )
             if kind == "reduced" and red and dims_of(v) & set(red):
-                raise VerifyException(f"{self.name}: output {i} has the reduced shape but its value varies along a reduction dim")
+                raise VerifyException(
+                    f"{self.name}: output {i} has the reduced shape but its value varies along a reduction dim"
+                )
         for op in body.ops:
             if isinstance(op, LoadOp | IndexOp):
                 m = op.map.data
@@ -273,12 +280,18 @@ class LoadOp(IRDLOperation):
     assembly_format = "$source `[` $map `]` (`(` $indices^ `)`)? attr-dict `:` type($source) `->` type($result)"
 
     def __init__(self, source: SSAValue, map: AffineMap, indices=()):
-        super().__init__(operands=[source, list(indices)], result_types=[_element(source.type)], properties={"map": AffineMapAttr(map)})
+        super().__init__(
+            operands=[source, list(indices)],
+            result_types=[_element(source.type)],
+            properties={"map": AffineMapAttr(map)},
+        )
 
     def verify_(self):
         m = self.map.data
         if len(m.results) != len(self.source.type.get_shape()):
-            raise VerifyException(f"{self.name}: map has {len(m.results)} results for a rank-{len(self.source.type.get_shape())} source")
+            raise VerifyException(
+                f"{self.name}: map has {len(m.results)} results for a rank-{len(self.source.type.get_shape())} source"
+            )
         if self.result.type != _element(self.source.type):
             raise VerifyException(f"{self.name}: result type must be the source's element type")
 
@@ -327,7 +340,9 @@ class ReduceOp(IRDLOperation):
             from xdsl.dialects.builtin import i64
 
             result_type = i64 if kind in ("argmax", "argmin") else input.type
-        super().__init__(operands=[input], result_types=[result_type], properties={"kind": ReduceKindAttr(ReduceKind(kind))})
+        super().__init__(
+            operands=[input], result_types=[result_type], properties={"kind": ReduceKindAttr(ReduceKind(kind))}
+        )
 
     def verify_(self):
         from xdsl.dialects.builtin import i1, i64
@@ -373,13 +388,17 @@ class ViewOp(IRDLOperation):
     assembly_format = "$source `[` $map `]` (`sizes` `(` $sizes^ `)`)? attr-dict `:` type($source) `->` type($result)"
 
     def __init__(self, source: SSAValue, map: AffineMap, result_type: Attribute, sizes=()):
-        super().__init__(operands=[source, list(sizes)], result_types=[result_type], properties={"map": AffineMapAttr(map)})
+        super().__init__(
+            operands=[source, list(sizes)], result_types=[result_type], properties={"map": AffineMapAttr(map)}
+        )
 
     def verify_(self):
         m = self.map.data
         out = self.result.type.get_shape()
         if m.num_dims != len(out) or len(m.results) != len(self.source.type.get_shape()) or m.num_symbols:
-            raise VerifyException(f"{self.name}: map must take the result's {len(out)} dims to the source's indices, no symbols")
+            raise VerifyException(
+                f"{self.name}: map must take the result's {len(out)} dims to the source's indices, no symbols"
+            )
         if sum(1 for d in out if d == DYN) != len(self.sizes):
             raise VerifyException(f"{self.name}: one size operand per `?` dim of the result")
         if _element(self.source.type) != _element(self.result.type):
@@ -391,6 +410,18 @@ class ViewOp(IRDLOperation):
 LoopDialect = Dialect("loop", [NestOp, LoadOp, IndexOp, ReduceOp, YieldOp, ViewOp], [ReduceKindAttr])
 
 __all__ = [
-    "LoopDialect", "NestOp", "LoadOp", "IndexOp", "ReduceOp", "YieldOp", "ViewOp", "ReduceKind", "ReduceKindAttr",
-    "PARALLEL", "REDUCTION", "dims_of", "linear_coefficients", "to_space_index",
+    "LoopDialect",
+    "NestOp",
+    "LoadOp",
+    "IndexOp",
+    "ReduceOp",
+    "YieldOp",
+    "ViewOp",
+    "ReduceKind",
+    "ReduceKindAttr",
+    "PARALLEL",
+    "REDUCTION",
+    "dims_of",
+    "linear_coefficients",
+    "to_space_index",
 ]

@@ -3,8 +3,10 @@ needed (exp, log, tanh, erf, ...), against those of about one instruction."""
 
 from xdsl.ir import Operation
 
-CHEAP_MATH = frozenset(f"math.{n}" for n in ("absf", "absi", "floor", "ceil", "trunc", "round", "roundeven", "sqrt",
-                                             "copysign", "fma", "ctpop"))
+CHEAP_MATH = frozenset(
+    f"math.{n}"
+    for n in ("absf", "absi", "floor", "ceil", "trunc", "round", "roundeven", "sqrt", "copysign", "fma", "ctpop")
+)
 
 
 def costly_math(op: Operation) -> bool:

@@ -85,7 +85,9 @@ class SlotOp(IRDLOperation):
         size = nbytes_of(self.result.type)
         total = self.arena.type.get_shape()[0]
         if size is None or self.offset.value.data < 0 or self.offset.value.data + size > total:
-            raise VerifyException(f"{self.name}: a static buffer of {size} bytes at {self.offset.value.data} does not fit the arena of {total}")
+            raise VerifyException(
+                f"{self.name}: a static buffer of {size} bytes at {self.offset.value.data} does not fit the arena of {total}"
+            )
 
 
 @irdl_op_definition
@@ -135,7 +137,9 @@ class ViewOp(IRDLOperation):
     assembly_format = "$source `[` $map `]` (`sizes` `(` $sizes^ `)`)? attr-dict `:` type($source) `->` type($result)"
 
     def __init__(self, source: SSAValue, map, result_type: MemRefType, sizes=()):
-        super().__init__(operands=[source, list(sizes)], result_types=[result_type], properties={"map": AffineMapAttr(map)})
+        super().__init__(
+            operands=[source, list(sizes)], result_types=[result_type], properties={"map": AffineMapAttr(map)}
+        )
 
     def verify_(self):
         if linear_coefficients(self.map.data) is None or self.map.data.num_symbols:
@@ -215,8 +219,11 @@ class ExternOp(IRDLOperation):
     )
 
     def __init__(self, ins, outs, result_types=(), body: Region | None = None):
-        super().__init__(operands=[list(ins), list(outs)], result_types=[list(result_types)],
-                         regions=[body if body is not None else Region(Block())])
+        super().__init__(
+            operands=[list(ins), list(outs)],
+            result_types=[list(result_types)],
+            regions=[body if body is not None else Region(Block())],
+        )
 
     def verify_(self):
         block = self.body.block
@@ -255,4 +262,17 @@ class YieldOp(IRDLOperation):
 
 MemDialect = Dialect("mem", [ArenaOp, SlotOp, AllocOp, DimOp, ViewOp, ReshapeOp, LaunchOp, ExternOp, YieldOp])
 
-__all__ = ["MemDialect", "ArenaOp", "SlotOp", "AllocOp", "DimOp", "ViewOp", "ReshapeOp", "is_contiguous", "LaunchOp", "ExternOp", "YieldOp", "nbytes_of"]
+__all__ = [
+    "MemDialect",
+    "ArenaOp",
+    "SlotOp",
+    "AllocOp",
+    "DimOp",
+    "ViewOp",
+    "ReshapeOp",
+    "is_contiguous",
+    "LaunchOp",
+    "ExternOp",
+    "YieldOp",
+    "nbytes_of",
+]

@@ -106,7 +106,9 @@ def _dense_span(node) -> tuple | None:
     gaps or overlaps, static sizes only; else None. Two outputs over one span are one memory in eager in two layouts
     (a transformer's forward returns the attention output for the backward, and its head merge, a `.view` of it)."""
     v = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-    if not isinstance(v, torch.Tensor) or not all(isinstance(n, int) for n in (*v.shape, *v.stride(), v.storage_offset())):
+    if not isinstance(v, torch.Tensor) or not all(
+        isinstance(n, int) for n in (*v.shape, *v.stride(), v.storage_offset())
+    ):
         return None
     if not is_dense(v.shape, v.stride()):
         return None
@@ -182,7 +184,9 @@ def output_views(gm: torch.fx.GraphModule, skip=()) -> tuple[list[int], Callable
     return list(found), derive, set(base_ids)
 
 
-def drop_view_results(module, outputs: list[tuple], aliased: list[int], writes=(), derived=()) -> tuple[list[tuple], list[tuple[int, int]]]:
+def drop_view_results(
+    module, outputs: list[tuple], aliased: list[int], writes=(), derived=()
+) -> tuple[list[tuple], list[tuple[int, int]]]:
     """The graph's output sources with the outputs at `aliased` (input_views' indices) as ("view", k) and those at
     `derived` (output_views') as ("output view", k), and
     @main made to return only the results another output or an input write (`writes`: (input, result) pairs)
@@ -203,4 +207,6 @@ def drop_view_results(module, outputs: list[tuple], aliased: list[int], writes=(
     ret.erase()
     main.update_function_type()
     number = {k: j for j, k in enumerate(kept)}
-    return [(kind, number[v]) if kind == "result" else (kind, v) for kind, v in outputs], [(i, number[r]) for i, r in writes]
+    return [(kind, number[v]) if kind == "result" else (kind, v) for kind, v in outputs], [
+        (i, number[r]) for i, r in writes
+    ]

@@ -72,7 +72,9 @@ def backend(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None
         return gm.forward
 
 
-def compile_graph(gm: torch.fx.GraphModule, example_inputs, opts: Options, kind: str, dynamo_graph: int, static=None, n_inputs=0):
+def compile_graph(
+    gm: torch.fx.GraphModule, example_inputs, opts: Options, kind: str, dynamo_graph: int, static=None, n_inputs=0
+):
     rep = report.new_graph(dynamo_graph, kind)
     rep.nodes = sum(1 for n in gm.graph.nodes if n.op == "call_function")
     dump = _dumper(opts, rep)
@@ -94,8 +96,9 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs, opts: Options, kind:
         except Exception as e:  # an irc bug: never the user's problem unless they asked for strict
             if opts.strict:
                 raise
-            compile_log.fallbacks.warning("irc: internal error compiling graph %d (%s); running it eagerly", rep.index, e,
-                                          exc_info=True)  # fmt: skip
+            compile_log.fallbacks.warning(
+                "irc: internal error compiling graph %d (%s); running it eagerly", rep.index, e, exc_info=True
+            )
             rep.eager_graph = f"internal error: {type(e).__name__}: {e}"
     return in_eager_layouts(make_boxed_func(gm.forward), relaid | restore)
 
@@ -108,14 +111,18 @@ def devices(values) -> set[str]:
 def _device_refusal(target: str, on: set[str]) -> str | None:
     """Why `target` cannot run tensors on these devices (each target reads one kind of memory), else None."""
     if target == "cpu" and (elsewhere := on - {"cpu"}):
-        return (f"the cpu target runs CPU tensors, and this graph's are on {', '.join(sorted(elsewhere))} "
-                "(options={'target': 'triton'} runs them)")
+        return (
+            f"the cpu target runs CPU tensors, and this graph's are on {', '.join(sorted(elsewhere))} "
+            "(options={'target': 'triton'} runs them)"
+        )
     if target == "triton" and on == {"cpu"}:
         from irc.targets.triton import ensure_interpreter
 
         if not ensure_interpreter():
-            return ("the triton target runs GPU tensors here, and this graph's are on cpu "
-                    "(TRITON_INTERPRET=1 runs them under Triton's interpreter)")
+            return (
+                "the triton target runs GPU tensors here, and this graph's are on cpu "
+                "(TRITON_INTERPRET=1 runs them under Triton's interpreter)"
+            )
     return None
 
 
@@ -160,7 +167,9 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None, rel
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     compiler.record(module, graph_args(placeholders, result.constants, (), writes), opts)  # the tensor dump continues
     dump("tensor", lambda: print_module(module))
-    stable = freezer.values if freezer is not None else ()  # parameters of an inference graph; a training graph has none
+    stable = (
+        freezer.values if freezer is not None else ()
+    )  # parameters of an inference graph; a training graph has none
     if freezer is not None:  # the parameters' values are not in the text: a replay starts from the freeze dump
         result.constants = freezer.apply(module, result.constants, rep)
         compiler.record(module, graph_args(placeholders, result.constants, stable, writes), opts)
@@ -174,21 +183,38 @@ def _compile(gm, opts: Options, rep: report.GraphReport, dump, freezer=None, rel
         return new
 
     args = graph_args(placeholders, result.constants, stable, writes)
-    run = compiler.build(module, args, opts, rep, dump, instruments=checks, built=built,
-                         refold=refold if freezer is not None else None)  # fmt: skip
+    run = compiler.build(
+        module, args, opts, rep, dump, instruments=checks, built=built, refold=refold if freezer is not None else None
+    )
     if graph_key is not None and built:
-        warm.remember(graph_key, warm.Record(built["mem_key"], built["matmul"], result.outputs, writes, dict(rep.imported),
-                                             [(str(t), r) for t, r in rep.fallbacks], rep.attention, rep.layouts))  # fmt: skip
+        warm.remember(
+            graph_key,
+            warm.Record(
+                built["mem_key"],
+                built["matmul"],
+                result.outputs,
+                writes,
+                dict(rep.imported),
+                [(str(t), r) for t, r in rep.fallbacks],
+                rep.attention,
+                rep.layouts,
+            ),
+        )
     if rep.kind == "forward":
         specs = keep_saved_layouts(specs, getattr(run, "result_strides", None), bases)
-    return CompiledGraph(run, specs, result.constants, getattr(run, "fresh", ()), views, writes, _effect_tokens(gm), derive)
+    return CompiledGraph(
+        run, specs, result.constants, getattr(run, "fresh", ()), views, writes, _effect_tokens(gm), derive
+    )
 
 
 def _effect_tokens(gm) -> list[int]:
     """The inputs that are AOT autograd's effect tokens (with_effects' first argument): the runtime passes None."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    return [i for i, n in enumerate(placeholders)
-            if n.users and all(u.target is torch.ops.higher_order.with_effects and u.args[0] is n for u in n.users)]
+    return [
+        i
+        for i, n in enumerate(placeholders)
+        if n.users and all(u.target is torch.ops.higher_order.with_effects and u.args[0] is n for u in n.users)
+    ]
 
 
 def _outputs(gm, relaid=None):
@@ -229,7 +255,9 @@ def _warm_start(gm, graph_key: str, opts: Options, rep: report.GraphReport, rela
     specs = [output_spec(src, meta) for src, meta in zip(rec.outputs, metas)]
     if rep.kind == "forward":
         specs = keep_saved_layouts(specs, getattr(run, "result_strides", None), bases)
-    return CompiledGraph(run, specs, constants, getattr(run, "fresh", ()), views, rec.writes, _effect_tokens(gm), derive)
+    return CompiledGraph(
+        run, specs, constants, getattr(run, "fresh", ()), views, rec.writes, _effect_tokens(gm), derive
+    )
 
 
 def _result_check(gm, constants):
@@ -245,7 +273,9 @@ def _result_check(gm, constants):
     vals = [node.meta.get("val") for node in gm.graph.nodes if node.op == "placeholder"]
     shapes = [[hint(s) for s in v.shape] if isinstance(v, torch.Tensor) else hint(v) for v in vals]
     given = [None] * len(vals)
-    if all(s is not None and (isinstance(s, int) or None not in s) for s in shapes):  # else random, one size for all `?`
+    if all(
+        s is not None and (isinstance(s, int) or None not in s) for s in shapes
+    ):  # else random, one size for all `?`
         gen = torch.Generator().manual_seed(0)
         with unset_fake_temporarily():
             given = [random_tensor(s, v.dtype, gen) if isinstance(v, torch.Tensor) else s for v, s in zip(vals, shapes)]
@@ -277,8 +307,11 @@ def compile_function(fn, *inputs, dynamic: bool = False, **options):
     from torch.fx.experimental.proxy_tensor import make_fx
 
     opts = Options.resolve(options=options)
-    gm = make_fx(lambda *a: fn(*a), tracing_mode="symbolic" if dynamic else "fake",
-                 decomposition_table=decomposition_table(opts.attention))(*inputs)  # fmt: skip
+    gm = make_fx(
+        lambda *a: fn(*a),
+        tracing_mode="symbolic" if dynamic else "fake",
+        decomposition_table=decomposition_table(opts.attention),
+    )(*inputs)
     result = import_graph(gm, opts.eager_ops)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     rep = report.GraphReport(index=-1, dynamo_graph=-1, kind="function")

@@ -1,16 +1,18 @@
 """What the backend logs (irc.log topics) about each Dynamo graph and each graph it compiles.
 
-    stages      INFO one line per graph: time of each stage and the total; DEBUG each pass's time
-    fallbacks   INFO aten calls run eagerly, graphs run eagerly, kernels on the reference evaluator
-    fusion      INFO kernels fused and externs; DEBUG each fusion refusal with its reason
-    cache       INFO the mem stage and the machine code from the disk cache, or compiled afresh
-    recompiles  INFO Dynamo compiling a frame it compiled before, with the guard that failed
+stages      INFO one line per graph: time of each stage and the total; DEBUG each pass's time
+fallbacks   INFO aten calls run eagerly, graphs run eagerly, kernels on the reference evaluator
+fusion      INFO kernels fused and externs; DEBUG each fusion refusal with its reason
+cache       INFO the mem stage and the machine code from the disk cache, or compiled afresh
+recompiles  INFO Dynamo compiling a frame it compiled before, with the guard that failed
 """
 
 from irc import report
 from irc.log import get
 
-stages, fallbacks, fusion, cache, recompiles = (get(t) for t in ("stages", "fallbacks", "fusion", "cache", "recompiles"))
+stages, fallbacks, fusion, cache, recompiles = (
+    get(t) for t in ("stages", "fallbacks", "fusion", "cache", "recompiles")
+)
 
 
 def graph_name(rep: report.GraphReport) -> str:
@@ -48,7 +50,9 @@ def graph_done(rep: report.GraphReport) -> None:
     name = graph_name(rep)
     times = ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in rep.stage_seconds.items())
     where = f"runs eagerly ({rep.eager_graph})" if rep.eager_graph else f"runs on {rep.target or 'the reference'}"
-    stages.info("%s: %d FX nodes, compiled in %.1f ms (%s); %s", name, rep.nodes, rep.compile_seconds * 1e3, times, where)
+    stages.info(
+        "%s: %d FX nodes, compiled in %.1f ms (%s); %s", name, rep.nodes, rep.compile_seconds * 1e3, times, where
+    )
     for target, reason in rep.fallbacks:
         fallbacks.info("%s: %s runs eagerly: %s", name, target, reason)
     for what, reason in rep.target_fallbacks:

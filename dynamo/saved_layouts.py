@@ -45,8 +45,11 @@ def keep_saved_layouts(specs: list[OutputSpec], result_strides, bases=frozenset(
 
 
 # ops whose result depends on the memory layout of their input, not only on its values
-_LAYOUT_READERS = {torch.ops.aten.as_strided.default, torch.ops.aten.as_strided_copy.default,
-                   torch.ops.aten.as_strided_scatter.default}
+_LAYOUT_READERS = {
+    torch.ops.aten.as_strided.default,
+    torch.ops.aten.as_strided_copy.default,
+    torch.ops.aten.as_strided_scatter.default,
+}
 
 
 def take_saved_layouts(gm: torch.fx.GraphModule, example_inputs) -> tuple[dict, dict]:

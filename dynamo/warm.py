@@ -63,8 +63,15 @@ def key(gm: torch.fx.GraphModule, kind: str, opts: Options) -> str | None:
         if any(isinstance(x, torch.SymInt | torch.SymFloat | torch.SymBool) for x in _flat(v)):
             return None
         nodes.append(f"{n.op} {n.name} {n.target} {n.args} {n.kwargs}: {_meta(v)}")
-    parts = (VERSION, kind, repr(opts), targets.get(opts.target).rules([], opts).facts, torch.__version__, "\n".join(nodes),
-             cache.sources("frontend", "lowering", "ir", "dialects", "targets"))  # fmt: skip
+    parts = (
+        VERSION,
+        kind,
+        repr(opts),
+        targets.get(opts.target).rules([], opts).facts,
+        torch.__version__,
+        "\n".join(nodes),
+        cache.sources("frontend", "lowering", "ir", "dialects", "targets"),
+    )
     return cache.make_key("graph", *parts)
 
 

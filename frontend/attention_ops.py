@@ -19,7 +19,6 @@ the probabilities P from q, k (and the mask) as the decomposed forward did, then
 ops (torch's forward decomposition refuses it).
 """
 
-
 import math
 
 import torch

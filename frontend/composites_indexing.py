@@ -27,7 +27,8 @@ def check_index(index: torch.Tensor, size: int, wrap: bool, error: str, message:
     bad = ((index < low) | (index >= size)).reshape(-1)
     if bad.any():
         raise {"IndexError": IndexError, "RuntimeError": RuntimeError}[error](
-            message.format(index=index.reshape(-1)[bad.nonzero()[0, 0]].item(), size=size))
+            message.format(index=index.reshape(-1)[bad.nonzero()[0, 0]].item(), size=size)
+        )
     return index.clone()
 
 
@@ -45,7 +46,9 @@ def _index_reduce(self, dim, index, source, reduce, *, include_self=True):
     """index_reduce as scatter_reduce with the 1-d index broadcast along source's other dims (no negative indices,
     as eager)."""
     if self.dim() == 0:
-        return _index_reduce(self.reshape(1), 0, index, source.reshape(-1), reduce, include_self=include_self).reshape(())
+        return _index_reduce(self.reshape(1), 0, index, source.reshape(-1), reduce, include_self=include_self).reshape(
+            ()
+        )
     dim = dim % self.dim()
     shape = [1] * source.dim()
     shape[dim] = -1

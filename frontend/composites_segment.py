@@ -17,8 +17,10 @@ IDENTITY = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": -float("inf"), "min": f
 SCATTER = {"sum": "sum", "mean": "sum", "prod": "prod", "max": "amax", "min": "amin"}
 NEGATIVE = "lengths contains negative value!"
 UNEQUAL = "segment_reduce(): Expected all rows of lengths along axis to sum to data.size(lengths.dim()-1) when !unsafe."
-KERNEL_NEGATIVE = ("Expected segment_length >= 0 to be true, but got false.  (Could this error message be improved?  "
-                   "If so, please report an enhancement request to PyTorch.)")
+KERNEL_NEGATIVE = (
+    "Expected segment_length >= 0 to be true, but got false.  (Could this error message be improved?  "
+    "If so, please report an enhancement request to PyTorch.)"
+)
 HUGE = 2**62  # a bound no length reaches: the check is only of the sign
 
 
@@ -48,7 +50,12 @@ def _segments(data, lengths, offsets, axis: int, unsafe: bool):
 
 
 def _supported(data, reduce, lengths, offsets) -> bool:
-    return data.is_floating_point() and reduce in IDENTITY and data.dim() > 0 and (lengths is not None or offsets is not None)
+    return (
+        data.is_floating_point()
+        and reduce in IDENTITY
+        and data.dim() > 0
+        and (lengths is not None or offsets is not None)
+    )
 
 
 def _slots(data, axis: int, s: int, value):

@@ -51,6 +51,7 @@ def _addbmm(self, batch1, batch2, *, beta=1, alpha=1):
 
 def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
     """The kernel of nn.functional.bilinear: each input unsqueezed at its expand dims, the product summed over sumdim."""
+
     def expand(t, dims):
         for d in sorted(dims):
             t = t.unsqueeze(d)
@@ -91,8 +92,11 @@ def _pool_out(length, kernel, stride, pad, ceil_mode):
     return out
 
 
-def _avg_pool3d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+def _avg_pool3d(
+    self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None
+):
     """avg_pool3d as a zero-padded input unfolded on its three spatial dims, summed, divided by eager's window counts."""
+
     def three(v, default):
         v = list(v) if isinstance(v, (list, tuple)) else [v]
         v = v or default
@@ -147,7 +151,10 @@ def _adaptive_max_pool(x, output_size):
     for length, o in zip(spatial, output_size):
         k = max(-(-((i + 1) * length) // o) - (i * length) // o for i in range(o))
         i = torch.arange(o, device=x.device).unsqueeze(1)
-        start, end = (i * length).div(o, rounding_mode="floor"), ((i + 1) * length + o - 1).div(o, rounding_mode="floor")
+        start, end = (
+            (i * length).div(o, rounding_mode="floor"),
+            ((i + 1) * length + o - 1).div(o, rounding_mode="floor"),
+        )
         windows.append(torch.minimum(start + torch.arange(k, device=x.device), end - 1))  # (o, k)
     vals = x
     for d, idx in enumerate(windows):  # the dim d read as (o_d, k_d): [..., o_0, k_0, ..., o_d, k_d, L_{d+1}, ...]
@@ -155,7 +162,7 @@ def _adaptive_max_pool(x, output_size):
     lin = torch.zeros((), dtype=torch.int64, device=x.device)
     for d, idx in enumerate(windows):
         flat = 1
-        for length in spatial[d + 1:]:
+        for length in spatial[d + 1 :]:
             flat *= length
         shape = [1] * (2 * n)
         shape[2 * d], shape[2 * d + 1] = idx.shape
@@ -196,11 +203,14 @@ def _gather_scalar(self, dim, index, *, sparse_grad=False):
 
 
 _TORCH_BN_FUNCTIONAL = get_decompositions([aten._native_batch_norm_legit_functional])[
-    aten._native_batch_norm_legit_functional.default]
+    aten._native_batch_norm_legit_functional.default
+]
 
 # torch's own where it has one (older releases have none for 3-d or 2-d): it returns NotImplemented for the rest
-_TORCH_ADAPTIVE_MAX = {2: get_decompositions([aten.adaptive_max_pool2d]).get(aten.adaptive_max_pool2d.default),
-                       3: get_decompositions([aten.adaptive_max_pool3d]).get(aten.adaptive_max_pool3d.default)}
+_TORCH_ADAPTIVE_MAX = {
+    2: get_decompositions([aten.adaptive_max_pool2d]).get(aten.adaptive_max_pool2d.default),
+    3: get_decompositions([aten.adaptive_max_pool3d]).get(aten.adaptive_max_pool3d.default),
+}
 
 # Simple composites torch has no decomposition for, written here in ops irc imports.
 COMPOSITES = {

@@ -38,9 +38,15 @@ def static_inputs(example_inputs) -> dict[int, torch.Tensor]:
     """The real parameter and buffer tensors among a Dynamo graph's inputs, by position."""
     out = {}
     for i, x in enumerate(example_inputs):
-        if not isinstance(x, torch.Tensor) or isinstance(x, FakeTensor) or type(x) not in (torch.Tensor, torch.nn.Parameter):
+        if (
+            not isinstance(x, torch.Tensor)
+            or isinstance(x, FakeTensor)
+            or type(x) not in (torch.Tensor, torch.nn.Parameter)
+        ):
             continue
-        if (isinstance(x, torch.nn.Parameter) or getattr(x, "_dynamo_static_input_type", None)) and x.layout == torch.strided:
+        if (
+            isinstance(x, torch.nn.Parameter) or getattr(x, "_dynamo_static_input_type", None)
+        ) and x.layout == torch.strided:
             out[i] = x
     return out
 
@@ -60,7 +66,9 @@ class Freezer:
             self.base = list(constants)
         main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
         n = len(main.body.block.args)  # placeholders, then the graph's own constants
-        self.table = ConstantArgs(values={**self.values, **{n - len(self.base) + k: t for k, t in enumerate(self.base)}})
+        self.table = ConstantArgs(
+            values={**self.values, **{n - len(self.base) + k: t for k, t in enumerate(self.base)}}
+        )
         t0 = time.perf_counter()
         with count_matches() as counts, unset_fake_temporarily():  # real values: the compile runs under fake mode
             freeze(module, self.table)
@@ -88,7 +96,9 @@ class Freezer:
         return FrozenGraph(compiled, checks, unfrozen) if checks else compiled
 
 
-def plan(gm: torch.fx.GraphModule, opts, kind: str, static: dict[int, torch.Tensor] | None, n_inputs: int) -> Freezer | None:
+def plan(
+    gm: torch.fx.GraphModule, opts, kind: str, static: dict[int, torch.Tensor] | None, n_inputs: int
+) -> Freezer | None:
     """A Freezer for an inference graph whose frozen inputs are safe to fold, else None."""
     if opts.freeze is False or kind != "inference" or not static:
         return None

@@ -350,7 +350,9 @@ class GraphImporter:
             raise GraphUnsupported(f"with_effects of {op}")
         if (out := import_effect(self, node)) is None:
             _, *vals = node.meta["val"]
-            out = self._call_eagerly(op, tuple(args), node.kwargs, tuple(vals), "an op with side effects (with_effects)")
+            out = self._call_eagerly(
+                op, tuple(args), node.kwargs, tuple(vals), "an op with side effects (with_effects)"
+            )
         self.env[node] = (self.env[token], *out)
 
     def _fallback(self, node: torch.fx.Node, reason: str) -> None:

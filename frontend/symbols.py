@@ -80,5 +80,3 @@ def concrete(x):
         e = x.node.expr
         return int(e) if isinstance(e, sympy.Integer) else None
     return None
-
-

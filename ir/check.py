@@ -182,7 +182,9 @@ def _leaves(outs) -> list:
 class ResultCheck(Instrument):
     """Raise ResultMismatch after the first pass whose module computes something else than the module before it."""
 
-    def __init__(self, run: Runner, *, seed: int = 0, given: Sequence = (), keep: Callable[[Operation], bool] = lambda op: False):
+    def __init__(
+        self, run: Runner, *, seed: int = 0, given: Sequence = (), keep: Callable[[Operation], bool] = lambda op: False
+    ):
         self.run, self.seed, self.given, self.keep = run, seed, list(given), keep
         self.unchecked: list[tuple[str, str, str]] = []  # (pass, entry, why) for what could not be checked
         self.checked: list[str] = []  # the passes checked on every entry function
@@ -227,7 +229,9 @@ class ResultCheck(Instrument):
         with unset_fake_temporarily():  # a backend compiles under FakeTensorMode; the check needs real tensors
             return self._compare_real(before, after, entry, how, tolerances)
 
-    def _compare_real(self, before: ModuleOp, after: ModuleOp, entry: str, how: str, tolerances: Tolerances) -> str | None:
+    def _compare_real(
+        self, before: ModuleOp, after: ModuleOp, entry: str, how: str, tolerances: Tolerances
+    ) -> str | None:
         fb, fa = _function(before, entry), _function(after, entry)
         if len(fb.function_type.inputs) != len(fa.function_type.inputs):
             return f"it takes {len(fa.function_type.inputs)} arguments instead of {len(fb.function_type.inputs)}"

@@ -30,8 +30,15 @@ def close_elements(got: torch.Tensor, want: torch.Tensor, tolerances: Tolerances
     return got == want
 
 
-def compare(want: Sequence, got: Sequence, want64: Sequence | None = None, *, what: str = "result", ref: str = "was",
-            tolerances: Tolerances = TOLERANCES) -> str | None:
+def compare(
+    want: Sequence,
+    got: Sequence,
+    want64: Sequence | None = None,
+    *,
+    what: str = "result",
+    ref: str = "was",
+    tolerances: Tolerances = TOLERANCES,
+) -> str | None:
     """None when `got` matches `want` (an element may instead match `want64`, the float64 evaluation cast back),
     else how the first differing result differs. `what` names a result, `ref` introduces the expected value."""
     if len(got) != len(want):
@@ -52,6 +59,8 @@ def compare(want: Sequence, got: Sequence, want64: Sequence | None = None, *, wh
             idx = tuple(int(j) for j in (~ok).nonzero()[0])
             where = f" at {list(idx)}" if idx else ""
             also = f", float64 gives {w64[idx].item()}" if arbiter else ""
-            return (f"{what} {i}{where} is {g[idx].item()}, {ref} {w[idx].item()}{also} "
-                    f"({int((~ok).sum())} of {ok.numel()} elements differ)")
+            return (
+                f"{what} {i}{where} is {g[idx].item()}, {ref} {w[idx].item()}{also} "
+                f"({int((~ok).sum())} of {ok.numel()} elements differ)"
+            )
     return None

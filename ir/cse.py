@@ -21,7 +21,9 @@ class _Info(OperationInfo):
     def __hash__(self) -> int:
         h = self.__dict__.get("_hash")
         if h is None:
-            h = self._hash = hash((super().__hash__(), _regions_key(self.op))) if self.op.regions else super().__hash__()
+            h = self._hash = (
+                hash((super().__hash__(), _regions_key(self.op))) if self.op.regions else super().__hash__()
+            )
         return h
 
 

@@ -20,7 +20,6 @@ from xdsl.pattern_rewriter import (
 )
 
 
-
 @dataclass(frozen=True)
 class Replace:
     """A replacement whose values are not the last op's results (an op with several results)."""
@@ -101,7 +100,9 @@ class _Counted(RewritePattern):
 def _counting(pattern: RewritePattern, counts: Counter) -> RewritePattern:
     if isinstance(pattern, GreedyRewritePatternApplier):
         patterns = [_counting(p, counts) for p in pattern.rewrite_patterns]
-        return GreedyRewritePatternApplier(patterns, ctx=pattern.ctx, folding_enabled=pattern.folding_enabled, dce_enabled=pattern.dce_enabled)
+        return GreedyRewritePatternApplier(
+            patterns, ctx=pattern.ctx, folding_enabled=pattern.folding_enabled, dce_enabled=pattern.dce_enabled
+        )
     if isinstance(pattern, _ByType):
         return _ByType([_counting(p, counts) for p in pattern.patterns])
     return pattern if isinstance(pattern, (Rule, _Counted)) else _Counted(pattern, counts)

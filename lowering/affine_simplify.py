@@ -10,7 +10,15 @@ lies in [0, divisor). Dims range over [0, extent); symbols and unknown extents a
 
 from collections.abc import Sequence
 
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap, AffineSymExpr
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
 
 from irc.ir.index_math import INF, Bounds, Interval, Linear, LinearForms, add_linear, evaluate
 

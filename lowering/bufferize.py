@@ -15,7 +15,14 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, StridedLayoutAttr, TensorType, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineExpr, AffineMap, AffineSymExpr
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
 from xdsl.passes import ModulePass
 
 from irc.dialects import loop, memory
@@ -58,8 +65,10 @@ def library_fresh(op: Operation) -> bool:
     a convolution and its gradients, heads-last attention and its gradients, an embedding's gradient. torch's
     kernel allocates the convolution's result (NCHW or NHWC), the (batch, rows, heads, d) ones, the gradients or the
     zeroed table (the vocabulary's size) anyway, and a copy into a planned buffer costs one more pass."""
-    return isinstance(op, (tn.AtenCallOp, tn.EmbeddingBackwardOp, tn.ConvolutionOp, tn.ConvolutionBackwardOp)) or \
-        (isinstance(op, (tn.ScaledDotProductAttentionOp, tn.ScaledDotProductAttentionBackwardOp)) and op.heads_last is not None)
+    return isinstance(op, (tn.AtenCallOp, tn.EmbeddingBackwardOp, tn.ConvolutionOp, tn.ConvolutionBackwardOp)) or (
+        isinstance(op, (tn.ScaledDotProductAttentionOp, tn.ScaledDotProductAttentionBackwardOp))
+        and op.heads_last is not None
+    )
 
 
 def _returned(v: SSAValue) -> bool:
@@ -72,7 +81,11 @@ def owns_view(v: SSAValue) -> bool:
     output is or views that result (outputs do not share memory). Other ops may read it: a training forward
     returns q, k and v, the head-split views of a projection, for the backward while its attention reads them."""
     src = v.owner.source
-    if sum(isinstance(u.operation, func.ReturnOp) for u in v.uses) != 1 or not isinstance(src.owner, Operation) or _returned(src):
+    if (
+        sum(isinstance(u.operation, func.ReturnOp) for u in v.uses) != 1
+        or not isinstance(src.owner, Operation)
+        or _returned(src)
+    ):
         return False
     if not isinstance(src.owner, loop.NestOp) and not library_fresh(src.owner):
         return False
@@ -91,13 +104,18 @@ def materialize_outputs(f: func.FuncOp) -> None:
             nest = copy_nest(v)
             for op in [o.owner for o in nest.symbols] + [nest]:
                 f.body.block.insert_op_before(op, ret)
-            ret.operands = [*ret.operands[:i], nest.res[0], *ret.operands[i + 1:]]
+            ret.operands = [*ret.operands[:i], nest.res[0], *ret.operands[i + 1 :]]
         seen.add(ret.operands[i])
 
 
 class Bufferizer:
-    def __init__(self, module: ModuleOp, main: func.FuncOp, library_allocates: Callable[[Operation], bool] | None = None,
-                 kernels: dict[tuple, str] | None = None):
+    def __init__(
+        self,
+        module: ModuleOp,
+        main: func.FuncOp,
+        library_allocates: Callable[[Operation], bool] | None = None,
+        kernels: dict[tuple, str] | None = None,
+    ):
         self.module, self.main = module, main
         self.library_allocates = library_allocates
         # structural_key of a kernel (named "kernel") -> its name; shared by the module's functions, whose kernels
@@ -142,10 +160,14 @@ class Bufferizer:
             self.launch(op)
         elif isinstance(op, loop.ViewOp):
             t = buffer_type(op.result.type, strided=True)
-            self.buf[op.result] = self.emit(memory.ViewOp(self.buf[op.source], op.map.data, t, [self.buf[s] for s in op.sizes])).result
+            self.buf[op.result] = self.emit(
+                memory.ViewOp(self.buf[op.source], op.map.data, t, [self.buf[s] for s in op.sizes])
+            ).result
         elif isinstance(op, tn.ReshapeOp) and memory.is_contiguous(self.buf[op.input].type):
             t = buffer_type(op.result.type)
-            self.buf[op.result] = self.emit(memory.ReshapeOp(self.buf[op.input], t, [self.buf[s] for s in op.sizes])).result
+            self.buf[op.result] = self.emit(
+                memory.ReshapeOp(self.buf[op.input], t, [self.buf[s] for s in op.sizes])
+            ).result
         elif isinstance(op, tn.DimOp):
             self.buf[op.result] = self.emit(memory.DimOp(self.buf[op.input], op.dim.value.data)).result
         elif isinstance(op, func.ReturnOp):
@@ -189,9 +211,13 @@ class Bufferizer:
             return self.emit(arith.ConstantOp.from_int_and_width(e.value, IndexType())).result
         assert isinstance(e, AffineBinaryOpExpr)
         a, b = self.affine(e.lhs, syms), self.affine(e.rhs, syms)
-        cls = {AffineBinaryOpKind.Add: arith.AddiOp, AffineBinaryOpKind.Mul: arith.MuliOp,
-               AffineBinaryOpKind.FloorDiv: arith.FloorDivSIOp, AffineBinaryOpKind.Mod: arith.RemSIOp,
-               AffineBinaryOpKind.CeilDiv: arith.CeilDivSIOp}[e.kind]
+        cls = {
+            AffineBinaryOpKind.Add: arith.AddiOp,
+            AffineBinaryOpKind.Mul: arith.MuliOp,
+            AffineBinaryOpKind.FloorDiv: arith.FloorDivSIOp,
+            AffineBinaryOpKind.Mod: arith.RemSIOp,
+            AffineBinaryOpKind.CeilDiv: arith.CeilDivSIOp,
+        }[e.kind]
         return self.emit(cls(a, b)).result
 
     def outline(self, nest: loop.NestOp, ins: list[SSAValue], outs: list[SSAValue]) -> str:
@@ -201,8 +227,13 @@ class Bufferizer:
         mapper = dict(zip(nest.inputs(), block.args[:n_in]))
         body = Region()
         nest.body.clone_into(body, value_mapper=mapper)
-        kernel = loop.NestOp(nest.space.data, nest.iterator_kinds(), block.args[n_in + n_out:], outs=block.args[n_in:n_in + n_out],
-                             body=body)
+        kernel = loop.NestOp(
+            nest.space.data,
+            nest.iterator_kinds(),
+            block.args[n_in + n_out :],
+            outs=block.args[n_in : n_in + n_out],
+            body=body,
+        )
         block.add_ops([kernel, func.ReturnOp()])
         f = func.FuncOp("kernel", (arg_types, []), Region(block))
         key = structural_key(f)

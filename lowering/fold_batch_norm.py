@@ -66,7 +66,9 @@ def rules(known):
         b = _Ops()
         s, shift = _scale_shift(b, op, conv.bias)
         w = conv.weight.type
-        per_channel = b.add(tn.ReshapeOp(s, TensorType(w.get_element_type(), [w.get_shape()[0]] + [1] * (len(w.get_shape()) - 1))))
+        per_channel = b.add(
+            tn.ReshapeOp(s, TensorType(w.get_element_type(), [w.get_shape()[0]] + [1] * (len(w.get_shape()) - 1)))
+        )
         weight = b.add(tn.MulOp(conv.weight, per_channel))
         props, attrs = dict(conv.properties), dict(conv.attributes)
         operands, types = [conv.input, weight, shift], [op.result.type]
@@ -81,7 +83,9 @@ def rules(known):
         if isinstance(y.owner, tn.AddOp):
             add = y.owner
             pairs = [(m, c) for m, c in ((add.rhs, add.lhs), (add.lhs, add.rhs)) if isinstance(m.owner, tn.MmOp)]
-            if not pairs or pairs[0][1].type != TensorType(op.input.type.get_element_type(), [op.input.type.get_shape()[1]]):
+            if not pairs or pairs[0][1].type != TensorType(
+                op.input.type.get_element_type(), [op.input.type.get_shape()[1]]
+            ):
                 return None
             y, bias = pairs[0]
             if not known(bias) or not y.has_one_use():

@@ -63,8 +63,14 @@ def _reads_rows(m: AffineMap, space: list[int]) -> bool:
     return True
 
 
-_TREE = {arith.AddfOp: "add", arith.MulfOp: "mul", arith.SubfOp: "sub", arith.DivfOp: "div", math.ErfOp: "erf",
-         math.TanhOp: "tanh"}  # fmt: skip
+_TREE = {
+    arith.AddfOp: "add",
+    arith.MulfOp: "mul",
+    arith.SubfOp: "sub",
+    arith.DivfOp: "div",
+    math.ErfOp: "erf",
+    math.TanhOp: "tanh",
+}
 
 
 def _expression(v: SSAValue, leaf: SSAValue, seen: set) -> str | None:

@@ -92,9 +92,18 @@ class Folder:
     def worth_folding(self, op: Operation) -> bool:
         """A known op that computes (or a view of tn.constant ops, or one that is no view of what it reads: a reshape
         torch must copy, as every call would) read by some op that does not absorb it."""
-        if isinstance(op, tn.ConstantOp) or type(op) not in FOLDABLE or len(op.results) != 1 or not self.known(op.results[0]):
+        if (
+            isinstance(op, tn.ConstantOp)
+            or type(op) not in FOLDABLE
+            or len(op.results) != 1
+            or not self.known(op.results[0])
+        ):
             return False
-        if isinstance(op, VIEWS) and not all(isinstance(o.owner, tn.ConstantOp) for o in op.operands) and not self.copies(op):
+        if (
+            isinstance(op, VIEWS)
+            and not all(isinstance(o.owner, tn.ConstantOp) for o in op.operands)
+            and not self.copies(op)
+        ):
             return False
         return any(not self.absorbs(u.operation) for u in op.results[0].uses)
 
@@ -118,14 +127,18 @@ class Folder:
         t = result.type
         if value.numel() and bool((flat == flat[0]).all()) and not value.dtype.is_complex:
             x = flat[0].item()
-            attr = DenseIntOrFPElementsAttr.from_list(t, [float(x) if value.dtype.is_floating_point else int(x)])  # a splat
+            attr = DenseIntOrFPElementsAttr.from_list(
+                t, [float(x) if value.dtype.is_floating_point else int(x)]
+            )  # a splat
             new = tn.ConstantOp(attr).result
             self.main.body.block.insert_op_before(new.owner, op)
         elif self.table is not None:
             self.table.appended.append(value)
             new = self.main.body.block.insert_arg(t, len(self.main.body.block.args))
             self.table.values[new.index] = value  # a constant like the others, for the folds still to come
-            self.main.function_type = func.FunctionType.from_lists([a.type for a in self.main.body.block.args], self.main.function_type.outputs.data)
+            self.main.function_type = func.FunctionType.from_lists(
+                [a.type for a in self.main.body.block.args], self.main.function_type.outputs.data
+            )
         else:
             return False
         new.name_hint = result.name_hint
@@ -146,7 +159,9 @@ def fold_constants(module: ModuleOp, table: ConstantArgs | None = None) -> bool:
     """Fold what can be folded in @main (every function when there is no table); True when anything changed."""
     changed = False
     for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.body.blocks and (table is None or op.sym_name.data == "main"):  # not declarations
+        if (
+            isinstance(op, func.FuncOp) and op.body.blocks and (table is None or op.sym_name.data == "main")
+        ):  # not declarations
             changed |= Folder(op, table).run()
     return changed
 

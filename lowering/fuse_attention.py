@@ -166,7 +166,9 @@ def attention(out: tn.BmmOp) -> list[Operation] | None:
     E = _shape(qk.lhs)[-1]
     if _shape(qk.result) != (B, L, S) or _shape(out.lhs) != (B, L, S) or _shape(out.rhs) != (B, S, Ev):
         return None
-    if mask is not None and (not mask.type.has_static_shape() or mask.type.get_element_type() not in (i1, sm.input.type.get_element_type())):
+    if mask is not None and (
+        not mask.type.has_static_shape() or mask.type.get_element_type() not in (i1, sm.input.type.get_element_type())
+    ):
         return None
     r = len(x)
     swap = [*range(r - 2), r - 1, r - 2]

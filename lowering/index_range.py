@@ -6,7 +6,15 @@ lowering `remember`s the range of the tn values it replaces on the ops replacing
 dropped again by `forget` at the end of the pass). Anything not understood is unbounded: the check stays.
 """
 
-from xdsl.dialects.builtin import ArrayAttr, DenseIntOrFPElementsAttr, IntegerAttr, IntegerType, ModuleOp, Signedness, i64
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    Signedness,
+    i64,
+)
 from xdsl.ir import OpResult, SSAValue
 
 from irc.dialects import tensor as tn
@@ -53,8 +61,11 @@ def element_range(v: SSAValue, depth: int = DEPTH) -> Range:
         return (0, n - 1) if isinstance(n, int) and n > 0 else (0, None)
     if isinstance(op, _VIEWS):
         return element_range(op.input, depth - 1)
-    if isinstance(op, tn.ConvertOp) and isinstance(element(op.input), IntegerType) and \
-            element(op.input).bitwidth <= element(v).bitwidth:
+    if (
+        isinstance(op, tn.ConvertOp)
+        and isinstance(element(op.input), IntegerType)
+        and element(op.input).bitwidth <= element(v).bitwidth
+    ):
         least, most = element_range(op.input, depth - 1)  # a wider integer keeps every value but a negative's sign,
         unsigned = element(v).signedness.data == Signedness.UNSIGNED  # which an unsigned one wraps
         return (least, most) if not unsigned or (least is not None and least >= 0) else (None, None)

@@ -208,8 +208,16 @@ def heads_last_attention_backward(op):
     return Replace([new, *back], [b.result for b in back])
 
 
-RULES = (fold_permute_permute, fold_permute_identity, sink_permute_below, read_channels_last_argument,
-         flatten_nhwc_into_product, heads_last_attention, heads_last_training_attention, heads_last_attention_backward)
+RULES = (
+    fold_permute_permute,
+    fold_permute_identity,
+    sink_permute_below,
+    read_channels_last_argument,
+    flatten_nhwc_into_product,
+    heads_last_attention,
+    heads_last_training_attention,
+    heads_last_attention_backward,
+)
 
 
 def nhwc_type(v: SSAValue) -> TensorType:
@@ -330,4 +338,16 @@ def _batch_norm_nhwc(add, x: SSAValue, op: tn.BatchNormInferenceOp) -> SSAValue:
     return y
 
 
-__all__ = ["FoldPermutesPass", "RULES", "arrives_nhwc", "converted_nhwc", "nhwc_type", "TO_NCHW", "TO_NHWC", "layout_operands", "to_nhwc", "is_image", "perm_of"]
+__all__ = [
+    "FoldPermutesPass",
+    "RULES",
+    "arrives_nhwc",
+    "converted_nhwc",
+    "nhwc_type",
+    "TO_NCHW",
+    "TO_NHWC",
+    "layout_operands",
+    "to_nhwc",
+    "is_image",
+    "perm_of",
+]

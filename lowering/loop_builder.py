@@ -114,7 +114,9 @@ class NestBuilder:
         el = element(src)
         check_element(el)
         exprs = [AffineExpr.constant(e) if isinstance(e, int) else e for e in exprs]
-        v = self.emit(loop.LoadOp(src, AffineMap(self.rank + len(indices), 0, tuple(exprs)), [self.to_index(i) for i in indices]))
+        v = self.emit(
+            loop.LoadOp(src, AffineMap(self.rank + len(indices), 0, tuple(exprs)), [self.to_index(i) for i in indices])
+        )
         return self.cast(v, compute_type(el))
 
     def index(self, expr: AffineExpr) -> SSAValue:
@@ -160,7 +162,11 @@ class NestBuilder:
         if src == to:
             return v
         if isinstance(src, IndexType):
-            return self.cast(self.emit(arith.IndexCastOp(v, i64)), to) if to != i64 else self.emit(arith.IndexCastOp(v, i64))
+            return (
+                self.cast(self.emit(arith.IndexCastOp(v, i64)), to)
+                if to != i64
+                else self.emit(arith.IndexCastOp(v, i64))
+            )
         if isinstance(to, IndexType):
             return self.to_index(v)
         if to == i1:
@@ -253,7 +259,9 @@ def in_range(b: NestBuilder, expr: AffineExpr, lo: AffineExpr | None, hi: Affine
 def broadcast_exprs(src_shape: Sequence[int], out_shape: Sequence[int], dims: Sequence[AffineExpr]) -> list[AffineExpr]:
     """The index into a numpy-broadcast operand: right-aligned dims, 0 where the operand has size 1 and the result not."""
     off = len(out_shape) - len(src_shape)
-    return [AffineExpr.constant(0) if s == 1 and out_shape[i + off] != 1 else dims[i + off] for i, s in enumerate(src_shape)]
+    return [
+        AffineExpr.constant(0) if s == 1 and out_shape[i + off] != 1 else dims[i + off] for i, s in enumerate(src_shape)
+    ]
 
 
 def result_type(op: Operation, i: int = 0) -> TensorType:

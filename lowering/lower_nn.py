@@ -119,7 +119,9 @@ def lower_batch_norm_training(op: tn.BatchNormTrainingOp):
 # before the nest: one pass over the indices, not one test per element loaded), raising eager's error.
 
 OUT_OF_RANGE = "index out of range in self"  # embedding's IndexError, and index_select's but along dim 1
-OUT_OF_DATA = "INDICES element is out of DATA bounds, id={index} axis_dim={size}"  # index_select's along dim 1 (RuntimeError)
+OUT_OF_DATA = (
+    "INDICES element is out of DATA bounds, id={index} axis_dim={size}"  # index_select's along dim 1 (RuntimeError)
+)
 
 
 def out_of_bounds(dim: int) -> str:
@@ -166,7 +168,9 @@ def lower_index_select(op: tn.IndexSelectOp) -> list[Operation]:
     space = b.sizes(op.input)
     space[d] = b.size(op.index, 0) if shape(op.index) else AffineExpr.constant(1)
     b.set_space(space)
-    error = ("RuntimeError", OUT_OF_DATA) if d == 1 else ("IndexError", OUT_OF_RANGE)  # eager's kernel for dim 1 is its own
+    error = (
+        ("RuntimeError", OUT_OF_DATA) if d == 1 else ("IndexError", OUT_OF_RANGE)
+    )  # eager's kernel for dim 1 is its own
     i = b.load(checked(b, op.index, op.input, d, *error), [b.dim(d)] if shape(op.index) else [])
     exprs = b.dims()
     exprs[d] = AffineExpr.dimension(b.rank)
@@ -181,8 +185,10 @@ def lower_gather(op: tn.GatherOp) -> list[Operation]:
     index = checked(b, op.index, op.input, d, "RuntimeError", out_of_bounds(d))
     if not shape(op.index):
         i = b.load(index, [])
-        return b.finish([b.load(op.input, [AffineExpr.dimension(0)] if shape(op.input) else [], [i] if shape(op.input) else [])],
-                        [op.result.type])
+        return b.finish(
+            [b.load(op.input, [AffineExpr.dimension(0)] if shape(op.input) else [], [i] if shape(op.input) else [])],
+            [op.result.type],
+        )
     i = b.load(index, b.dims())
     exprs = b.dims()
     exprs[d] = AffineExpr.dimension(b.rank)
@@ -216,12 +222,18 @@ def lower_index(op: tn.IndexOp) -> list[Operation]:
             else:
                 raise Unsupported("index: a `?` broadcast dim with no `?` index dim")
     b.set_space(space)
-    bdims = b.dims()[first:first + nb]
+    bdims = b.dims()[first : first + nb]
     values = []
     for j, (v, k) in enumerate(zip(op.indices, dims)):
         off = nb - len(shape(v))
         v = checked(b, v, x, k, "IndexError", out_of_bounds(j), wrap=True)
-        i = b.load(v, [AffineExpr.constant(0) if s == 1 and out[first + off + t] != 1 else bdims[off + t] for t, s in enumerate(shape(v))])
+        i = b.load(
+            v,
+            [
+                AffineExpr.constant(0) if s == 1 and out[first + off + t] != 1 else bdims[off + t]
+                for t, s in enumerate(shape(v))
+            ],
+        )
         n = b.cast(b.index(b.size(x, k)), i.type)
         values.append(b.select(b.cmp("lt", i, b.like(0, i)), b.add(i, n), i))
     exprs, extra, pos = [], 0, 0
@@ -262,4 +274,3 @@ def lower_slice_scatter(op: tn.SliceScatterOp) -> list[Operation]:
     if step != 1:
         conds.append(b.cmp_index("eq", b.index(rel % step), b.index_const(0)))
     return b.finish([b.select(b.all_of(conds), s, x)], [op.result.type])
-

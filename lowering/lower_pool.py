@@ -31,7 +31,9 @@ def _window(op, k: list[int]):
     lead = len(x) + (op.spatial() if isinstance(op, tn.MaxPool2dOp | tn.AvgPool2dOp) else -2)
     kinds = [loop.PARALLEL] * len(out)
     b = NestBuilder()
-    b.set_space([*out[:lead + 1], k[0] * k[1], *out[lead + 1:]], kinds[:lead + 1] + [loop.REDUCTION] + kinds[lead + 1:])
+    b.set_space(
+        [*out[: lead + 1], k[0] * k[1], *out[lead + 1 :]], kinds[: lead + 1] + [loop.REDUCTION] + kinds[lead + 1 :]
+    )
     oh, r, ow = b.dim(lead), b.dim(lead + 1), b.dim(lead + 2)
     return b, lead, r // k[1], r % k[1], oh, ow, r
 
@@ -42,15 +44,19 @@ def _ints(attr) -> list[int]:
 
 def _load_window(b: NestBuilder, op, lead: int, h: AffineExpr, w: AffineExpr, fill: float, k, s, p, d=(1, 1)):
     """The input at (h, w), or `fill` in the padding (no mask when every window lies inside the input)."""
-    x, out = shape(op.input)[lead:lead + 2], shape(op.results[0])[lead:lead + 2]
+    x, out = shape(op.input)[lead : lead + 2], shape(op.results[0])[lead : lead + 2]
     dims = b.dims()
-    v = b.load(op.input, [*dims[:lead], h, w, *dims[lead + 3:]])
+    v = b.load(op.input, [*dims[:lead], h, w, *dims[lead + 3 :]])
     if not is_float(v.type):
         raise Unsupported("pooling of a non-float tensor")
     if not any(p) and all((o - 1) * st + (kk - 1) * dd < n for o, st, kk, dd, n in zip(out, s, k, d, x)):
         return v
-    valid = b.all_of([in_range(b, h, AffineExpr.constant(0), AffineExpr.constant(x[0])),
-                      in_range(b, w, AffineExpr.constant(0), AffineExpr.constant(x[1]))])
+    valid = b.all_of(
+        [
+            in_range(b, h, AffineExpr.constant(0), AffineExpr.constant(x[0])),
+            in_range(b, w, AffineExpr.constant(0), AffineExpr.constant(x[1])),
+        ]
+    )
     return b.select(valid, v, b.like(fill, v))
 
 
@@ -63,7 +69,9 @@ def lower_max_pool(op: tn.MaxPool2dOp):
     m = b.reduce("max", v)
     r = b.reduce("argmax", v)  # the first maximum, as torch's kernel (`val > maxval`)...
     # ...except that torch's takes every NaN it meets (`|| isnan(val)`): the last NaN of the window
-    last_nan = b.reduce("max", b.select(b.emit(arith.CmpfOp(v, v, "uno")), b.cast(b.index(r_dim), i64), b.const(-1, i64)))
+    last_nan = b.reduce(
+        "max", b.select(b.emit(arith.CmpfOp(v, v, "uno")), b.cast(b.index(r_dim), i64), b.const(-1, i64))
+    )
     r = b.select(b.cmp("ge", last_nan, b.const(0, i64)), last_nan, r)
     row = b.emit(arith.FloorDivSIOp(r, b.const(k[1], i64)))
     col = b.emit(arith.RemSIOp(r, b.const(k[1], i64)))
@@ -127,4 +135,3 @@ def lower_adaptive_avg_pool(op: tn.AdaptiveAvgPool2dOp):
     spans = [b.emit(arith.SubiOp(b.index(e), b.index(st))) for st, e in zip(starts, stops)]
     count = b.cast(b.emit(arith.MuliOp(*spans)), total.type)
     return b.finish([b.div(total, count)], [op.result.type])
-

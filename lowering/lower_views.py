@@ -119,7 +119,9 @@ def lower_reshape(op: tn.ReshapeOp) -> list[Operation]:
 
 @lowers(tn.ExpandOp)
 def lower_expand(op: tn.ExpandOp) -> list[Operation]:
-    return copy_nest(op, lambda b: result_space(b, op), lambda b: broadcast_exprs(shape(op.input), shape(op.result), b.dims()))
+    return copy_nest(
+        op, lambda b: result_space(b, op), lambda b: broadcast_exprs(shape(op.input), shape(op.result), b.dims())
+    )
 
 
 @lowers(tn.PermuteOp)
@@ -185,7 +187,7 @@ def lower_select(op: tn.SelectOp) -> list[Operation]:
 
     def space(b):
         s = b.sizes(op.input)
-        return s[:d] + s[d + 1:]
+        return s[:d] + s[d + 1 :]
 
     return copy_nest(op, space, lambda b: b.dims()[:d] + [AffineExpr.constant(index)] + b.dims()[d:])
 
@@ -227,7 +229,9 @@ def lower_pad(op: tn.PadOp) -> list[Operation]:
     b.set_space([n + lo + hi for n, lo, hi in zip(sizes, low, high)])
     exprs = [e - lo if lo else e for e, lo in zip(b.dims(), low)]
     x = b.load(op.input, exprs)
-    conds = [in_range(b, e, AffineExpr.constant(0), n) for e, n, lo, hi in zip(exprs, sizes, low, high) if lo > 0 or hi > 0]
+    conds = [
+        in_range(b, e, AffineExpr.constant(0), n) for e, n, lo, hi in zip(exprs, sizes, low, high) if lo > 0 or hi > 0
+    ]
     cond = b.all_of(conds)
     r = x if cond is None else b.select(cond, x, b.load(op.value, []))
     return b.finish([r], [op.result.type])
@@ -259,4 +263,3 @@ def lower_cat(op: tn.CatOp) -> list[Operation]:
 
 def _end(b: NestBuilder, x, d: int, off: AffineExpr) -> AffineExpr:
     return off + b.size(x, d)
-

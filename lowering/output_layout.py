@@ -50,7 +50,11 @@ INPUT_ATTR = "irc.input_layout"  # the same per argument: how the caller lays ou
 
 def memory_order(sizes, strides) -> tuple[int, ...] | None:
     """The dims from outermost to innermost when `strides` is a dense permuted (not row-major) layout of `sizes`."""
-    if len(sizes) < 2 or any(not isinstance(n, int) or n < 2 for n in sizes) or not all(isinstance(s, int) for s in strides):
+    if (
+        len(sizes) < 2
+        or any(not isinstance(n, int) or n < 2 for n in sizes)
+        or not all(isinstance(s, int) for s in strides)
+    ):
         return None  # a size-1 dim's stride is arbitrary; dynamic sizes or strides: no static layout to match
     order = tuple(sorted(range(len(sizes)), key=lambda d: -strides[d]))
     step = 1
@@ -205,7 +209,9 @@ class OutputLayoutPass(ModulePass):
 
     def apply(self, ctx: Context, module: ModuleOp) -> None:
         for f in module.ops:
-            if not isinstance(f, func.FuncOp) or f.sym_name.data != "main" or not f.body.blocks:  # a declaration: no body
+            if (
+                not isinstance(f, func.FuncOp) or f.sym_name.data != "main" or not f.body.blocks
+            ):  # a declaration: no body
                 continue
             block = f.body.block
             ret = block.last_op

@@ -45,9 +45,23 @@ from .tensor_to_loop import TensorToLoopPass
 cache_log = logger("cache")
 
 # stage name -> passes that produce it from the previous stage (`fx` and `tensor` come from the frontend)
-TENSOR_OPT = (FuseAttentionPass(), SimplifyTensorPass(), SelectLayoutPass(), FoldPermutesPass(), CommonSubexpressionElimination(), DeadCodeElimination())
-LOOP = (TensorToLoopPass(), SimplifyLoopPass(), FuseLoopsPass(), FoldBiasPass(), OrientProductsPass(), SimplifyLoopPass(),
-        OutputLayoutPass())
+TENSOR_OPT = (
+    FuseAttentionPass(),
+    SimplifyTensorPass(),
+    SelectLayoutPass(),
+    FoldPermutesPass(),
+    CommonSubexpressionElimination(),
+    DeadCodeElimination(),
+)
+LOOP = (
+    TensorToLoopPass(),
+    SimplifyLoopPass(),
+    FuseLoopsPass(),
+    FoldBiasPass(),
+    OrientProductsPass(),
+    SimplifyLoopPass(),
+    OutputLayoutPass(),
+)
 MEM = (BufferizePass(), PlanBuffersPass())
 
 # inference graphs with frozen parameters first run these (freeze() below, given the parameters' values)
@@ -104,7 +118,9 @@ class Plan:
             if self.matmul == "loops":
                 passes = (MatmulToLoopsPass(), *passes)
         elif stage == "mem" and rules.library_allocates is not None:
-            passes = tuple(BufferizePass(rules.library_allocates) if isinstance(p, BufferizePass) else p for p in passes)
+            passes = tuple(
+                BufferizePass(rules.library_allocates) if isinstance(p, BufferizePass) else p for p in passes
+            )
         return passes
 
     def passes(self, start: str = "tensor", stop: str = "mem") -> tuple[ModulePass, ...]:
@@ -149,8 +165,17 @@ class Result:
 Dump = Callable[[str, ModuleOp], None]
 
 
-def run(module: ModuleOp, plan: Plan = Plan(), *, start: str = "tensor", stop: str = "mem", dump: Dump | None = None,
-        verify: bool = False, instruments: Sequence[Instrument] = (), cache_key: str | None = None) -> Result:  # fmt: skip
+def run(
+    module: ModuleOp,
+    plan: Plan = Plan(),
+    *,
+    start: str = "tensor",
+    stop: str = "mem",
+    dump: Dump | None = None,
+    verify: bool = False,
+    instruments: Sequence[Instrument] = (),
+    cache_key: str | None = None,
+) -> Result:
     """Take `module` from stage `start` to stage `stop` in place, as `plan` says.
 
     dump(stage, module) sees the module after each stage. verify: verify after every pass (else once per
@@ -181,6 +206,8 @@ def run(module: ModuleOp, plan: Plan = Plan(), *, start: str = "tensor", stop: s
         _to_cache(module, key, out.lowered)
     out.pass_seconds = dict(timing.seconds)
     return out
+
+
 def _summarise(module: ModuleOp, stage: str, out: Lowered) -> Lowered:
     from irc.dialects import loop, memory
     from irc.dialects import tensor as tn
@@ -191,7 +218,9 @@ def _summarise(module: ModuleOp, stage: str, out: Lowered) -> Lowered:
         for op in module.walk():
             if isinstance(op, loop.NestOp):
                 out.kernels += 1
-            elif isinstance(op, loop.ViewOp | tn.ReshapeOp):  # a reshape left at this stage aliases its contiguous source
+            elif isinstance(
+                op, loop.ViewOp | tn.ReshapeOp
+            ):  # a reshape left at this stage aliases its contiguous source
                 out.views += 1
             elif op.name.startswith("tn.") and not isinstance(op, tn.DimOp):
                 out.externs.append(op.name)

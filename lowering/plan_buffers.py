@@ -64,7 +64,9 @@ def reads_in_place(nest: loop.NestOp, arg: SSAValue, out_shape) -> bool:
         if not isinstance(ld, loop.LoadOp) or ld.indices:
             return False
         res = ld.map.data.results
-        if len(res) != nest.rank or any(not (isinstance(e, AffineDimExpr) and e.position == d) for d, e in enumerate(res)):
+        if len(res) != nest.rank or any(
+            not (isinstance(e, AffineDimExpr) and e.position == d) for d, e in enumerate(res)
+        ):
             return False
     return True
 
@@ -121,9 +123,16 @@ def plan_function(f: func.FuncOp, kernels: dict[str, loop.NestOp]) -> Plan:
             # The outputs of one launch are written at the same point: two of them over one input would clobber each other.
             others = {find(o) for o in step.outs if o is not out and o in group}
             for j, inp in enumerate(step.ins):
-                if inp in group and inp is not out and last.get(inp) == index[step] and find(inp) is not find(out) \
-                        and find(inp) not in others \
-                        and inp.type == out.type and not _viewed(inp) and reads_in_place(nest, kargs[j], out.type.get_shape()):
+                if (
+                    inp in group
+                    and inp is not out
+                    and last.get(inp) == index[step]
+                    and find(inp) is not find(out)
+                    and find(inp) not in others
+                    and inp.type == out.type
+                    and not _viewed(inp)
+                    and reads_in_place(nest, kargs[j], out.type.get_shape())
+                ):
                     group[find(out)] = find(inp)
                     plan.in_place += 1
                     break
@@ -131,7 +140,11 @@ def plan_function(f: func.FuncOp, kernels: dict[str, loop.NestOp]) -> Plan:
     for a in static:
         g = find(a.result)
         lo, hi, size = live.get(g, (1 << 60, -1, 0))
-        live[g] = (min(lo, first.get(a.result, 0)), max(hi, last.get(a.result, 0)), max(size, _align(memory.nbytes_of(a.result.type))))
+        live[g] = (
+            min(lo, first.get(a.result, 0)),
+            max(hi, last.get(a.result, 0)),
+            max(size, _align(memory.nbytes_of(a.result.type))),
+        )
         plan.intermediate_bytes += memory.nbytes_of(a.result.type)
     placed: list[tuple[int, int, int, int]] = []  # (offset, size, lo, hi)
     offsets: dict[SSAValue, int] = {}
@@ -219,7 +232,11 @@ def plan_module(module: ModuleOp) -> Plan:
     """Plan every function that allocates intermediates (the graph's; kernels allocate nothing)."""
     total, kernels = Plan(), kernels_by_name(module)
     for f in list(module.body.block.ops):
-        if isinstance(f, func.FuncOp) and f.body.blocks and any(INTERMEDIATE in op.attributes for op in f.body.block.ops):
+        if (
+            isinstance(f, func.FuncOp)
+            and f.body.blocks
+            and any(INTERMEDIATE in op.attributes for op in f.body.block.ops)
+        ):
             p = plan_function(f, kernels)
             total.arena_bytes += p.arena_bytes
             total.intermediate_bytes += p.intermediate_bytes

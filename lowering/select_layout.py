@@ -91,7 +91,9 @@ def regions(f: func.FuncOp) -> list[Region]:
         for op in r.ops:
             r.inputs += [v for v in members[op] if v.owner not in inside and v not in r.inputs]
             for res in op.results:
-                if any(u.operation not in inside or u.index not in _layout_indices(u.operation, members) for u in res.uses):
+                if any(
+                    u.operation not in inside or u.index not in _layout_indices(u.operation, members) for u in res.uses
+                ):
                     r.outputs.append(res)
         out.append(r)
     return out
@@ -176,7 +178,10 @@ def choose(r: Region, layout: str, timer: ConvTimer | None) -> Choice:
     why = f"{convs}; conversions {copies}"
     if layout != "auto":
         return Choice(layout, f"forced by layout={layout}; {why}")
-    return Choice("nhwc" if cost[1] < cost[0] else "nchw", f"cost {cost[1] * 1e3:.3g} ms nhwc vs {cost[0] * 1e3:.3g} ms nchw: {why}")
+    return Choice(
+        "nhwc" if cost[1] < cost[0] else "nchw",
+        f"cost {cost[1] * 1e3:.3g} ms nhwc vs {cost[0] * 1e3:.3g} ms nchw: {why}",
+    )
 
 
 def select_layout(f: func.FuncOp, layout: str = "auto", timer: ConvTimer | None = None) -> list[str]:
@@ -219,4 +224,13 @@ def layout_notes(module: ModuleOp) -> list[str]:
     return notes
 
 
-__all__ = ["SelectLayoutPass", "LAYOUTS", "select_layout", "regions", "conversions", "choose", "layout_notes", "conv_problem"]
+__all__ = [
+    "SelectLayoutPass",
+    "LAYOUTS",
+    "select_layout",
+    "regions",
+    "conversions",
+    "choose",
+    "layout_notes",
+    "conv_problem",
+]

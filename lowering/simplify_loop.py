@@ -29,9 +29,16 @@ from .fusion.legality import copy_source
 from .lower_views import is_reshape_map
 
 _FOLD = {
-    arith.AddfOp: operator.add, arith.SubfOp: operator.sub, arith.MulfOp: operator.mul,
-    arith.MaximumfOp: max, arith.MinimumfOp: min, arith.AddiOp: operator.add, arith.SubiOp: operator.sub,
-    arith.MuliOp: operator.mul, arith.MaxSIOp: max, arith.MinSIOp: min,
+    arith.AddfOp: operator.add,
+    arith.SubfOp: operator.sub,
+    arith.MulfOp: operator.mul,
+    arith.MaximumfOp: max,
+    arith.MinimumfOp: min,
+    arith.AddiOp: operator.add,
+    arith.SubiOp: operator.sub,
+    arith.MuliOp: operator.mul,
+    arith.MaxSIOp: max,
+    arith.MinSIOp: min,
 }
 
 
@@ -108,14 +115,20 @@ def canon_copy_to_view(nest: loop.NestOp):
         return None
     users = [u.operation for u in nest.res[0].uses]
     fresh = isinstance(ld.source.owner, Operation) and library_fresh(ld.source.owner)  # bufferize returns its view
-    if not users or not all(_is_extern(u) or fresh and isinstance(u, func.ReturnOp) for u in users) or \
-            ld.map.data.num_symbols and _uses_symbols(ld.map.data):
+    if (
+        not users
+        or not all(_is_extern(u) or fresh and isinstance(u, func.ReturnOp) for u in users)
+        or ld.map.data.num_symbols
+        and _uses_symbols(ld.map.data)
+    ):
         return None
     m = AffineMap(ld.map.data.num_dims, 0, ld.map.data.results)
     if loop.linear_coefficients(m) is None:
         return None
     if any(isinstance(u, tn.ReshapeOp) for u in users) and m != AffineMap.identity(m.num_dims):
-        return None  # a reshape needs its source contiguous: of a strided view, torch copies it at the mem stage, unfused
+        return (
+            None  # a reshape needs its source contiguous: of a strided view, torch copies it at the mem stage, unfused
+        )
     sizes = []
     for n, e in zip(nest.res[0].type.get_shape(), nest.extents):
         if n == DYN:
@@ -165,8 +178,14 @@ def canon_symbols(nest: loop.NestOp) -> None:
     remap = [AffineExpr.symbol(uniq.index(s)) if s in uniq else AffineExpr.constant(0) for s in nest.symbols]
 
     def fix(m: AffineMap) -> AffineMap:
-        return AffineMap(m.num_dims, len(uniq), tuple(e.replace_dims_and_symbols([AffineExpr.dimension(i) for i in range(m.num_dims)], remap)
-                                                      for e in m.results))
+        return AffineMap(
+            m.num_dims,
+            len(uniq),
+            tuple(
+                e.replace_dims_and_symbols([AffineExpr.dimension(i) for i in range(m.num_dims)], remap)
+                for e in m.results
+            ),
+        )
 
     for op in nest.body.block.ops:
         if isinstance(op, loop.LoadOp | loop.IndexOp):
@@ -181,15 +200,28 @@ def canon_copy_to_reshape(nest: loop.NestOp):
     """A row-major reshape copy read only by externs (and returned: a training forward saves the reshaped activation
     its matmul reads) stays a tn.reshape: at the mem stage it aliases a contiguous buffer, the returned one too."""
     ld = copy_source(nest) if nest.res and len(nest.res) == 1 else None
-    if ld is None or not isinstance(ld.source.owner, Operation) or ld.source.type.get_element_type() != nest.res[0].type.get_element_type():
+    if (
+        ld is None
+        or not isinstance(ld.source.owner, Operation)
+        or ld.source.type.get_element_type() != nest.res[0].type.get_element_type()
+    ):
         return None
     users = [u.operation for u in nest.res[0].uses]
     src, dst = ld.source.type.get_shape(), nest.res[0].type.get_shape()
-    if not users or not all(_is_extern(u) or isinstance(u, func.ReturnOp) for u in users) or DYN in src or DYN in dst \
-            or src == dst:
+    if (
+        not users
+        or not all(_is_extern(u) or isinstance(u, func.ReturnOp) for u in users)
+        or DYN in src
+        or DYN in dst
+        or src == dst
+    ):
         return None
-    if any(isinstance(u, func.ReturnOp) for u in users) and isinstance(ld.source.owner, loop.NestOp) \
-            and len(list(ld.source.uses)) == 1 and [n for n in src if n != 1] == [n for n in dst if n != 1]:
+    if (
+        any(isinstance(u, func.ReturnOp) for u in users)
+        and isinstance(ld.source.owner, loop.NestOp)
+        and len(list(ld.source.uses)) == 1
+        and [n for n in src if n != 1] == [n for n in dst if n != 1]
+    ):
         return None  # fusion's output reshape writes a nest's only-read result in the returned shape itself
     if not is_reshape_map(src, dst, ld.map.data):
         return None
@@ -249,8 +281,15 @@ def drop_dead_outputs(nest: loop.NestOp) -> loop.NestOp | None:
     return new
 
 
-RULES = (*FOLD_RULES, fold_trunc_of_ext, fold_load_of_view, fold_view_of_view, canon_copy_to_view, canon_copy_to_reshape,
-         fold_dim_of_result)
+RULES = (
+    *FOLD_RULES,
+    fold_trunc_of_ext,
+    fold_load_of_view,
+    fold_view_of_view,
+    canon_copy_to_view,
+    canon_copy_to_reshape,
+    fold_dim_of_result,
+)
 
 
 @dataclass(frozen=True)

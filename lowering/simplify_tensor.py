@@ -98,7 +98,13 @@ def max_pool_before_relu(op):
     return Replace([pool, after], [after.result, pool.indices])
 
 
-RULES = (fold_reshape_reshape, fold_reshape_identity, reshape_before_permute, pow_of_small_exponent, max_pool_before_relu)
+RULES = (
+    fold_reshape_reshape,
+    fold_reshape_identity,
+    reshape_before_permute,
+    pow_of_small_exponent,
+    max_pool_before_relu,
+)
 
 
 @dataclass(frozen=True)

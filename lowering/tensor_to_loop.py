@@ -85,7 +85,9 @@ def gelu_body(b, x, approximate: str):
     """gelu(x) in a nest's body: tn.gelu's lowering (fold-bias recognises it after a product's bias add)."""
     half, one = b.like(0.5, x), b.like(1, x)
     if approximate == "tanh":
-        inner = b.mul(b.like(pymath.sqrt(2 / pymath.pi), x), b.add(x, b.mul(b.like(0.044715, x), b.mul(x, b.mul(x, x)))))
+        inner = b.mul(
+            b.like(pymath.sqrt(2 / pymath.pi), x), b.add(x, b.mul(b.like(0.044715, x), b.mul(x, b.mul(x, x))))
+        )
         return b.mul(b.mul(half, x), b.add(one, b.math(math.TanhOp, inner)))
     return b.mul(b.mul(x, half), b.add(one, b.math(math.ErfOp, b.mul(x, b.like(pymath.sqrt(0.5), x)))))
 
@@ -172,42 +174,88 @@ def _div(b, x, y):
 
 
 BODY: dict[type[Operation], Callable] = {
-    tn.NegOp: lambda b, x: b.neg(x), tn.AbsOp: _abs, tn.SignOp: _sign, tn.ReluOp: _relu, tn.SigmoidOp: _sigmoid,
+    tn.NegOp: lambda b, x: b.neg(x),
+    tn.AbsOp: _abs,
+    tn.SignOp: _sign,
+    tn.ReluOp: _relu,
+    tn.SigmoidOp: _sigmoid,
     tn.ReciprocalOp: lambda b, x: b.div(b.like(1, x), x) if is_float(x.type) else _div(b, x, x),
     tn.BitwiseNotOp: _bitwise_not,
-    tn.FloorOp: _round(math.FloorOp), tn.CeilOp: _round(math.CeilOp), tn.RoundOp: _round(math.RoundEvenOp),
+    tn.FloorOp: _round(math.FloorOp),
+    tn.CeilOp: _round(math.CeilOp),
+    tn.RoundOp: _round(math.RoundEvenOp),
     tn.TruncOp: _round(math.TruncOp),
-    tn.IsNanOp: _isnan, tn.IsInfOp: _isinf, tn.SignbitOp: _signbit,
+    tn.IsNanOp: _isnan,
+    tn.IsInfOp: _isinf,
+    tn.SignbitOp: _signbit,
     tn.LogicalNotOp: lambda b, x: b.emit(arith.XOrIOp(b.cast(x, i1), b.const(1, i1))),
-    tn.AddOp: lambda b, x, y: b.add(x, y), tn.SubOp: lambda b, x, y: b.sub(x, y), tn.MulOp: lambda b, x, y: b.mul(x, y),
-    tn.DivOp: _div, tn.FloorDivOp: _floordiv, tn.TruncDivOp: _truncdiv, tn.RemainderOp: _remainder, tn.FmodOp: _fmod,
-    tn.PowOp: _pow, tn.MaximumOp: lambda b, x, y: b.max(x, y), tn.MinimumOp: lambda b, x, y: b.min(x, y),
-    tn.Atan2Op: _float_binary(math.Atan2Op), tn.CopysignOp: _float_binary(math.CopySignOp), tn.HypotOp: _hypot,
-    tn.BitwiseAndOp: lambda b, x, y: b.emit(arith.AndIOp(x, y)), tn.BitwiseOrOp: lambda b, x, y: b.emit(arith.OrIOp(x, y)),
+    tn.AddOp: lambda b, x, y: b.add(x, y),
+    tn.SubOp: lambda b, x, y: b.sub(x, y),
+    tn.MulOp: lambda b, x, y: b.mul(x, y),
+    tn.DivOp: _div,
+    tn.FloorDivOp: _floordiv,
+    tn.TruncDivOp: _truncdiv,
+    tn.RemainderOp: _remainder,
+    tn.FmodOp: _fmod,
+    tn.PowOp: _pow,
+    tn.MaximumOp: lambda b, x, y: b.max(x, y),
+    tn.MinimumOp: lambda b, x, y: b.min(x, y),
+    tn.Atan2Op: _float_binary(math.Atan2Op),
+    tn.CopysignOp: _float_binary(math.CopySignOp),
+    tn.HypotOp: _hypot,
+    tn.BitwiseAndOp: lambda b, x, y: b.emit(arith.AndIOp(x, y)),
+    tn.BitwiseOrOp: lambda b, x, y: b.emit(arith.OrIOp(x, y)),
     tn.BitwiseXorOp: lambda b, x, y: b.emit(arith.XOrIOp(x, y)),
-    tn.ShiftLeftOp: _int_binary(arith.ShLIOp), tn.ShiftRightOp: _int_binary(arith.ShRSIOp),
-    tn.EqOp: _compare("eq"), tn.NeOp: _compare("ne"), tn.LtOp: _compare("lt"), tn.LeOp: _compare("le"),
-    tn.GtOp: _compare("gt"), tn.GeOp: _compare("ge"),
+    tn.ShiftLeftOp: _int_binary(arith.ShLIOp),
+    tn.ShiftRightOp: _int_binary(arith.ShRSIOp),
+    tn.EqOp: _compare("eq"),
+    tn.NeOp: _compare("ne"),
+    tn.LtOp: _compare("lt"),
+    tn.LeOp: _compare("le"),
+    tn.GtOp: _compare("gt"),
+    tn.GeOp: _compare("ge"),
     tn.WhereOp: lambda b, c, x, y: b.select(b.cast(c, i1), x, y),
     tn.FmaxOp: lambda b, x, y: b.binary(arith.MaxnumfOp, arith.MaxSIOp, x, y, arith.OrIOp),
     tn.FminOp: lambda b, x, y: b.binary(arith.MinnumfOp, arith.MinSIOp, x, y, arith.AndIOp),
 }
 for _tn, _math in {
-    tn.ExpOp: math.ExpOp, tn.Exp2Op: math.Exp2Op, tn.Expm1Op: math.ExpM1Op, tn.LogOp: math.LogOp, tn.Log2Op: math.Log2Op,
-    tn.Log10Op: math.Log10Op, tn.Log1pOp: math.Log1pOp, tn.SqrtOp: math.SqrtOp, tn.RsqrtOp: math.RsqrtOp,
-    tn.SinOp: math.SinOp, tn.CosOp: math.CosOp, tn.TanOp: math.TanOp, tn.AsinOp: math.AsinOp, tn.AcosOp: math.AcosOp,
-    tn.AtanOp: math.AtanOp, tn.SinhOp: math.SinhOp, tn.CoshOp: math.CoshOp, tn.TanhOp: math.TanhOp,
-    tn.AsinhOp: math.AsinhOp, tn.AcoshOp: math.AcoshOp, tn.AtanhOp: math.AtanhOp, tn.ErfOp: math.ErfOp,
+    tn.ExpOp: math.ExpOp,
+    tn.Exp2Op: math.Exp2Op,
+    tn.Expm1Op: math.ExpM1Op,
+    tn.LogOp: math.LogOp,
+    tn.Log2Op: math.Log2Op,
+    tn.Log10Op: math.Log10Op,
+    tn.Log1pOp: math.Log1pOp,
+    tn.SqrtOp: math.SqrtOp,
+    tn.RsqrtOp: math.RsqrtOp,
+    tn.SinOp: math.SinOp,
+    tn.CosOp: math.CosOp,
+    tn.TanOp: math.TanOp,
+    tn.AsinOp: math.AsinOp,
+    tn.AcosOp: math.AcosOp,
+    tn.AtanOp: math.AtanOp,
+    tn.SinhOp: math.SinhOp,
+    tn.CoshOp: math.CoshOp,
+    tn.TanhOp: math.TanhOp,
+    tn.AsinhOp: math.AsinhOp,
+    tn.AcoshOp: math.AcoshOp,
+    tn.AtanhOp: math.AtanhOp,
+    tn.ErfOp: math.ErfOp,
 }.items():
     BODY[_tn] = _float_only(_math)
 
 # No scalar arith/math form: these stay tn ops and run as externs through torch.
 EXTERN_REASON = {
-    tn.ErfinvOp: "no arith/math scalar form", tn.LgammaOp: "no arith/math scalar form",
-    tn.DigammaOp: "no arith/math scalar form", tn.NextafterOp: "no arith/math scalar form",
-    tn.CumsumOp: "scan: runs as an extern", tn.CumprodOp: "scan: runs as an extern",
-    tn.RandOp: "random: torch's generator", tn.RandnOp: "random: torch's generator",
-    tn.AtenCallOp: "eager fallback", tn.CheckLinalgOp: "linalg's error check: runs as an extern",
+    tn.ErfinvOp: "no arith/math scalar form",
+    tn.LgammaOp: "no arith/math scalar form",
+    tn.DigammaOp: "no arith/math scalar form",
+    tn.NextafterOp: "no arith/math scalar form",
+    tn.CumsumOp: "scan: runs as an extern",
+    tn.CumprodOp: "scan: runs as an extern",
+    tn.RandOp: "random: torch's generator",
+    tn.RandnOp: "random: torch's generator",
+    tn.AtenCallOp: "eager fallback",
+    tn.CheckLinalgOp: "linalg's error check: runs as an extern",
 }
 
 
@@ -291,7 +339,14 @@ def lower_reduction(op) -> list[Operation]:
             raise Unsupported("mean of integers")
         r = b.div(b.reduce("sum", v), count(b, v))
     else:
-        kind = {tn.SumOp: "sum", tn.ProdOp: "prod", tn.AmaxOp: "max", tn.AminOp: "min", tn.ArgmaxOp: "argmax", tn.ArgminOp: "argmin"}
+        kind = {
+            tn.SumOp: "sum",
+            tn.ProdOp: "prod",
+            tn.AmaxOp: "max",
+            tn.AminOp: "min",
+            tn.ArgmaxOp: "argmax",
+            tn.ArgminOp: "argmin",
+        }
         if v.type == i1 and isinstance(op, tn.AmaxOp | tn.AminOp):
             r = b.reduce("any" if isinstance(op, tn.AmaxOp) else "all", v)
         else:

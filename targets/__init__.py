@@ -57,8 +57,9 @@ class Target(Protocol):
     def rules(self, args: list[ArgSpec], opts: Options) -> Rules:
         """What the passes should know of this target's libraries and machine for a graph of these arguments."""
 
-    def compile(self, module: ModuleOp, args: list[ArgSpec], opts: Options, *, key: str | None = None,
-                label: str = "") -> Built:  # fmt: skip
+    def compile(
+        self, module: ModuleOp, args: list[ArgSpec], opts: Options, *, key: str | None = None, label: str = ""
+    ) -> Built:
         """A runnable graph and its notes; raises TargetError when the target cannot take it. `key`, when given, is
         a disk-cache key of the module's content, under which the target may keep what it derives from it.
         `label` ("graph3") names the graph in profiler events."""

@@ -35,7 +35,10 @@ class ArgSpec:
         if self.dtype is not None:
             fields["dtype"] = StringAttr(str(self.dtype).removeprefix("torch."))
         if self.kind == "tensor":
-            fields["sizes"], fields["strides"] = ArrayAttr(map(_size_attr, self.sizes)), ArrayAttr(map(_size_attr, self.strides))
+            fields["sizes"], fields["strides"] = (
+                ArrayAttr(map(_size_attr, self.sizes)),
+                ArrayAttr(map(_size_attr, self.strides)),
+            )
         if self.value is not None:
             fields["value"] = _size_attr(self.value)
         if self.stable:
@@ -87,4 +90,7 @@ def graph_args(placeholders, constants, stable=(), writes=()) -> list[ArgSpec]:
     values = [n.meta.get("val") for n in placeholders] + list(constants)
     keep = set(stable) | set(range(len(placeholders), len(values)))
     written = dict(writes)
-    return [replace(ArgSpec.of(v, name), stable=i in keep, written_from=written.get(i)) for i, (v, name) in enumerate(zip(values, names))]
+    return [
+        replace(ArgSpec.of(v, name), stable=i in keep, written_from=written.get(i))
+        for i, (v, name) in enumerate(zip(values, names))
+    ]

@@ -119,14 +119,18 @@ class CompiledGraph:
         self.run = run
         self.output_views = output_views  # outputs that are views of other outputs, made from those (aliases.py)
         self.derived = [(i, spec.source[1]) for i, spec in enumerate(outputs) if spec.source[0] == "output view"]
-        self.tokens = list(tokens)  # inputs that are effect tokens: AOT autograd passes None, the program an empty tensor
+        self.tokens = list(
+            tokens
+        )  # inputs that are effect tokens: AOT autograd passes None, the program an empty tensor
         self.writes = list(writes)  # (input, result): after a call the result is written into the input
         self.views = views  # outputs that are views of inputs, made from the inputs themselves (dynamo/aliases.py)
         self.outputs = outputs
         self.constants = constants
         # fresh[i]: result i is always a new buffer of its own (no input or other result shares it), as the
         # CPU target's allocated outputs are; such results skip the aliasing check.
-        self.fresh = [spec.source[0] == "result" and spec.source[1] < len(fresh) and fresh[spec.source[1]] for spec in outputs]
+        self.fresh = [
+            spec.source[0] == "result" and spec.source[1] < len(fresh) and fresh[spec.source[1]] for spec in outputs
+        ]
         # A call whose outputs are all fresh results, with nothing to write, view or add: the loop below with its
         # questions answered once (on a small graph the loop is a visible share of the call)
         self.plain = None

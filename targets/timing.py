@@ -44,8 +44,12 @@ def random_inputs(args: list[ArgSpec], seed: int = 0) -> list:
     return out
 
 
-WHAT = {"loops": "generated loop nests", "extern": "the library's kernels", "default": "the default build kept",
-        "tuned": "the tuned build"}  # fmt: skip
+WHAT = {
+    "loops": "generated loop nests",
+    "extern": "the library's kernels",
+    "default": "the default build kept",
+    "tuned": "the tuned build",
+}
 
 
 def fastest(runs: dict, inputs: list, *, budget_s: float = 1.0) -> tuple[str, str]:

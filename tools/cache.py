@@ -1,11 +1,11 @@
 """irc-cache: look at and manage irc's on-disk cache (irc/cache.py).
 
-    irc-cache info                      the directory, its size against the cap, entries, bytes and hit
-                                        rates per kind (hits and misses as recorded by earlier processes)
-    irc-cache clear                     remove every entry
-    irc-cache prune --max-size 500M     remove the least recently used entries until the cache fits
-                                        (default size: the cap, IRC_CACHE_MAX_SIZE or 1G)
-    irc-cache --dir PATH ...            another directory than the one compiles use
+irc-cache info                      the directory, its size against the cap, entries, bytes and hit
+                                    rates per kind (hits and misses as recorded by earlier processes)
+irc-cache clear                     remove every entry
+irc-cache prune --max-size 500M     remove the least recently used entries until the cache fits
+                                    (default size: the cap, IRC_CACHE_MAX_SIZE or 1G)
+irc-cache --dir PATH ...            another directory than the one compiles use
 """
 
 from __future__ import annotations
@@ -43,7 +43,10 @@ def info(root: Path, out) -> None:
         mine = [e for e in entries if e.kind == kind]
         hits, misses = usage.get(kind, (0, 0))
         rate = f"{100 * hits / (hits + misses):.0f}%" if hits + misses else "-"
-        print(f"{kind:<10} {len(mine):>8} {human(sum(e.size for e in mine)):>10} {hits:>7} {misses:>7} {rate:>9}", file=out)
+        print(
+            f"{kind:<10} {len(mine):>8} {human(sum(e.size for e in mine)):>10} {hits:>7} {misses:>7} {rate:>9}",
+            file=out,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

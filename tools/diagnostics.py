@@ -96,7 +96,9 @@ class LocatingParser(Parser):
         return super().resolve_operand(operand, type)
 
 
-def parse_located(ctx: Context, text: str | bytes, name: str, spans: Spans, *, implicit_module: bool = True) -> ModuleOp:
+def parse_located(
+    ctx: Context, text: str | bytes, name: str, spans: Spans, *, implicit_module: bool = True
+) -> ModuleOp:
     """Parse a module; a syntax error becomes a LocatedParseError pointing at the offending text."""
     try:
         text = quote_hex_splats(text.decode() if isinstance(text, bytes) else text)  # columns after one move by 2
@@ -111,13 +113,19 @@ def parse_located(ctx: Context, text: str | bytes, name: str, spans: Spans, *, i
         undefined = [n for n in parser.forward_ssa_references if n in parser.first_use]
         if msg.startswith("values used but not defined") and undefined:
             span, msg = parser.first_use[undefined[0]], f"use of undefined value %{undefined[0]}"
-        elif (m := re.fullmatch(r"Operation (\S+) is not registered", msg)) and (at := content.rfind(m[1], 0, span.start)) >= 0:
+        elif (m := re.fullmatch(r"Operation (\S+) is not registered", msg)) and (
+            at := content.rfind(m[1], 0, span.start)
+        ) >= 0:
             span = Span(at, at + len(m[1]), span.input)  # xDSL points after the name; point at the name
         elif span.start >= _end_of_code(content):  # ran off the end: point at the last code
             end = _end_of_code(content)
             span = Span(end, end, span.input)
             empty = msg == "Could not parse entire input!"  # xDSL's words for an input with no op at all
-            msg = "expected an operation, found end of input" if empty else "unexpected end of input" + (f" ({msg})" if msg else "")
+            msg = (
+                "expected an operation, found end of input"
+                if empty
+                else "unexpected end of input" + (f" ({msg})" if msg else "")
+            )
         raise LocatedParseError(span, msg) from None
 
 
@@ -149,8 +157,13 @@ def _check_uses(op: Operation, visible: set, spans: Spans, line_offset: int) -> 
             for i, v in enumerate(child.operands):
                 if v not in visible:
                     name = f"%{v.name_hint}" if v.name_hint else f"operand {i}"
-                    raise _located(child, f"{child.name}: {name} is used where it is not defined (defined later, or "
-                                          "inside another op's region)", spans, line_offset)
+                    raise _located(
+                        child,
+                        f"{child.name}: {name} is used where it is not defined (defined later, or "
+                        "inside another op's region)",
+                        spans,
+                        line_offset,
+                    )
             _check_uses(child, visible, spans, line_offset)
             visible.update(child.results)
             added.extend(child.results)

@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 Emitter = Callable[[ModuleOp], str]
 
+
 def _llvm(module: ModuleOp) -> str:
     from irc.targets.cpu.codegen.listing import (
         llvm_ir,  # llvmlite loads only when asked for

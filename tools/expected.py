@@ -82,5 +82,7 @@ def check(name: str, text: str, line_offset: int, error: Exception | None) -> li
             where = f"{name}:{r.line}:{r.column}" if r.line is not None else f"{name}"
             problems.append(f"{where}: error: unexpected error: {r.msg}")
     for e in want:
-        problems.append(f'{name}:{e.at[0]}:{e.at[1]}: error: expected error "{e.text}" was not produced (on line {e.line})')
+        problems.append(
+            f'{name}:{e.at[0]}:{e.at[1]}: error: expected error "{e.text}" was not produced (on line {e.line})'
+        )
     return problems

@@ -42,11 +42,18 @@ class PrintIR(Instrument):
     ):
         self.render, self.stream = render, stream
         self.before_names, self.after_names = set(before), set(after)
-        self.before_all, self.after_all, self.after_change, self.after_failure = before_all, after_all, after_change, after_failure
+        self.before_all, self.after_all, self.after_change, self.after_failure = (
+            before_all,
+            after_all,
+            after_change,
+            after_failure,
+        )
         self._previous: str | None = None
 
     def _emit(self, when: str, p: ModulePass, text: str, failed: bool = False) -> None:
-        self.stream.write(f"// -----// IR Dump {when} {pass_label(p)}{' Failed' if failed else ''} //----- //\n{text}\n")
+        self.stream.write(
+            f"// -----// IR Dump {when} {pass_label(p)}{' Failed' if failed else ''} //----- //\n{text}\n"
+        )
 
     def _wants_after(self, p: ModulePass) -> bool:
         # --print-ir-after-change alone means every pass; with a selection, it narrows the selection

@@ -103,7 +103,9 @@ def random_inputs(ctx: Context, specs: list[str]):
     return tensors
 
 
-def capture(ctx: Context, model_spec: str, input_specs: list[str], *, dynamic: bool = False, backward: bool = False) -> list[CapturedGraph]:
+def capture(
+    ctx: Context, model_spec: str, input_specs: list[str], *, dynamic: bool = False, backward: bool = False
+) -> list[CapturedGraph]:
     """Compile and run the model once with irc; return each compiled graph's dumped stages and report."""
     import torch
 
@@ -128,7 +130,9 @@ def capture(ctx: Context, model_spec: str, input_specs: list[str], *, dynamic: b
                     compiled(*inputs)
         except Exception as e:
             cause = getattr(e, "inner_exception", None) or e.__cause__ or e
-            raise ModelError(f"--model {model_spec}: compiling or running it failed: {type(cause).__name__}: {cause}") from e
+            raise ModelError(
+                f"--model {model_spec}: compiling or running it failed: {type(cause).__name__}: {cause}"
+            ) from e
         return [_captured(g) for g in report.reports_since(start).graphs]
 
 

@@ -76,7 +76,9 @@ class IrcOptMain(xDSLOptMain):
         self.current_pass: ModulePass | None = None
         self.module_label: str | None = None  # "chunk-2", "graph-0" when the input holds several modules
         self.replay: reproducer.Reproducer | None = None
-        super().__init__(description="irc-opt: print, transform and check irc IR at any stage of the pipeline.", args=args)
+        super().__init__(
+            description="irc-opt: print, transform and check irc IR at any stage of the pipeline.", args=args
+        )
 
     # -- registration ------------------------------------------------------------------------------------
     def register_all_dialects(self):
@@ -98,7 +100,9 @@ class IrcOptMain(xDSLOptMain):
         super().register_all_targets()
         self.available_targets = {"mlir": self.available_targets["mlir"]}
         for name in EMITTERS:  # old-style target: (module, output) -> None
-            self.available_targets[name] = lambda module, out, name=name: out.write(emitter(name, self.args.arch)(module))
+            self.available_targets[name] = lambda module, out, name=name: out.write(
+                emitter(name, self.args.arch)(module)
+            )
 
     def register_all_frontends(self):
         def parse_mlir(io: IO[bytes]) -> ModuleOp:
@@ -114,7 +118,9 @@ class IrcOptMain(xDSLOptMain):
         arg_parser.prog = "irc-opt"
         arg_parser.error = _usage_error  # bad flags: our message, exit 1 (argparse would exit 2)
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
-        arg_parser.epilog = flags.EXAMPLES.format(stages=", ".join(STAGE_ORDER), passes=", ".join(self.available_passes))
+        arg_parser.epilog = flags.EXAMPLES.format(
+            stages=", ".join(STAGE_ORDER), passes=", ".join(self.available_passes)
+        )
         super().register_all_arguments(arg_parser)
         flags.register(arg_parser, STAGE_ORDER, list(self.available_passes), list(EMITTERS))
 
@@ -129,23 +135,36 @@ class IrcOptMain(xDSLOptMain):
             _usage_error("give one input: a file, --model or --run-reproducer")
         if a.run_reproducer:
             if a.input_file is not None or a.passes or a.stage or a.from_stage:
-                _usage_error("--run-reproducer FILE replays the pass its file names on the IR it holds: give no input, -p or stage")
+                _usage_error(
+                    "--run-reproducer FILE replays the pass its file names on the IR it holds: give no input, -p or stage"
+                )
             try:
                 self.replay = reproducer.read(a.run_reproducer)
             except reproducer.ReproducerError as e:
                 _usage_error(str(e))
-            a.passes, a.seed, a.verify_each, a.input_file = self.replay.pass_spec, self.replay.seed, True, a.run_reproducer
+            a.passes, a.seed, a.verify_each, a.input_file = (
+                self.replay.pass_spec,
+                self.replay.seed,
+                True,
+                a.run_reproducer,
+            )
         if a.target != "mlir" or a.arch:
             try:
                 emitter(a.target, a.arch)
             except TargetUnavailable as e:
                 _usage_error(str(e))
             if a.stage not in (None, EMIT_STAGE):
-                _usage_error(f"-t {a.target} prints code generated from the {EMIT_STAGE} stage, not from --stage {a.stage}")
+                _usage_error(
+                    f"-t {a.target} prints code generated from the {EMIT_STAGE} stage, not from --stage {a.stage}"
+                )
         self.pipeline = PassPipeline(parse_pipeline(a.passes, self.available_passes))  # raises PipelineError
         try:
-            self.print_before = [n for s in a.print_ir_before for n in pass_names(s, self.available_passes, "--print-ir-before")]
-            self.print_after = [n for s in a.print_ir_after for n in pass_names(s, self.available_passes, "--print-ir-after")]
+            self.print_before = [
+                n for s in a.print_ir_before for n in pass_names(s, self.available_passes, "--print-ir-before")
+            ]
+            self.print_after = [
+                n for s in a.print_ir_after for n in pass_names(s, self.available_passes, "--print-ir-after")
+            ]
         except ValueError as e:
             _usage_error(str(e))
         self.timing = Timing() if a.timing else None
@@ -207,9 +226,18 @@ class IrcOptMain(xDSLOptMain):
             instruments.append(check)
         printing = a.print_ir_after_all or a.print_ir_before_all or a.print_ir_after_change or a.print_ir_after_failure
         if printing or self.print_before or self.print_after:
-            instruments.append(PrintIR(self.render, sys.stderr, before=self.print_before, after=self.print_after,
-                                       before_all=a.print_ir_before_all, after_all=a.print_ir_after_all,
-                                       after_change=a.print_ir_after_change, after_failure=a.print_ir_after_failure))
+            instruments.append(
+                PrintIR(
+                    self.render,
+                    sys.stderr,
+                    before=self.print_before,
+                    after=self.print_after,
+                    before_all=a.print_ir_before_all,
+                    after_all=a.print_ir_after_all,
+                    after_change=a.print_ir_after_change,
+                    after_failure=a.print_ir_after_failure,
+                )
+            )
         if a.dump_dir:
             dump = DumpDir(Path(a.dump_dir) / (self.module_label or ""), self.render)
             dump.start(module)
@@ -238,21 +266,29 @@ class IrcOptMain(xDSLOptMain):
         for name, entry, why in unchecked:
             groups.setdefault((entry, why), []).append(name)
         for (entry, why), names in groups.items():
-            print(f"irc-opt: note: --verify-each did not check @{entry} around {', '.join(names)}: "
-                  f"it does not run on random inputs ({why})", file=sys.stderr)
+            print(
+                f"irc-opt: note: --verify-each did not check @{entry} around {', '.join(names)}: "
+                f"it does not run on random inputs ({why})",
+                file=sys.stderr,
+            )
 
     def verify_each_failed(self, m: ResultMismatch, module: ModuleOp) -> NoReturn:
         a = self.args
         if a.print_ir_after_failure:
-            sys.stderr.write(f"// -----// IR Dump After {pass_label(m.pass_)} Failed //----- //\n{self.render(module)}\n")
+            sys.stderr.write(
+                f"// -----// IR Dump After {pass_label(m.pass_)} Failed //----- //\n{self.render(module)}\n"
+            )
         if self.replay is not None:
             print(f"irc-opt: error: reproduced: {m}", file=sys.stderr)
             raise Failed()
         path = Path(a.reproducer or (Path(a.dump_dir) / "reproducer.mlir" if a.dump_dir else "irc-opt-reproducer.mlir"))
         reproducer.write(path, m)
         where = f" ({self.module_label})" if self.module_label else ""
-        print(f"irc-opt: error: --verify-each{where}: {m}\nnote: the IR before the pass, the pass and the seed are in {path}; "
-              f"replay with: irc-opt --run-reproducer {path}", file=sys.stderr)
+        print(
+            f"irc-opt: error: --verify-each{where}: {m}\nnote: the IR before the pass, the pass and the seed are in {path}; "
+            f"replay with: irc-opt --run-reproducer {path}",
+            file=sys.stderr,
+        )
         raise Failed()
 
     def output(self, module: ModuleOp, out: IO[str]) -> None:
@@ -274,7 +310,10 @@ class IrcOptMain(xDSLOptMain):
             else:
                 self.run_input(out)
             if self.replay is not None:
-                print(f"irc-opt: the reproducer did not fail: pass '{self.replay.pass_spec}' keeps the result (seed {self.replay.seed})", file=sys.stderr)
+                print(
+                    f"irc-opt: the reproducer did not fail: pass '{self.replay.pass_spec}' keeps the result (seed {self.replay.seed})",
+                    file=sys.stderr,
+                )
         finally:
             if out is not sys.stdout:
                 out.close()
@@ -378,7 +417,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"irc-opt: error: {e}", file=sys.stderr)
         else:
             where = f" in pass {opt.current_pass.name!r}" if opt is not None and opt.current_pass else ""
-            print(f"irc-opt: internal error{where}: {type(e).__name__}: {e}\n(rerun with --debug for the traceback)", file=sys.stderr)
+            print(
+                f"irc-opt: internal error{where}: {type(e).__name__}: {e}\n(rerun with --debug for the traceback)",
+                file=sys.stderr,
+            )
     finally:
         Attribute.__post_init__, Diagnostic.colored = post_init, colored
     return 1

@@ -42,7 +42,11 @@ def options_of(cls: type[ModulePass]) -> str:
     infos = get_pass_option_infos(cls)
     if not infos:
         return "no options"
-    return ", ".join(f"{i.name.replace('_', '-')}: {i.expected_type}" + (f" = {i.default_value}" if i.default_value is not None else "") for i in infos)
+    return ", ".join(
+        f"{i.name.replace('_', '-')}: {i.expected_type}"
+        + (f" = {i.default_value}" if i.default_value is not None else "")
+        for i in infos
+    )
 
 
 def _unwrap(text: str) -> tuple[str, int]:
@@ -53,7 +57,12 @@ def _unwrap(text: str) -> tuple[str, int]:
     inner = m[1]
     if (nested := re.search(r"[\w.]+\s*\(", inner)) is not None:
         at = m.start(1) + nested.start()
-        raise PipelineError(text, at, at + len(nested[0]), "nested pass pipelines are not supported (every irc pass runs on the whole module)")
+        raise PipelineError(
+            text,
+            at,
+            at + len(nested[0]),
+            "nested pass pipelines are not supported (every irc pass runs on the whole module)",
+        )
     return inner, m.start(1)
 
 
@@ -90,7 +99,13 @@ def parse_pipeline(text: str, available: dict[str, PassFactory]) -> tuple[Module
 
 def _instantiate(text: str, start: int, end: int, spec: ArgSpec, available: dict[str, PassFactory]) -> ModulePass:
     if spec.name not in available:
-        raise PipelineError(text, start, start + len(spec.name), f"unknown pass '{spec.name}'", f"available passes: {', '.join(available)}")
+        raise PipelineError(
+            text,
+            start,
+            start + len(spec.name),
+            f"unknown pass '{spec.name}'",
+            f"available passes: {', '.join(available)}",
+        )
     cls = available[spec.name]()
     fields = {f.name for f in dataclasses.fields(cls) if f.init}
     params = spec.normalize_parameter_names().parameters
@@ -106,7 +121,13 @@ def _instantiate(text: str, start: int, end: int, spec: ArgSpec, available: dict
             _convert_arg_to_type(value, hints[key])
         except ValueError:
             given = ",".join(map(str, value)) if value else "nothing"
-            raise PipelineError(text, at, at + len(name), f"option '{name}' of pass '{spec.name}' expects {type_repr(hints[key])}, got {given}", note) from None
+            raise PipelineError(
+                text,
+                at,
+                at + len(name),
+                f"option '{name}' of pass '{spec.name}' expects {type_repr(hints[key])}, got {given}",
+                note,
+            ) from None
     try:
         return cls.from_spec(spec)
     except (ValueError, TypeError) as e:

@@ -49,5 +49,7 @@ def read(path: str) -> Reproducer:
         raise ReproducerError(f"--run-reproducer: cannot read {path!r}: {e.strerror}") from None
     found = dict(re.findall(r"^//\s*(pass|seed):\s*(.*?)\s*$", text, re.M))
     if "pass" not in found or not re.fullmatch(r"\d+", found.get("seed", "")):
-        raise ReproducerError(f"--run-reproducer {path}: not an irc-opt reproducer (it needs `// pass: NAME` and `// seed: N` lines)")
+        raise ReproducerError(
+            f"--run-reproducer {path}: not an irc-opt reproducer (it needs `// pass: NAME` and `// seed: N` lines)"
+        )
     return Reproducer(text, found["pass"], int(found["seed"]))

@@ -47,7 +47,13 @@ def list_passes(available: dict[str, PassFactory]) -> str:
     lines = [f"stages: {' -> '.join(STAGE_ORDER)}  (fx and tensor come from the frontend)"]
     for stage, passes in STAGES.items():
         lines.append(f"  {stage:<11} -p {','.join(p.name for p in passes)}")
-    groups = [("passes", [n for n in available if n in PASSES]), ("test passes (for irc-opt's own tests; the compiler never runs them)", [n for n in available if n not in PASSES])]
+    groups = [
+        ("passes", [n for n in available if n in PASSES]),
+        (
+            "test passes (for irc-opt's own tests; the compiler never runs them)",
+            [n for n in available if n not in PASSES],
+        ),
+    ]
     for title, names in groups:
         lines.append(f"{title}:")
         for name in names:

@@ -37,8 +37,12 @@ def _bind(op, values):
 
 def _conv(op):
     return dict(
-        stride=_ints(op.stride), padding=_ints(op.padding), dilation=_ints(op.dilation),
-        transposed=_flag(op.transposed), output_padding=_ints(op.output_padding), groups=_int(op.groups),
+        stride=_ints(op.stride),
+        padding=_ints(op.padding),
+        dilation=_ints(op.dilation),
+        transposed=_flag(op.transposed),
+        output_padding=_ints(op.output_padding),
+        groups=_int(op.groups),
     )
 
 
@@ -48,8 +52,17 @@ def _convolution(op, *values):
     x, last = v(op.input), op.channels_last is not None
     if last:  # (N, *spatial, C) -> a channels-last strided (N, C, *spatial) view, and back for the result
         x = x.movedim(-1, 1)
-    y = aten.convolution(x, v(op.weight), v(op.bias), c["stride"], c["padding"], c["dilation"],
-                         c["transposed"], c["output_padding"], c["groups"])
+    y = aten.convolution(
+        x,
+        v(op.weight),
+        v(op.bias),
+        c["stride"],
+        c["padding"],
+        c["dilation"],
+        c["transposed"],
+        c["output_padding"],
+        c["groups"],
+    )
     return y.movedim(1, -1).contiguous() if last else y
 
 
@@ -57,8 +70,19 @@ def _convolution_backward(op, grad, x, w):
     c = _conv(op)
     mask = op.requested()
     out_channels = w.shape[1] * c["groups"] if c["transposed"] else w.shape[0]
-    grads = aten.convolution_backward(grad, x, w, [out_channels], c["stride"], c["padding"], c["dilation"],
-                                      c["transposed"], c["output_padding"], c["groups"], mask)
+    grads = aten.convolution_backward(
+        grad,
+        x,
+        w,
+        [out_channels],
+        c["stride"],
+        c["padding"],
+        c["dilation"],
+        c["transposed"],
+        c["output_padding"],
+        c["groups"],
+        mask,
+    )
     return tuple(g for g, m in zip(grads, mask) if m)
 
 
@@ -94,7 +118,7 @@ def _avg_args(op):
 def _layer_norm(op, *values):
     v = _bind(op, values)
     x = v(op.input)
-    return tuple(aten.native_layer_norm(x, x.shape[_int(op.axis):], v(op.weight), v(op.bias), _float(op.eps)))
+    return tuple(aten.native_layer_norm(x, x.shape[_int(op.axis) :], v(op.weight), v(op.bias), _float(op.eps)))
 
 
 def _batch_norm_inference(op, *values):
@@ -142,12 +166,18 @@ def sdpa(q, k, v, mask, scale: float, causal: bool = False, logsumexp: bool = Fa
 def _addmm(op, a, b, bias):
     r = torch.addmm(bias, a, b)
     epilogue = op.epilogue_name
-    return r if epilogue is None else torch.nn.functional.gelu(r, approximate="tanh" if epilogue == "gelu_tanh" else "none")
+    return (
+        r
+        if epilogue is None
+        else torch.nn.functional.gelu(r, approximate="tanh" if epilogue == "gelu_tanh" else "none")
+    )
 
 
 def _sdpa(op, *values):
     v = _bind(op, values)
-    r = sdpa(v(op.query), v(op.key), v(op.value), v(op.mask), _float(op.scale), _flag(op.causal), op.logsumexp is not None)
+    r = sdpa(
+        v(op.query), v(op.key), v(op.value), v(op.mask), _float(op.scale), _flag(op.causal), op.logsumexp is not None
+    )
     if not _flag(op.heads_last):
         return r
     return (r[0].transpose(-3, -2), r[1].transpose(-2, -1)) if op.logsumexp is not None else r.transpose(-3, -2)
@@ -156,8 +186,17 @@ def _sdpa(op, *values):
 def _sdpa_backward(op, *values):
     v = _bind(op, values)
     grads = aten._scaled_dot_product_flash_attention_for_cpu_backward(
-        v(op.grad), v(op.query), v(op.key), v(op.value), v(op.out), v(op.logsumexp), 0.0, _flag(op.causal),
-        attn_mask=v(op.mask), scale=_float(op.scale))
+        v(op.grad),
+        v(op.query),
+        v(op.key),
+        v(op.value),
+        v(op.out),
+        v(op.logsumexp),
+        0.0,
+        _flag(op.causal),
+        attn_mask=v(op.mask),
+        scale=_float(op.scale),
+    )
     return tuple(g.transpose(-3, -2) for g in grads) if _flag(op.heads_last) else tuple(grads)
 
 
@@ -186,7 +225,8 @@ NN_SEMANTICS = {
     # indexing
     tn.EmbeddingOp: lambda op, w, i: aten.embedding(w, i),
     tn.EmbeddingBackwardOp: lambda op, g, i, *n: aten.embedding_dense_backward(
-        g, i, n[0] if n else op.result.type.get_shape()[0], _int(op.padding_idx), _flag(op.scale_grad_by_freq)),
+        g, i, n[0] if n else op.result.type.get_shape()[0], _int(op.padding_idx), _flag(op.scale_grad_by_freq)
+    ),
     tn.IndexSelectOp: lambda op, x, i: torch.index_select(x, _int(op.dim), i),
     tn.GatherOp: lambda op, x, i: torch.gather(x, _int(op.dim), i),
     tn.IndexOp: _index,
@@ -195,5 +235,7 @@ NN_SEMANTICS = {
     tn.ScatterReduceOp: _scatter_reduce,
     tn.IndexPutOp: _index_put,
     tn.SelectScatterOp: lambda op, x, s: torch.select_scatter(x, s, _int(op.dim), _int(op.index)),
-    tn.SliceScatterOp: lambda op, x, s: torch.slice_scatter(x, s, _int(op.dim), _int(op.start), _int(op.end), _int(op.step)),
+    tn.SliceScatterOp: lambda op, x, s: torch.slice_scatter(
+        x, s, _int(op.dim), _int(op.start), _int(op.end), _int(op.step)
+    ),
 }

@@ -5,10 +5,44 @@ import inspect
 from xdsl.ir import Dialect
 from xdsl.irdl import IRDLOperation
 
-from . import attention, bounds, creation, elementwise, fallback, indexing, lapack, lapack_check, linalg, nn, norm, pooling, reductions, shape, sorting, special
+from . import (
+    attention,
+    bounds,
+    creation,
+    elementwise,
+    fallback,
+    indexing,
+    lapack,
+    lapack_check,
+    linalg,
+    nn,
+    norm,
+    pooling,
+    reductions,
+    shape,
+    sorting,
+    special,
+)
 
 # Taken before the star imports below: they rebind `shape` (and any helper name a module imports) in this package.
-MODULES = (elementwise, reductions, sorting, shape, creation, fallback, linalg, lapack, lapack_check, nn, pooling, norm, indexing, bounds, special, attention)
+MODULES = (
+    elementwise,
+    reductions,
+    sorting,
+    shape,
+    creation,
+    fallback,
+    linalg,
+    lapack,
+    lapack_check,
+    nn,
+    pooling,
+    norm,
+    indexing,
+    bounds,
+    special,
+    attention,
+)
 
 from .attention import *  # noqa: F401,F403
 from .bounds import *  # noqa: F401,F403
@@ -35,7 +69,9 @@ def _ops_of(module) -> list[type[IRDLOperation]]:
     return [
         cls
         for cls in vars(module).values()
-        if inspect.isclass(cls) and cls.__module__ == module.__name__ and issubclass(cls, IRDLOperation)
+        if inspect.isclass(cls)
+        and cls.__module__ == module.__name__
+        and issubclass(cls, IRDLOperation)
         and str(getattr(cls, "name", "")).startswith("tn.")
     ]
 

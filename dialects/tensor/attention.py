@@ -116,7 +116,9 @@ class ScaledDotProductAttentionOp(IRDLOperation):
         if self.logsumexp is not None:
             check_shape(self.name, "logsumexp", shape(self.logsumexp), _logsumexp_shape(q, self.heads_last is not None))
             if element(self.logsumexp) != logsumexp_element(element(self.query)):
-                raise VerifyException(f"{self.name}: logsumexp must have {logsumexp_element(element(self.query))} elements")
+                raise VerifyException(
+                    f"{self.name}: logsumexp must have {logsumexp_element(element(self.query))} elements"
+                )
 
 
 @irdl_op_definition

@@ -144,7 +144,9 @@ class Binary(IRDLOperation):
 
     def verify_(self):
         if element(self.lhs) != element(self.rhs):
-            raise VerifyException(f"{self.name}: operand element types {element(self.lhs)} and {element(self.rhs)} differ")
+            raise VerifyException(
+                f"{self.name}: operand element types {element(self.lhs)} and {element(self.rhs)} differ"
+            )
         if element(self.result) != self.result_element(element(self.lhs)):
             raise VerifyException(f"{self.name}: result element type {element(self.result)} is wrong")
         expected = broadcast_shapes(self.name, shape(self.lhs), shape(self.rhs))

@@ -3,7 +3,16 @@
 from typing import ClassVar
 from xdsl.dialects.builtin import StringAttr, TensorType, i1
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, VarConstraint, base, irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.irdl import (
+    IRDLOperation,
+    VarConstraint,
+    base,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -277,7 +286,9 @@ class GeluOp(IRDLOperation):
     assembly_format = "$input `approximate` `=` $approximate attr-dict `:` type($result)"
 
     def __init__(self, input: SSAValue, approximate: str = "none"):
-        super().__init__(operands=[input], result_types=[input.type], properties={"approximate": StringAttr(approximate)})
+        super().__init__(
+            operands=[input], result_types=[input.type], properties={"approximate": StringAttr(approximate)}
+        )
 
     def verify_(self):
         if self.approximate.data not in ("none", "tanh"):
@@ -547,7 +558,9 @@ class WhereOp(IRDLOperation):
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure())
-    assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($lhs) `,` type($rhs) `->` type($result)"
+    assembly_format = (
+        "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($lhs) `,` type($rhs) `->` type($result)"
+    )
 
     def __init__(self, cond: SSAValue, lhs: SSAValue, rhs: SSAValue):
         out = broadcast_shapes(self.name, shape(cond), shape(lhs), shape(rhs))
@@ -578,6 +591,3 @@ class ConvertOp(IRDLOperation):
 
     def verify_(self):
         check_shape(self.name, "result", shape(self.result), shape(self.input))
-
-
-

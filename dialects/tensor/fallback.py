@@ -92,7 +92,7 @@ def decode_args(text: str, operands):
 
     def dec(a):
         if isinstance(a, dict):
-            (kind, v), = a.items()
+            ((kind, v),) = a.items()
             if kind == "t":
                 return operands[v]
             if kind == "dtype":

@@ -47,7 +47,7 @@ def index_result_shape(name: str, x: Sequence[int], dims: Sequence[int], indices
     idx = list(broadcast_shapes(name, *indices))
     rest = [d for i, d in enumerate(x) if i not in dims]
     if list(dims) == list(range(dims[0], dims[-1] + 1)):
-        return [*x[: dims[0]], *idx, *x[dims[-1] + 1:]]
+        return [*x[: dims[0]], *idx, *x[dims[-1] + 1 :]]
     return [*idx, *rest]
 
 
@@ -93,13 +93,17 @@ class EmbeddingBackwardOp(IRDLOperation):
         "(`scale_grad_by_freq` $scale_grad_by_freq^)? attr-dict `:` type($grad) `,` type($indices) `->` type($result)"
     )
 
-    def __init__(self, grad: SSAValue, indices: SSAValue, num_weights: int | SSAValue, padding_idx: int, scale_grad_by_freq: bool):
+    def __init__(
+        self, grad: SSAValue, indices: SSAValue, num_weights: int | SSAValue, padding_idx: int, scale_grad_by_freq: bool
+    ):
         dynamic = isinstance(num_weights, SSAValue)
         out = TensorType(element(grad), [DYN if dynamic else num_weights, shape(grad)[-1]])
         props: dict[str, Attribute] = {"padding_idx": IntegerAttr(padding_idx, i64)}
         if scale_grad_by_freq:
             props["scale_grad_by_freq"] = UnitAttr()
-        super().__init__(operands=[grad, indices, [num_weights] if dynamic else []], result_types=[out], properties=props)
+        super().__init__(
+            operands=[grad, indices, [num_weights] if dynamic else []], result_types=[out], properties=props
+        )
 
     def verify_(self):
         require_index(self.name, self.indices)
@@ -122,13 +126,19 @@ class IndexSelectOp(IRDLOperation):
     dim = prop_def(IntegerAttr[i64])
     result = result_def(TensorType)
     traits = traits_def(Pure())
-    assembly_format = "$input `[` $index `]` `dim` `=` $dim attr-dict `:` type($input) `,` type($index) `->` type($result)"
+    assembly_format = (
+        "$input `[` $index `]` `dim` `=` $dim attr-dict `:` type($input) `,` type($index) `->` type($result)"
+    )
 
     def __init__(self, input: SSAValue, index: SSAValue, dim: int):
         out = list(shape(input))
         if out:
             out[dim] = shape(index)[0] if shape(index) else 1
-        super().__init__(operands=[input, index], result_types=[TensorType(element(input), out)], properties={"dim": IntegerAttr(dim, i64)})
+        super().__init__(
+            operands=[input, index],
+            result_types=[TensorType(element(input), out)],
+            properties={"dim": IntegerAttr(dim, i64)},
+        )
 
     def verify_(self):
         require_index(self.name, self.index)
@@ -167,7 +177,9 @@ class GatherOp(DimIndexed):
     index = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure())
-    assembly_format = "$input `[` $index `]` `dim` `=` $dim attr-dict `:` type($input) `,` type($index) `->` type($result)"
+    assembly_format = (
+        "$input `[` $index `]` `dim` `=` $dim attr-dict `:` type($input) `,` type($index) `->` type($result)"
+    )
 
     def __init__(self, input: SSAValue, index: SSAValue, dim: int):
         out = TensorType(element(input), shape(index))
@@ -190,7 +202,9 @@ class IndexOp(IRDLOperation):
     dims = prop_def(DenseArrayBase.constr(i64))
     result = result_def(TensorType)
     traits = traits_def(Pure())
-    assembly_format = "$input `[` $indices `]` `dims` `=` $dims attr-dict `:` type($input) `[` type($indices) `]` `->` type($result)"
+    assembly_format = (
+        "$input `[` $indices `]` `dims` `=` $dims attr-dict `:` type($input) `[` type($indices) `]` `->` type($result)"
+    )
 
     def __init__(self, input: SSAValue, indices: Sequence[SSAValue], dims: Sequence[int], result_type: Attribute):
         props = {"dims": DenseArrayBase.from_list(i64, list(dims))}
@@ -233,10 +247,14 @@ class ScatterOp(Scatter):
     """Overwrite (which write wins on duplicate indices is unspecified, as in torch).   %r = tn.scatter %x[%i], %s dim = 1 : tensor<4x8xf32>, tensor<4x2xi64>, tensor<4x2xf32>"""
 
     name = "tn.scatter"
-    assembly_format = "$input `[` $index `]` `,` $src `dim` `=` $dim attr-dict `:` type($input) `,` type($index) `,` type($src)"
+    assembly_format = (
+        "$input `[` $index `]` `,` $src `dim` `=` $dim attr-dict `:` type($input) `,` type($index) `,` type($src)"
+    )
 
     def __init__(self, input: SSAValue, index: SSAValue, src: SSAValue, dim: int):
-        super().__init__(operands=[input, index, src], result_types=[input.type], properties={"dim": IntegerAttr(dim, i64)})
+        super().__init__(
+            operands=[input, index, src], result_types=[input.type], properties={"dim": IntegerAttr(dim, i64)}
+        )
 
 
 @irdl_op_definition
@@ -281,7 +299,9 @@ class IndexPutOp(IRDLOperation):
         "`:` type($input) `[` type($indices) `]` `,` type($values)"
     )
 
-    def __init__(self, input: SSAValue, indices: Sequence[SSAValue], values: SSAValue, dims: Sequence[int], accumulate: bool):
+    def __init__(
+        self, input: SSAValue, indices: Sequence[SSAValue], values: SSAValue, dims: Sequence[int], accumulate: bool
+    ):
         props: dict[str, Attribute] = {"dims": DenseArrayBase.from_list(i64, list(dims))}
         if accumulate:
             props["accumulate"] = UnitAttr()
@@ -291,10 +311,14 @@ class IndexPutOp(IRDLOperation):
         for v in self.indices:
             require_index(self.name, v)
         same_element(self.name, self.input, self.values)
-        target = index_result_shape(self.name, shape(self.input), self.dims.get_values(), [shape(v) for v in self.indices])
+        target = index_result_shape(
+            self.name, shape(self.input), self.dims.get_values(), [shape(v) for v in self.indices]
+        )
         got = broadcast_shapes(self.name, target, shape(self.values))
         if not shapes_agree(got, target):
-            raise VerifyException(f"{self.name}: values of shape {list(shape(self.values))} do not broadcast to {target}")
+            raise VerifyException(
+                f"{self.name}: values of shape {list(shape(self.values))} do not broadcast to {target}"
+            )
 
 
 class EmbedSlice(IRDLOperation):
@@ -332,7 +356,7 @@ class SelectScatterOp(EmbedSlice):
         x, d, i = list(shape(self.input)), self.dim.value.data, self.index.value.data
         if i < 0 or (x[d] != DYN and i >= x[d]):
             raise VerifyException(f"{self.name}: index {i} out of range for size {x[d]}")
-        return x[:d] + x[d + 1:]
+        return x[:d] + x[d + 1 :]
 
 
 @irdl_op_definition
@@ -344,9 +368,7 @@ class SliceScatterOp(EmbedSlice):
     start = prop_def(IntegerAttr[i64])
     end = prop_def(IntegerAttr[i64])
     step = prop_def(IntegerAttr[i64])
-    assembly_format = (
-        "$input `,` $src `dim` `=` $dim `start` `=` $start `end` `=` $end `step` `=` $step attr-dict `:` type($input) `,` type($src)"
-    )
+    assembly_format = "$input `,` $src `dim` `=` $dim `start` `=` $start `end` `=` $end `step` `=` $step attr-dict `:` type($input) `,` type($src)"
 
     def __init__(self, input: SSAValue, src: SSAValue, dim: int, start: int, end: int, step: int):
         props = {k: IntegerAttr(v, i64) for k, v in (("dim", dim), ("start", start), ("end", end), ("step", step))}

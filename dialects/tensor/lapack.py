@@ -18,10 +18,29 @@ from dataclasses import dataclass, field
 import torch
 from torch._ops import OpOverload
 from xdsl.dialects.builtin import (
-    ComplexType, DenseArrayBase, DictionaryAttr, IntegerAttr, StringAttr, TensorType, UnitAttr, f32, f64, i1, i32, i64,
+    ComplexType,
+    DenseArrayBase,
+    DictionaryAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    f32,
+    f64,
+    i1,
+    i32,
+    i64,
 )
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, opt_prop_def, prop_def, traits_def, var_operand_def, var_result_def
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    opt_prop_def,
+    prop_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -177,19 +196,31 @@ FUNCTIONS: dict[str, Function] = {
     "inv_ex": Function(aten.linalg_inv_ex.default, ("F2",), "Fi", lambda a, **_: [_square(a), a[:-2]]),
     "solve_ex": Function(aten._linalg_solve_ex.default, ("F2", "F1"), "FFii", _solve),
     "det": Function(aten._linalg_det.default, ("F2",), "FFi", lambda a, **_: [a[:-2], _square(a), a[:-1]]),
-    "slogdet": Function(aten._linalg_slogdet.default, ("F2",), "FFFi", lambda a, **_: [a[:-2], a[:-2], _square(a), a[:-1]]),
-    "eigh": Function(aten._linalg_eigh.default, ("F2",), "FF",
-                     lambda a, compute_v=True, **_: [a[:-1], _square(a) if compute_v else (0,)], {"UPLO": ("L", "U")}),
+    "slogdet": Function(
+        aten._linalg_slogdet.default, ("F2",), "FFFi", lambda a, **_: [a[:-2], a[:-2], _square(a), a[:-1]]
+    ),
+    "eigh": Function(
+        aten._linalg_eigh.default,
+        ("F2",),
+        "FF",
+        lambda a, compute_v=True, **_: [a[:-1], _square(a) if compute_v else (0,)],
+        {"UPLO": ("L", "U")},
+    ),
     "eig": Function(aten.linalg_eig.default, ("F2",), "CC", lambda a, **_: [a[:-1], _square(a)]),
     "svd": Function(aten._linalg_svd.default, ("F2",), "FFF", _svd),
     "qr": Function(aten.linalg_qr.default, ("F2",), "FF", _qr, {"mode": ("reduced", "complete", "r")}),
     "lu": Function(aten.linalg_lu.default, ("F2",), "FFF", _lu),
-    "lu_factor_ex": Function(aten.linalg_lu_factor_ex.default, ("F2",), "Fii",
-                             lambda a, **_: [a, (*a[:-2], _least(a[-2], a[-1])), a[:-2]]),
+    "lu_factor_ex": Function(
+        aten.linalg_lu_factor_ex.default, ("F2",), "Fii", lambda a, **_: [a, (*a[:-2], _least(a[-2], a[-1])), a[:-2]]
+    ),
     "lu_solve": Function(aten.linalg_lu_solve.default, ("F2", "i1", "F2"), "F", _lu_solve),
     "lu_unpack": Function(aten.lu_unpack.default, ("F2", "i1"), "FFF", _lu_unpack),
-    "solve_triangular": Function(aten.linalg_solve_triangular.default, ("F2", "F2"), "F",
-                                 lambda a, b, left=True, **_: [_solved(_square(a), b, left)]),
+    "solve_triangular": Function(
+        aten.linalg_solve_triangular.default,
+        ("F2", "F2"),
+        "F",
+        lambda a, b, left=True, **_: [_solved(_square(a), b, left)],
+    ),
     "triangular_solve": Function(aten.triangular_solve.default, ("F2", "F2"), "FF", _triangular_solve),
     "householder_product": Function(aten.linalg_householder_product.default, ("F2", "F1"), "F", _householder),
     "ldl_factor_ex": Function(aten.linalg_ldl_factor_ex.default, ("F2",), "Fii", _factor),
@@ -198,7 +229,9 @@ FUNCTIONS: dict[str, Function] = {
     "ormqr": Function(aten.ormqr.default, ("F2", "F1", "F2"), "F", _ormqr),
     "cholesky": Function(aten.cholesky.default, ("F2",), "F", _same),
     "cholesky_inverse": Function(aten.cholesky_inverse.default, ("F2",), "F", _same),
-    "cholesky_solve": Function(aten.cholesky_solve.default, ("F2", "F2"), "F", lambda b, a, **_: [_solved(_square(a), b, True)]),
+    "cholesky_solve": Function(
+        aten.cholesky_solve.default, ("F2", "F2"), "F", lambda b, a, **_: [_solved(_square(a), b, True)]
+    ),
     "matrix_exp": Function(aten.linalg_matrix_exp.default, ("F2",), "F", _same),
     "pinv": Function(aten.linalg_pinv.atol_rtol_tensor, ("F2", "R0", "R0"), "F", _pinv),
 }
@@ -303,7 +336,9 @@ class LinalgOp(IRDLOperation):
             raise VerifyException(f"{NAME} {self.fn.data}: takes {len(given)} operands, got {len(self.inputs)}")
         if len(self.outputs) != len(fn.results):
             raise VerifyException(f"{NAME} {self.fn.data}: gives {len(fn.results)} results, got {len(self.outputs)}")
-        if bad := [i for i in self.column_major_operands() if not 0 <= i < len(self.inputs) or len(shape(self.inputs[i])) < 2]:
+        if bad := [
+            i for i in self.column_major_operands() if not 0 <= i < len(self.inputs) or len(shape(self.inputs[i])) < 2
+        ]:
             raise VerifyException(f"{NAME}: column_major names operands {bad} that are no matrices")
         first = element(self.inputs[0])
         if first not in (f32, f64):
@@ -312,7 +347,9 @@ class LinalgOp(IRDLOperation):
         for name, v in zip(given, self.inputs):
             _element_rule(rules[name][0], first, f"operand {name}", element(v))
             if len(shape(v)) < int(rules[name][1:]):
-                raise VerifyException(f"{NAME}: operand {name} must have rank >= {rules[name][1:]}, got {len(shape(v))}")
+                raise VerifyException(
+                    f"{NAME}: operand {name} must have rank >= {rules[name][1:]}, got {len(shape(v))}"
+                )
         shapes = dict(zip(given, [shape(v) for v in self.inputs]))
         want = fn.shapes(*[shapes.get(a.name) for a in fn.tensor_args()], **option_values(fn, self.options))
         for i, (rule, r, expected) in enumerate(zip(fn.results, self.outputs, want)):

@@ -87,7 +87,9 @@ class AddmmOp(IRDLOperation):
         "type($bias) `->` type($result)"
     )
 
-    def __init__(self, lhs: SSAValue, rhs: SSAValue, bias: SSAValue, result_type: Attribute, epilogue: str | None = None):
+    def __init__(
+        self, lhs: SSAValue, rhs: SSAValue, bias: SSAValue, result_type: Attribute, epilogue: str | None = None
+    ):
         props = {"epilogue": StringAttr(epilogue)} if epilogue is not None else {}
         super().__init__(operands=[lhs, rhs, bias], result_types=[result_type], properties=props)
 
@@ -106,4 +108,6 @@ class AddmmOp(IRDLOperation):
         check_shape(self.name, "result", shape(self.result), [a[0], b[1]])
         check_shape(self.name, "bias", shape(self.bias), [b[1]])
         if self.epilogue_name not in (None, *self.EPILOGUES):
-            raise VerifyException(f"{self.name}: epilogue must be one of {', '.join(self.EPILOGUES)}, got {self.epilogue_name!r}")
+            raise VerifyException(
+                f"{self.name}: epilogue must be one of {', '.join(self.EPILOGUES)}, got {self.epilogue_name!r}"
+            )

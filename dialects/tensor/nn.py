@@ -93,7 +93,9 @@ class ConvParams(IRDLOperation):
             if w[0] != DYN and w[0] % groups:
                 raise VerifyException(f"{name}: {w[0]} output channels do not split into {groups} groups")
             out_channels = w[0]
-            spatial = [window_out(i, k, s, p, d, False) for i, k, s, p, d in zip(x[2:], w[2:], stride, padding, dilation)]
+            spatial = [
+                window_out(i, k, s, p, d, False) for i, k, s, p, d in zip(x[2:], w[2:], stride, padding, dilation)
+            ]
         return [x[0], out_channels, *spatial]
 
 
@@ -143,7 +145,9 @@ class ConvolutionOp(ConvParams):
         if last and self.transposed is not None:
             raise VerifyException(f"{self.name}: channels_last needs a non-transposed convolution")
         expected = self.conv_output_shape([x[0], x[-1], *x[1:-1]] if last else x, shape(self.weight))
-        check_shape(self.name, "result", shape(self.result), [expected[0], *expected[2:], expected[1]] if last else expected)
+        check_shape(
+            self.name, "result", shape(self.result), [expected[0], *expected[2:], expected[1]] if last else expected
+        )
         if self.bias is not None:
             check_shape(self.name, "bias", shape(self.bias), [expected[1]])
         if not element(self.input) == element(self.weight) == element(self.result):
@@ -168,7 +172,9 @@ class ConvolutionBackwardOp(ConvParams):
         "`output_mask` `=` $output_mask attr-dict `:` type($grad_output) `,` type($input) `,` type($weight) `->` type($grads)"
     )
 
-    def __init__(self, grad_output, input, weight, output_mask, *, stride, padding, dilation, transposed, output_padding, groups):
+    def __init__(
+        self, grad_output, input, weight, output_mask, *, stride, padding, dilation, transposed, output_padding, groups
+    ):
         props = self.conv_properties(stride, padding, dilation, transposed, output_padding, groups)
         props["output_mask"] = i64_array([int(bool(m)) for m in output_mask])
         w = shape(weight)

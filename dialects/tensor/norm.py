@@ -67,15 +67,29 @@ class LayerNormOp(Normalization):
     mean = result_def(TensorType)
     rstd = result_def(TensorType)
     assembly_format = (
-        "$input " + _AFFINE + " `axis` `=` $axis `eps` `=` $eps attr-dict `:` type($input) " + _AFFINE_TYPES + " `->` type(results)"
+        "$input "
+        + _AFFINE
+        + " `axis` `=` $axis `eps` `=` $eps attr-dict `:` type($input) "
+        + _AFFINE_TYPES
+        + " `->` type(results)"
     )
 
-    def __init__(self, input: SSAValue, weight: SSAValue | None, bias: SSAValue | None, axis: int, eps: float, stats_type: Attribute):
+    def __init__(
+        self,
+        input: SSAValue,
+        weight: SSAValue | None,
+        bias: SSAValue | None,
+        axis: int,
+        eps: float,
+        stats_type: Attribute,
+    ):
         props = {"axis": IntegerAttr(axis, i64), "eps": f64_attr(eps)}
-        super().__init__(operands=_operands(input, weight, bias), result_types=[input.type, stats_type, stats_type], properties=props)
+        super().__init__(
+            operands=_operands(input, weight, bias), result_types=[input.type, stats_type, stats_type], properties=props
+        )
 
     def param_shape(self) -> list[int]:
-        return list(shape(self.input)[self.axis.value.data:])
+        return list(shape(self.input)[self.axis.value.data :])
 
     def verify_(self):
         x, axis = shape(self.input), self.axis.value.data
@@ -109,7 +123,9 @@ class BatchNormalization(Normalization):
 
 
 _BATCH_NORM_OPERANDS = "$input " + _AFFINE + " `stats` $running_mean `,` $running_var"
-_BATCH_NORM_TYPES = "`:` type($input) " + _AFFINE_TYPES + " `stats` type($running_mean) `,` type($running_var) `->` type(results)"
+_BATCH_NORM_TYPES = (
+    "`:` type($input) " + _AFFINE_TYPES + " `stats` type($running_mean) `,` type($running_var) `->` type(results)"
+)
 
 
 @irdl_op_definition
@@ -144,7 +160,9 @@ class BatchNormTrainingOp(BatchNormalization):
     new_running_var = result_def(TensorType)
     assembly_format = _BATCH_NORM_OPERANDS + " `momentum` `=` $momentum `eps` `=` $eps attr-dict " + _BATCH_NORM_TYPES
 
-    def __init__(self, input, weight, bias, running_mean, running_var, momentum: float, eps: float, stats_type: Attribute):
+    def __init__(
+        self, input, weight, bias, running_mean, running_var, momentum: float, eps: float, stats_type: Attribute
+    ):
         operands = _operands(input, weight, bias) + [running_mean, running_var]
         types = [input.type, stats_type, stats_type, running_mean.type, running_var.type]
         props = {"momentum": f64_attr(momentum), "eps": f64_attr(eps)}

@@ -46,7 +46,12 @@ class Window2d(IRDLOperation):
 
     def pooled_shape(self, x: Sequence[int]) -> list[int]:
         name = self.name
-        k, s, p, d = self.kernel.get_values(), self.stride.get_values(), self.padding.get_values(), self.window_dilation()
+        k, s, p, d = (
+            self.kernel.get_values(),
+            self.stride.get_values(),
+            self.padding.get_values(),
+            self.window_dilation(),
+        )
         if len(x) not in (3, 4):
             raise VerifyException(f"{name}: input must be (C, H, W) or (N, C, H, W), got rank {len(x)}")
         check_lengths(name, 2, kernel=k, stride=s, padding=p, dilation=d)
@@ -54,11 +59,16 @@ class Window2d(IRDLOperation):
             raise VerifyException(f"{name}: needs kernel, stride, dilation >= 1 and 0 <= padding <= kernel / 2")
         ceil, h = self.ceil_mode is not None, len(x) + self.spatial()
         pooled = [window_out(x[h + i], k[i], s[i], p[i], d[i], ceil) for i in range(2)]
-        return [*x[:h], *pooled, *x[h + 2:]]
+        return [*x[:h], *pooled, *x[h + 2 :]]
 
 
 def window_properties(kernel, stride, padding, ceil_mode, **extra) -> dict[str, Attribute]:
-    props = {"kernel": i64_array(kernel), "stride": i64_array(stride), "padding": i64_array(padding), **({"ceil_mode": UnitAttr()} if ceil_mode else {})}
+    props = {
+        "kernel": i64_array(kernel),
+        "stride": i64_array(stride),
+        "padding": i64_array(padding),
+        **({"ceil_mode": UnitAttr()} if ceil_mode else {}),
+    }
     return props | {k: i64_array(v) for k, v in extra.items()}
 
 
@@ -88,7 +98,9 @@ class MaxPool2dOp(MaxWindow2d):
         "(`ceil_mode` $ceil_mode^)? (`channels_last` $channels_last^)? attr-dict `:` type($input) `->` type($result) `,` type($indices)"
     )
 
-    def __init__(self, input, kernel, stride, padding, dilation, ceil_mode, result_type: Attribute, channels_last: bool = False):
+    def __init__(
+        self, input, kernel, stride, padding, dilation, ceil_mode, result_type: Attribute, channels_last: bool = False
+    ):
         props = window_properties(kernel, stride, padding, ceil_mode, dilation=dilation)
         if channels_last:
             props["channels_last"] = UnitAttr()
@@ -169,8 +181,11 @@ class AvgPool2dOp(AvgWindow2d):
     result = result_def(TensorType)
     channels_last = opt_prop_def(UnitAttr)
     traits = traits_def(Pure())
-    assembly_format = ("$input " + _AVG_PROPS.replace("attr-dict", "(`channels_last` $channels_last^)? attr-dict")
-                       + " `:` type($input) `->` type($result)")
+    assembly_format = (
+        "$input "
+        + _AVG_PROPS.replace("attr-dict", "(`channels_last` $channels_last^)? attr-dict")
+        + " `:` type($input) `->` type($result)"
+    )
 
     def __init__(
         self,

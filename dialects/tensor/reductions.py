@@ -112,7 +112,6 @@ class AllOp(Reduction):
 class ArgReduction(Reduction):
     """Index (i64) of the extreme element along exactly one dim; the first one on ties, NaN counts as extreme."""
 
-
     @classmethod
     def result_element(cls, operand_element: Attribute) -> Attribute:
         return i64
@@ -148,7 +147,9 @@ class VarOp(IRDLOperation):
     correction = prop_def(FloatAttr[Float64Type])
     result = result_def(TensorType)
     traits = traits_def(Pure())
-    assembly_format = "$input `dims` `=` $dims `correction` `=` $correction attr-dict `:` type($input) `->` type($result)"
+    assembly_format = (
+        "$input `dims` `=` $dims `correction` `=` $correction attr-dict `:` type($input) `->` type($result)"
+    )
 
     def __init__(self, input: SSAValue, dims: list[int], correction: float):
         out = [1 if i in dims else d for i, d in enumerate(shape(input))]
@@ -199,7 +200,9 @@ class IndexedScan(IRDLOperation):
 
     def __init__(self, input: SSAValue, dim: int):
         indices = TensorType(i64, shape(input))
-        super().__init__(operands=[input], result_types=[input.type, indices], properties={"dim": IntegerAttr(dim, i64)})
+        super().__init__(
+            operands=[input], result_types=[input.type, indices], properties={"dim": IntegerAttr(dim, i64)}
+        )
 
     def verify_(self):
         check_dims(self.name, [self.dim.value.data], len(shape(self.input)))

@@ -83,7 +83,7 @@ class ExpandOp(IRDLOperation):
         src, dst = shape(self.input), shape(self.result)
         if len(src) > len(dst):
             raise VerifyException(f"{self.name}: cannot expand rank {len(src)} to rank {len(dst)}")
-        for s, d in zip(src, dst[len(dst) - len(src):]):
+        for s, d in zip(src, dst[len(dst) - len(src) :]):
             if s not in (1, DYN) and d != DYN and s != d:
                 raise VerifyException(f"{self.name}: cannot expand {list(src)} to {list(dst)}")
 
@@ -127,7 +127,9 @@ class SqueezeOp(IRDLOperation):
     def __init__(self, input: SSAValue, dims: list[int]):
         src = shape(input)
         out = TensorType(element(input), [d for i, d in enumerate(src) if i not in dims])
-        super().__init__(operands=[input], result_types=[out], properties={"dims": DenseArrayBase.from_list(i64, sorted(dims))})
+        super().__init__(
+            operands=[input], result_types=[out], properties={"dims": DenseArrayBase.from_list(i64, sorted(dims))}
+        )
 
     def verify_(self):
         dims = self.dims.get_values()
@@ -177,9 +179,7 @@ class SliceOp(IRDLOperation):
     step = prop_def(IntegerAttr[i64])
     result = result_def(TensorType)
     traits = traits_def(Pure())
-    assembly_format = (
-        "$input `dim` `=` $dim `start` `=` $start `end` `=` $end `step` `=` $step attr-dict `:` type($input) `->` type($result)"
-    )
+    assembly_format = "$input `dim` `=` $dim `start` `=` $start `end` `=` $end `step` `=` $step attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, dim: int, start: int, end: int, step: int, result_type: Attribute):
         props = {k: IntegerAttr(v, i64) for k, v in (("dim", dim), ("start", start), ("end", end), ("step", step))}
@@ -214,7 +214,7 @@ class SelectOp(IRDLOperation):
 
     def __init__(self, input: SSAValue, dim: int, index: int):
         src = list(shape(input))
-        out = TensorType(element(input), src[:dim] + src[dim + 1:])
+        out = TensorType(element(input), src[:dim] + src[dim + 1 :])
         props = {"dim": IntegerAttr(dim, i64), "index": IntegerAttr(index, i64)}
         super().__init__(operands=[input], result_types=[out], properties=props)
 
@@ -225,7 +225,7 @@ class SelectOp(IRDLOperation):
         if i < 0 or (src[d] != DYN and i >= src[d]):
             raise VerifyException(f"{self.name}: index {i} out of range for size {src[d]}")
         _same_element(self, self.input, self.result)
-        check_shape(self.name, "result", shape(self.result), src[:d] + src[d + 1:])
+        check_shape(self.name, "result", shape(self.result), src[:d] + src[d + 1 :])
 
 
 @irdl_op_definition
@@ -252,7 +252,7 @@ class CatOp(IRDLOperation):
         for v in self.inputs:
             _same_element(self, v, self.result)
             s = list(shape(v))
-            if not shapes_agree(s[:d] + s[d + 1:], out[:d] + out[d + 1:]):
+            if not shapes_agree(s[:d] + s[d + 1 :], out[:d] + out[d + 1 :]):
                 raise VerifyException(f"{self.name}: operand shape {s} does not match {out} off dim {d}")
             total = DYN if DYN in (total, s[d]) else total + s[d]
         if not shapes_agree([total], [out[d]]):
@@ -272,7 +272,9 @@ class FlipOp(IRDLOperation):
     assembly_format = "$input `dims` `=` $dims attr-dict `:` type($result)"
 
     def __init__(self, input: SSAValue, dims: list[int]):
-        super().__init__(operands=[input], result_types=[input.type], properties={"dims": DenseArrayBase.from_list(i64, dims)})
+        super().__init__(
+            operands=[input], result_types=[input.type], properties={"dims": DenseArrayBase.from_list(i64, dims)}
+        )
 
     def verify_(self):
         check_dims(self.name, self.dims.get_values(), len(shape(self.input)))

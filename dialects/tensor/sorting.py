@@ -32,8 +32,11 @@ class Ordered(IRDLOperation):
 
     def _build(self, input: SSAValue, dim: int, size: int, properties: dict):
         out = [size if i == dim else n for i, n in enumerate(shape(input))]
-        super().__init__(operands=[input], result_types=[TensorType(element(input), out), TensorType(i64, out)],
-                         properties={"dim": IntegerAttr(dim, i64), **properties})
+        super().__init__(
+            operands=[input],
+            result_types=[TensorType(element(input), out), TensorType(i64, out)],
+            properties={"dim": IntegerAttr(dim, i64), **properties},
+        )
 
     def verify_(self):
         check_dims(self.name, [self.dim.value.data], len(shape(self.input)))
@@ -76,7 +79,11 @@ class TopkOp(Ordered):
         return self.k.value.data
 
     def __init__(self, input: SSAValue, k: int, dim: int, largest: bool, sorted: bool):
-        props = {"k": IntegerAttr(k, i64), **({"largest": UnitAttr()} if largest else {}), **({"sorted": UnitAttr()} if sorted else {})}
+        props = {
+            "k": IntegerAttr(k, i64),
+            **({"largest": UnitAttr()} if largest else {}),
+            **({"sorted": UnitAttr()} if sorted else {}),
+        }
         self._build(input, dim, k, props)
 
     def verify_(self):
@@ -99,7 +106,9 @@ class KthvalueOp(Pick):
 
     name = "tn.kthvalue"
     k = prop_def(IntegerAttr[i64])
-    assembly_format = "$input `k` `=` $k `dim` `=` $dim attr-dict `:` type($input) `->` type($values) `,` type($indices)"
+    assembly_format = (
+        "$input `k` `=` $k `dim` `=` $dim attr-dict `:` type($input) `->` type($values) `,` type($indices)"
+    )
 
     def __init__(self, input: SSAValue, k: int, dim: int):
         self._build(input, dim, 1, {"k": IntegerAttr(k, i64)})

@@ -7,7 +7,16 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import IntegerAttr, TensorType, i32, i64
 from xdsl.ir import SSAValue
-from xdsl.irdl import IRDLOperation, VarConstraint, base, irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.irdl import (
+    IRDLOperation,
+    VarConstraint,
+    base,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 

@@ -33,9 +33,17 @@ def import_full_like(b, node, x, value, *, dtype=None, layout=None, device=None,
 
 # _efficientzerotensor: the zero gradients of autograd formulas (sgn, sign, ...); run eagerly it gives a
 # ZeroTensor without storage, which no compiled graph can hand back.
-@imports(aten.zeros.default, aten.empty.memory_format, aten.empty_strided.default, aten.new_zeros.default,
-         aten.new_empty.default, aten.new_empty_strided.default, aten.zeros_like.default, aten.empty_like.default,
-         aten._efficientzerotensor.default)
+@imports(
+    aten.zeros.default,
+    aten.empty.memory_format,
+    aten.empty_strided.default,
+    aten.new_zeros.default,
+    aten.new_empty.default,
+    aten.new_empty_strided.default,
+    aten.zeros_like.default,
+    aten.empty_like.default,
+    aten._efficientzerotensor.default,
+)
 def import_zeros(b, node, *args, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     return filled(b, node, 0, device)
 
@@ -71,10 +79,16 @@ def import_arange(b, node, *args, dtype=None, layout=None, device=None, pin_memo
 
 
 @imports(aten.rand.default, aten.randn.default, aten.rand_like.default, aten.randn_like.default)
-def import_random(b, node, *args, dtype=None, layout=None, device=None, pin_memory=None, generator=None, memory_format=None):
+def import_random(
+    b, node, *args, dtype=None, layout=None, device=None, pin_memory=None, generator=None, memory_format=None
+):
     _check_device(device)
     if generator is not None:
         raise Unsupported("explicit generator")
     out = node.meta["val"]
-    op_cls = tn.RandOp if node.target._opname.startswith("rand") and not node.target._opname.startswith("randn") else tn.RandnOp
+    op_cls = (
+        tn.RandOp
+        if node.target._opname.startswith("rand") and not node.target._opname.startswith("randn")
+        else tn.RandnOp
+    )
     return b.add(op_cls(b.result_type(node), b.dynamic_sizes(out.shape)))

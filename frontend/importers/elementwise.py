@@ -75,32 +75,80 @@ def predicate(overload, op_cls):
 
 
 for _name, _cls in {
-    "neg": tn.NegOp, "abs": tn.AbsOp, "exp": tn.ExpOp, "exp2": tn.Exp2Op, "expm1": tn.Expm1Op,
-    "log": tn.LogOp, "log2": tn.Log2Op, "log10": tn.Log10Op, "log1p": tn.Log1pOp,
-    "sqrt": tn.SqrtOp, "rsqrt": tn.RsqrtOp, "reciprocal": tn.ReciprocalOp,
-    "sin": tn.SinOp, "cos": tn.CosOp, "tan": tn.TanOp, "asin": tn.AsinOp, "acos": tn.AcosOp, "atan": tn.AtanOp,
-    "sinh": tn.SinhOp, "cosh": tn.CoshOp, "tanh": tn.TanhOp, "asinh": tn.AsinhOp, "acosh": tn.AcoshOp,
-    "atanh": tn.AtanhOp, "sigmoid": tn.SigmoidOp, "erf": tn.ErfOp, "erfinv": tn.ErfinvOp,
-    "lgamma": tn.LgammaOp, "digamma": tn.DigammaOp, "floor": tn.FloorOp, "ceil": tn.CeilOp,
-    "round": tn.RoundOp, "trunc": tn.TruncOp, "sign": tn.SignOp, "relu": tn.ReluOp,
+    "neg": tn.NegOp,
+    "abs": tn.AbsOp,
+    "exp": tn.ExpOp,
+    "exp2": tn.Exp2Op,
+    "expm1": tn.Expm1Op,
+    "log": tn.LogOp,
+    "log2": tn.Log2Op,
+    "log10": tn.Log10Op,
+    "log1p": tn.Log1pOp,
+    "sqrt": tn.SqrtOp,
+    "rsqrt": tn.RsqrtOp,
+    "reciprocal": tn.ReciprocalOp,
+    "sin": tn.SinOp,
+    "cos": tn.CosOp,
+    "tan": tn.TanOp,
+    "asin": tn.AsinOp,
+    "acos": tn.AcosOp,
+    "atan": tn.AtanOp,
+    "sinh": tn.SinhOp,
+    "cosh": tn.CoshOp,
+    "tanh": tn.TanhOp,
+    "asinh": tn.AsinhOp,
+    "acosh": tn.AcoshOp,
+    "atanh": tn.AtanhOp,
+    "sigmoid": tn.SigmoidOp,
+    "erf": tn.ErfOp,
+    "erfinv": tn.ErfinvOp,
+    "lgamma": tn.LgammaOp,
+    "digamma": tn.DigammaOp,
+    "floor": tn.FloorOp,
+    "ceil": tn.CeilOp,
+    "round": tn.RoundOp,
+    "trunc": tn.TruncOp,
+    "sign": tn.SignOp,
+    "relu": tn.ReluOp,
     "bitwise_not": tn.BitwiseNotOp,
 }.items():
     unary(getattr(aten, _name).default, _cls)
 
-for _name, _cls in {"isnan": tn.IsNanOp, "isinf": tn.IsInfOp, "logical_not": tn.LogicalNotOp, "signbit": tn.SignbitOp}.items():
+for _name, _cls in {
+    "isnan": tn.IsNanOp,
+    "isinf": tn.IsInfOp,
+    "logical_not": tn.LogicalNotOp,
+    "signbit": tn.SignbitOp,
+}.items():
     predicate(getattr(aten, _name).default, _cls)
 
 for _name, _cls in {
-    "add": tn.AddOp, "sub": tn.SubOp, "mul": tn.MulOp, "remainder": tn.RemainderOp, "fmod": tn.FmodOp,
-    "bitwise_and": tn.BitwiseAndOp, "bitwise_or": tn.BitwiseOrOp, "bitwise_xor": tn.BitwiseXorOp,
-    "bitwise_left_shift": tn.ShiftLeftOp, "bitwise_right_shift": tn.ShiftRightOp, "copysign": tn.CopysignOp,
+    "add": tn.AddOp,
+    "sub": tn.SubOp,
+    "mul": tn.MulOp,
+    "remainder": tn.RemainderOp,
+    "fmod": tn.FmodOp,
+    "bitwise_and": tn.BitwiseAndOp,
+    "bitwise_or": tn.BitwiseOrOp,
+    "bitwise_xor": tn.BitwiseXorOp,
+    "bitwise_left_shift": tn.ShiftLeftOp,
+    "bitwise_right_shift": tn.ShiftRightOp,
+    "copysign": tn.CopysignOp,
 }.items():
     for _ov in ("Tensor", "Scalar", "Tensor_Scalar"):
         if hasattr(getattr(aten, _name), _ov):
             binary(getattr(getattr(aten, _name), _ov), _cls)
 
 for _name, _cls in {
-    "maximum": tn.MaximumOp, "minimum": tn.MinimumOp, "fmax": tn.FmaxOp, "fmin": tn.FminOp, "gcd": tn.GcdOp, "lcm": tn.LcmOp, "atan2": tn.Atan2Op, "hypot": tn.HypotOp, "nextafter": tn.NextafterOp,
+    "maximum": tn.MaximumOp,
+    "minimum": tn.MinimumOp,
+    "fmax": tn.FmaxOp,
+    "fmin": tn.FminOp,
+    "gcd": tn.GcdOp,
+    "lcm": tn.LcmOp,
+    "atan2": tn.Atan2Op,
+    "hypot": tn.HypotOp,
+    "nextafter": tn.NextafterOp,
 }.items():
     binary(getattr(aten, _name).default, _cls)
 
@@ -140,7 +188,14 @@ def import_where(b, node, cond, x, y):
     return b.add(tn.WhereOp(b.tensor(cond, torch.bool), b.tensor(x, dt), b.tensor(y, dt)))
 
 
-@imports(aten.clamp.default, aten.clamp.Tensor, aten.clamp_min.default, aten.clamp_max.default, aten.clamp_min.Tensor, aten.clamp_max.Tensor)
+@imports(
+    aten.clamp.default,
+    aten.clamp.Tensor,
+    aten.clamp_min.default,
+    aten.clamp_max.default,
+    aten.clamp_min.Tensor,
+    aten.clamp_max.Tensor,
+)
 def import_clamp(b, node, x, lo=None, hi=None):
     if node.target._opname == "clamp_max":
         lo, hi = None, lo
@@ -159,7 +214,9 @@ def import_gelu(b, node, x, *, approximate="none"):
 
 
 @imports(aten._to_copy.default)
-def import_to_copy(b, node, x, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
+def import_to_copy(
+    b, node, x, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None
+):
     if device is not None and torch.device(device).type != "cpu":
         raise Unsupported(f"copy to device {device}")
     if layout not in (None, torch.strided):

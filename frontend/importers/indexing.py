@@ -83,18 +83,23 @@ def masked_put(b, node, x, indices, values, accumulate):
     d = next(n for n, i in enumerate(indices) if i is not None)
     mask_meta = node.args[1][d].meta["val"]
     k = mask_meta.dim()
-    if any(i is not None for i in indices[d + 1:]) or not all(_same_size(m, s) for m, s in zip(mask_meta.shape, x_shape[d:d + k])):
+    if any(i is not None for i in indices[d + 1 :]) or not all(
+        _same_size(m, s) for m, s in zip(mask_meta.shape, x_shape[d : d + k])
+    ):
         raise Unsupported("boolean mask index beside other indices, or not matching the indexed dims")
-    rest = x_shape[d + k:]
+    rest = x_shape[d + k :]
     # values broadcast to (*x[:d], count, *rest); every dim beyond that and the count dim itself must be 1
     v_shape = list(node.args[2].meta["val"].shape)
     width = d + 1 + len(rest)
-    extra, v_shape = v_shape[:-width] if len(v_shape) > width else [], [1] * max(0, width - len(v_shape)) + v_shape[-width:]
+    extra, v_shape = (
+        v_shape[:-width] if len(v_shape) > width else [],
+        [1] * max(0, width - len(v_shape)) + v_shape[-width:],
+    )
     if any(concrete(n) != 1 for n in [*extra, v_shape[d]]):
         raise Unsupported("index_put through a boolean mask with a value per masked position")
     dtype = b.dtype(x)
     mask = b.reshape(indices[d], [1] * d + list(mask_meta.shape) + [1] * len(rest))
-    v = b.reshape(b.tensor(values, dtype), v_shape[:d] + [1] * k + v_shape[d + 1:])
+    v = b.reshape(b.tensor(values, dtype), v_shape[:d] + [1] * k + v_shape[d + 1 :])
     if not accumulate:
         return b.add(tn.WhereOp(mask, v, x))
     return b.add(tn.AddOp(x, b.add(tn.WhereOp(mask, v, b.constant(0, dtype)))))

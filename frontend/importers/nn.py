@@ -41,8 +41,12 @@ def conv_properties(x, stride, padding, dilation, transposed, output_padding, gr
     if not isinstance(groups, int):
         raise Unsupported("symbolic groups")
     return dict(
-        stride=spelled(stride, n, "stride"), padding=spelled(padding, n, "padding"), dilation=spelled(dilation, n, "dilation"),
-        transposed=bool(transposed), output_padding=spelled(output_padding, n, "output_padding"), groups=groups,
+        stride=spelled(stride, n, "stride"),
+        padding=spelled(padding, n, "padding"),
+        dilation=spelled(dilation, n, "dilation"),
+        transposed=bool(transposed),
+        output_padding=spelled(output_padding, n, "output_padding"),
+        groups=groups,
     )
 
 
@@ -53,8 +57,9 @@ def import_convolution(b, node, x, w, bias, stride, padding, dilation, transpose
 
 
 @imports(aten.convolution_backward.default)
-def import_convolution_backward(b, node, grad, x, w, bias_sizes, stride, padding, dilation, transposed, output_padding,
-                                groups, output_mask):
+def import_convolution_backward(
+    b, node, grad, x, w, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask
+):
     props = conv_properties(x, stride, padding, dilation, transposed, output_padding, groups)
     if not any(output_mask):
         return (None, None, None)
@@ -80,13 +85,17 @@ def import_max_pool2d_backward(b, node, grad, x, kernel_size, stride, padding, d
 
 
 @imports(aten.avg_pool2d.default)
-def import_avg_pool2d(b, node, x, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+def import_avg_pool2d(
+    b, node, x, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None
+):
     k, s, p, _ = window(kernel_size, stride, padding)
     return b.add(tn.AvgPool2dOp(x, k, s, p, ceil_mode, count_include_pad, divisor_override, b.result_type(node)))
 
 
 @imports(aten.avg_pool2d_backward.default)
-def import_avg_pool2d_backward(b, node, grad, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+def import_avg_pool2d_backward(
+    b, node, grad, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
     k, s, p, _ = window(kernel_size, stride, padding)
     return b.add(tn.AvgPool2dBackwardOp(grad, x, k, s, p, ceil_mode, count_include_pad, divisor_override))
 
@@ -126,7 +135,9 @@ def import_batch_norm_inference(b, node, x, weight, bias, running_mean, running_
 def import_batch_norm_training(b, node, x, weight, bias, running_mean, running_var, training, momentum, eps):
     if not training:
         raise Unsupported("functional batch norm with training=False")
-    op = b.insert(tn.BatchNormTrainingOp(x, weight, bias, running_mean, running_var, momentum, eps, b.result_type(node, 1)))
+    op = b.insert(
+        tn.BatchNormTrainingOp(x, weight, bias, running_mean, running_var, momentum, eps, b.result_type(node, 1))
+    )
     return tuple(op.results)
 
 
@@ -192,5 +203,7 @@ def import_flash_attention_backward(
     b, node, grad, q, k, v, out, logsumexp, dropout_p, is_causal, *, attn_mask=None, scale=None
 ):
     s = _attention(q, dropout_p, scale)
-    op = b.insert(verified(tn.ScaledDotProductAttentionBackwardOp(grad, q, k, v, out, logsumexp, attn_mask, s, bool(is_causal))))
+    op = b.insert(
+        verified(tn.ScaledDotProductAttentionBackwardOp(grad, q, k, v, out, logsumexp, attn_mask, s, bool(is_causal)))
+    )
     return op.grad_query, op.grad_key, op.grad_value

@@ -37,7 +37,9 @@ def reduce(b, node, op_cls, x, dims, keepdim, dtype=None):
 def reduction(op_cls, *overloads):
     @imports(*overloads)
     def imp(b, node, x, dim=None, keepdim=False, *, dtype=None):
-        if op_cls in (tn.AnyOp, tn.AllOp) and isinstance(dim, (list, tuple)) and not dim:  # any/all over no dims: each element
+        if (
+            op_cls in (tn.AnyOp, tn.AllOp) and isinstance(dim, (list, tuple)) and not dim
+        ):  # any/all over no dims: each element
             return b.convert(b.convert(x, torch.bool), node.meta["val"].dtype)
         return reduce(b, node, op_cls, x, dim, keepdim, dtype)
 
@@ -68,7 +70,9 @@ def import_full_logical(b, node, x):
 def arg_reduce(b, node, op_cls, x, dim, keepdim):
     if rank(x) == 0:  # the only element is at index 0, whatever dim and keepdim say
         return b.constant(0, torch.int64)
-    if b.dtype(x) == torch.bool:  # max.dim of a bool tensor (cumprod's backward): torch.argmax takes no bool; 0/1 order the same
+    if (
+        b.dtype(x) == torch.bool
+    ):  # max.dim of a bool tensor (cumprod's backward): torch.argmax takes no bool; 0/1 order the same
         x = b.convert(x, torch.uint8)
     if dim is None:  # over all elements: flatten, reduce, reshape to [] or [1, ..., 1]
         shape = node.args[0].meta["val"].shape

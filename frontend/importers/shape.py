@@ -105,7 +105,11 @@ def import_cat(b, node, tensors, dim=0):
     out = node.meta["val"]
     dt = out.dtype
     # Legacy torch.cat skips 1-d empty tensors beside higher-rank ones.
-    parts = [b.convert(t, dt) for t, n in zip(tensors, node.args[0]) if not (n.meta["val"].dim() == 1 and n.meta["val"].shape[0] == 0 and out.dim() != 1)]
+    parts = [
+        b.convert(t, dt)
+        for t, n in zip(tensors, node.args[0])
+        if not (n.meta["val"].dim() == 1 and n.meta["val"].shape[0] == 0 and out.dim() != 1)
+    ]
     if len(parts) == 1:
         return parts[0]
     return b.add(tn.CatOp(parts, dim % out.dim(), b.result_type(node)))
@@ -120,7 +124,11 @@ def import_split(b, node, x, sizes, dim=0):
         n = concrete(piece.shape[dim])
         if n is None or concrete(in_shape(node)[dim]) is None:
             raise Unsupported("split of a dynamic dim")
-        outs.append(b.add(tn.SliceOp(x, dim, start, start + n, 1, b.type_of(piece))) if (start, n) != (0, concrete(in_shape(node)[dim])) else x)
+        outs.append(
+            b.add(tn.SliceOp(x, dim, start, start + n, 1, b.type_of(piece)))
+            if (start, n) != (0, concrete(in_shape(node)[dim]))
+            else x
+        )
         start += n
     return tuple(outs)
 
@@ -210,7 +218,7 @@ def import_unfold(b, node, x, dimension, size, step):
         return b.reshape(x, node.meta["val"].shape)  # a 0-d tensor unfolds to [1]
     d = dimension % len(shape)
     st = row_major_strides(shape)
-    strides = st[:d] + [st[d] * step] + st[d + 1:] + [st[d]]
+    strides = st[:d] + [st[d] * step] + st[d + 1 :] + [st[d]]
     return b.add(tn.AsStridedOp(x, b.result_type(node), strides, 0))
 
 

@@ -67,7 +67,9 @@ class Fuser:
 
     def producers(self, c: loop.NestOp) -> list[Operation]:
         """The ops whose results c loads (never c itself: only malformed IR, which irc-opt takes, reads its own)."""
-        return list(dict.fromkeys(v.owner for v in self.inputs_of(c) if isinstance(v.owner, Operation) and v.owner is not c))
+        return list(
+            dict.fromkeys(v.owner for v in self.inputs_of(c) if isinstance(v.owner, Operation) and v.owner is not c)
+        )
 
     def run(self) -> None:
         for n in self.nests():
@@ -85,7 +87,11 @@ class Fuser:
         groups: list[list[loop.NestOp]] = [[]]
         size, taken = 0, set()
         for n in self.nests():
-            if n.rank or n.symbols or not all(isinstance(v, BlockArgument) or v.owner in taken for v in self.inputs_of(n)):
+            if (
+                n.rank
+                or n.symbols
+                or not all(isinstance(v, BlockArgument) or v.owner in taken for v in self.inputs_of(n))
+            ):
                 continue
             body = len(n.body.block.ops)
             if size + body > self.policy.max_body_ops:
@@ -168,7 +174,7 @@ class Fuser:
         changed = False
         for group in by_input.values():
             for i, a in enumerate(group):
-                for b in group[i + 1:]:
+                for b in group[i + 1 :]:
                     if not (_alive(a) and _alive(b)):
                         continue
                     reason = self.settled.get((a, b))

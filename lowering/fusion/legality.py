@@ -304,8 +304,9 @@ def why_not_epilogue(producer: Operation, consumer: loop.NestOp, order: BlockOrd
     syms, remap = merge_symbols(producer, consumer)
     par = [d for d in producer.parallel_dims() if not _const(producer.extents[d], 1)]
     inner = [j for j in range(consumer.rank) if not _const(consumer.extents[j], 1)]
-    if len(par) != len(inner) or any(consumer.extents[j].replace_dims_and_symbols([], remap) != producer.extents[d]
-                                      for j, d in zip(inner, par)):
+    if len(par) != len(inner) or any(
+        consumer.extents[j].replace_dims_and_symbols([], remap) != producer.extents[d] for j, d in zip(inner, par)
+    ):
         return "consumer space is not the producer's reduced space"
     dims = [AffineExpr.constant(0)] * consumer.rank
     for j, d in zip(inner, par):
@@ -313,13 +314,20 @@ def why_not_epilogue(producer: Operation, consumer: loop.NestOp, order: BlockOrd
     for ld in consumer.loads():
         if ld.source not in producer.results:
             continue
-        if ld.indices or reduced_dims(producer, ld.source) != {d for d in producer.reduction_dims() if not _const(producer.extents[d], 1)}:
+        if ld.indices or reduced_dims(producer, ld.source) != {
+            d for d in producer.reduction_dims() if not _const(producer.extents[d], 1)
+        }:
             return "consumer reads a full output of the producer"
         at = [e.replace_dims_and_symbols(dims, remap) for e in space_index(producer, ld)]
         if any(not (_const(e, 0) if d not in par else e == AffineExpr.dimension(d)) for d, e in enumerate(at)):
             return "consumer reads the producer's output off its own point"
     block = consumer.parent_block()
-    others = [u for r in producer.results for u in users_outside(r, consumer) if u is not consumer and u.parent_block() is block]
+    others = [
+        u
+        for r in producer.results
+        for u in users_outside(r, consumer)
+        if u is not consumer and u.parent_block() is block
+    ]
     order = order or (BlockOrder(block) if others else None)
     if others and depends_on(consumer, others, order=order):
         return "another user of the producer feeds the consumer"

@@ -25,7 +25,9 @@ from irc.ir.types import DYN
 from .legality import SiblingPlan, VerticalPlan
 
 FREE = ("loop.load", "loop.index", "loop.yield", "arith.constant")
-VECTOR_MIN = 4  # the targets vectorize an innermost dim of at least this extent (targets/cpu/codegen/tuning.py MIN_LANES_EXTENT)
+VECTOR_MIN = (
+    4  # the targets vectorize an innermost dim of at least this extent (targets/cpu/codegen/tuning.py MIN_LANES_EXTENT)
+)
 SCALAR_WORK = 256  # math functions run as scalars per call above which a producer stays a kernel of its own
 STREAMING = 1 << 16  # points of a nest whose buffers stream from memory (a sibling fusion must share reads to pay)
 SMALL_SHARE = 16  # a common input this many times smaller than the space is no reason to fuse siblings
@@ -118,14 +120,18 @@ class Policy:
         if extra > 0 and cost(p) * extra > self.max_recompute_cost:
             return f"would recompute the producer ({cost(p)} ops) {extra} more time(s)"
         if plan.stays and (added := added_reads(plan)) > 1:
-            return f"the producer stays for other users: its copy would read {added} large inputs where its result is one"
+            return (
+                f"the producer stays for other users: its copy would read {added} large inputs where its result is one"
+            )
         size = len(c.body.block.ops) + copies * len(p.body.block.ops)
         if size > self.max_body_ops:
             return f"fused body would have {size} ops (limit {self.max_body_ops})"
         if depth(p) + depth(c) > self.max_reduction_depth:
             return f"fused nest would need more than {self.max_reduction_depth} passes over its rows"
         if scalar_math(plan) >= SCALAR_WORK:
-            return "would run the producer's math functions as scalars (they do not vary along the consumer's vector dim)"
+            return (
+                "would run the producer's math functions as scalars (they do not vary along the consumer's vector dim)"
+            )
         return None
 
     def sibling(self, plan: SiblingPlan) -> str | None:

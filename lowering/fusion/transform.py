@@ -26,7 +26,9 @@ def static_extents(nest: loop.NestOp) -> list[int | None]:
     return [e.value if isinstance(e, AffineConstantExpr) else None for e in nest.extents]
 
 
-def remap(m: AffineMap, dims: Sequence[AffineExpr], syms: Sequence[AffineExpr], rank: int, nsyms: int, extents) -> AffineMap:
+def remap(
+    m: AffineMap, dims: Sequence[AffineExpr], syms: Sequence[AffineExpr], rank: int, nsyms: int, extents
+) -> AffineMap:
     """m with its first dims replaced by `dims`, its extra (index-operand) dims renumbered after `rank`, and `syms`."""
     extra = m.num_dims - len(dims)
     sub = list(dims) + [AffineExpr.dimension(rank + t) for t in range(extra)]
@@ -34,7 +36,9 @@ def remap(m: AffineMap, dims: Sequence[AffineExpr], syms: Sequence[AffineExpr], 
     return simplify_map(out, list(extents) + [None] * extra)
 
 
-def clone_body(nest: loop.NestOp, into: list[Operation], dims, syms, rank: int, nsyms: int, extents, move: bool = False) -> list[SSAValue]:
+def clone_body(
+    nest: loop.NestOp, into: list[Operation], dims, syms, rank: int, nsyms: int, extents, move: bool = False
+) -> list[SSAValue]:
     """Clone the nest's body (without its yield) at the point `dims`; return the yielded values. move: take the
     ops themselves out of the nest (its last use: the nest is erased next), which costs no copy: a nest that
     grows by fusing with many small ones one by one then costs their sizes, not the square of its own."""
@@ -72,7 +76,9 @@ def fuse_vertical(plan: VerticalPlan, order: BlockOrder) -> loop.NestOp:
     ident = tuple(plan.identity) if plan.keep else None
     # The producer's body at each distinct site (and at the identity, for the results it keeps); the last copy
     # takes the ops themselves unless the producer stays for other users.
-    points = list(dict.fromkeys([*(sites[op] for op in c.body.block.ops if op in sites), *([ident] if plan.keep else [])]))
+    points = list(
+        dict.fromkeys([*(sites[op] for op in c.body.block.ops if op in sites), *([ident] if plan.keep else [])])
+    )
     last = points[-1] if points and not plan.stays else None
     inlined: dict[tuple, list[SSAValue]] = {}
     ops: list[Operation] = []
@@ -106,7 +112,7 @@ def fuse_vertical(plan: VerticalPlan, order: BlockOrder) -> loop.NestOp:
     for old, new in zip(c.results, fused.results):
         old.replace_all_uses_with(new)
     if plan.keep:
-        for old, new in zip(p.results, fused.results[len(c.results):]):
+        for old, new in zip(p.results, fused.results[len(c.results) :]):
             old.replace_all_uses_with(new)
     _erase(c)
     if not any(r.uses for r in p.results):
@@ -131,7 +137,9 @@ def fuse_epilogue(plan: EpiloguePlan, order: BlockOrder) -> loop.NestOp:
     start = p.prev_op
     n, rank, ext = len(plan.symbols), p.rank, static_extents(p)
     ops: list[Operation] = []
-    yp = clone_body(p, ops, [AffineExpr.dimension(d) for d in range(rank)], _own_syms(len(p.symbols)), rank, n, ext, move=True)
+    yp = clone_body(
+        p, ops, [AffineExpr.dimension(d) for d in range(rank)], _own_syms(len(p.symbols)), rank, n, ext, move=True
+    )
     mapper: dict[SSAValue, SSAValue] = {}
     yc: list[SSAValue] = []
     for op in c.body.block.ops:
@@ -161,7 +169,9 @@ def retype_output(producer: loop.NestOp, consumer: loop.NestOp, k: int, order: B
     """The producer writing output k in the consumer's shape (same elements, size-1 dims added or dropped)."""
     types = [r.type for r in producer.results]
     types[k] = consumer.res[0].type
-    new = loop.NestOp(producer.space.data, producer.iterator_kinds(), producer.symbols, types, body=producer.body.clone())
+    new = loop.NestOp(
+        producer.space.data, producer.iterator_kinds(), producer.symbols, types, body=producer.body.clone()
+    )
     new.attributes.update(producer.attributes)
     producer.parent_block().insert_op_before(new, producer)
     order.take_place(new, producer)
@@ -178,7 +188,9 @@ def fuse_sibling(plan: SiblingPlan, order: BlockOrder) -> loop.NestOp:
     start = a.prev_op
     n, rank, ext = len(plan.symbols), a.rank, static_extents(a)
     ops: list[Operation] = []
-    ya = clone_body(a, ops, [AffineExpr.dimension(d) for d in range(rank)], _own_syms(len(a.symbols)), rank, n, ext, move=True)
+    ya = clone_body(
+        a, ops, [AffineExpr.dimension(d) for d in range(rank)], _own_syms(len(a.symbols)), rank, n, ext, move=True
+    )
     yb = clone_body(b, ops, [AffineExpr.dimension(d) for d in range(rank)], plan.sym_remap, rank, n, ext, move=True)
     types = [r.type for r in a.results] + [r.type for r in b.results]
     fused = build_nest(a.extents, n, plan.reduction, plan.symbols, types, ops, ya + yb)
@@ -259,7 +271,9 @@ def reschedule(fused: loop.NestOp, start: Operation | None, order: BlockOrder) -
 def _move_after(fused: loop.NestOp, moved: list[Operation], order: BlockOrder) -> None:
     if not moved:
         return
-    assert not any(order.top(u.operation) is fused for m in moved for r in m.results for u in r.uses), "fusion created a cycle"
+    assert not any(order.top(u.operation) is fused for m in moved for r in m.results for u in r.uses), (
+        "fusion created a cycle"
+    )
     block = fused.parent_block()
     for op in moved:
         op.detach()

@@ -39,7 +39,9 @@ class CpuTarget:
         allocates = lambda op: allocates_result(op, stable)  # noqa: E731
         return Rules(
             facts=f"cpu={host().cpu} onednn_outruns_mkl={onednn_outruns_mkl()}",
-            conv_timer=(lambda **problem: conv_seconds(**problem, use_cache=opts.cache)) if opts.layout == "auto" else None,
+            conv_timer=(lambda **problem: conv_seconds(**problem, use_cache=opts.cache))
+            if opts.layout == "auto"
+            else None,
             library_allocates=allocates,
             transposed_products=lambda op: computes_transposed(op, args, stable),
             biased_products=allocates,
@@ -110,6 +112,10 @@ def _matmul_candidates(module, opts: Options) -> tuple[str, ...]:
 
     if opts.matmul != "auto":
         return ("loops",) if opts.matmul == "loops" else ("extern",)
-    sizes = [(op.lhs.type.get_shape(), op.rhs.type.get_shape()[-1]) for op in module.walk() if isinstance(op, tn.MmOp | tn.BmmOp)]
+    sizes = [
+        (op.lhs.type.get_shape(), op.rhs.type.get_shape()[-1])
+        for op in module.walk()
+        if isinstance(op, tn.MmOp | tn.BmmOp)
+    ]
     small = bool(sizes) and all(DYN not in (*a, n) and math.prod(a) * n <= SMALL_MACS for a, n in sizes)
     return ("extern", "loops") if opts.mode == "max-autotune" and small else ("extern",)

@@ -28,7 +28,11 @@ def _gather(src: torch.Tensor, index: list, rank: int) -> torch.Tensor:
         return torch.zeros((1,) * (rank - len(shape)) + tuple(shape), dtype=src.dtype)
     idx = []
     for i, size in zip(index, src.shape):
-        idx.append(torch.as_tensor(i).clamp(0, max(size - 1, 0)) if not isinstance(i, int) else min(max(i, 0), max(size - 1, 0)))
+        idx.append(
+            torch.as_tensor(i).clamp(0, max(size - 1, 0))
+            if not isinstance(i, int)
+            else min(max(i, 0), max(size - 1, 0))
+        )
     if all(isinstance(i, int) for i in idx):
         return src[tuple(idx)].reshape((1,) * rank)
     out = src[tuple(idx)]
@@ -40,8 +44,12 @@ _REDUCE = {
     "prod": lambda x, dims: _prod(x, dims),
     "max": lambda x, dims: torch.amax(x, dims, keepdim=True),
     "min": lambda x, dims: torch.amin(x, dims, keepdim=True),
-    "any": lambda x, dims: torch.any(x, dim=dims, keepdim=True) if x.dtype == torch.bool else torch.amax(x, dims, keepdim=True),
-    "all": lambda x, dims: torch.all(x, dim=dims, keepdim=True) if x.dtype == torch.bool else torch.amin(x, dims, keepdim=True),
+    "any": lambda x, dims: (
+        torch.any(x, dim=dims, keepdim=True) if x.dtype == torch.bool else torch.amax(x, dims, keepdim=True)
+    ),
+    "all": lambda x, dims: (
+        torch.all(x, dim=dims, keepdim=True) if x.dtype == torch.bool else torch.amin(x, dims, keepdim=True)
+    ),
     "argmax": lambda x, dims: torch.argmax(x, dims[0], keepdim=True),
     "argmin": lambda x, dims: torch.argmin(x, dims[0], keepdim=True),
 }
@@ -95,7 +103,9 @@ def eval_nest(nest: loop.NestOp, lookup: Callable[[SSAValue], torch.Tensor], sym
             x = x.expand([sizes[d] if d in red else x.shape[d] for d in range(rank)])
             kind = op.kind.data.value
             if x.numel() == 0 and kind in _EMPTY:  # over nothing: the identity (an empty row has max -inf)
-                out = torch.full([1 if d in red else n for d, n in enumerate(x.shape)], _identity(kind, x.dtype), dtype=x.dtype)
+                out = torch.full(
+                    [1 if d in red else n for d, n in enumerate(x.shape)], _identity(kind, x.dtype), dtype=x.dtype
+                )
             else:
                 out = _REDUCE[kind](x, red)
         else:
@@ -103,7 +113,9 @@ def eval_nest(nest: loop.NestOp, lookup: Callable[[SSAValue], torch.Tensor], sym
             if fn is None:
                 raise NotImplementedError(f"reference loop evaluator: no semantics for {op.name}")
             out = fn(op, *args)
-        env[op.results[0]] = out.to(scalar_dtype(op.results[0].type)) if out.dtype != scalar_dtype(op.results[0].type) else out
+        env[op.results[0]] = (
+            out.to(scalar_dtype(op.results[0].type)) if out.dtype != scalar_dtype(op.results[0].type) else out
+        )
     raise AssertionError("loop.nest body without loop.yield")
 
 
@@ -117,7 +129,9 @@ def output_shape(nest: loop.NestOp, i: int, sizes: Sequence[int]) -> tuple[list[
     return space, out
 
 
-def run_nest(nest: loop.NestOp, lookup, syms: Sequence[int], outs: Sequence[torch.Tensor] | None = None) -> list[torch.Tensor]:
+def run_nest(
+    nest: loop.NestOp, lookup, syms: Sequence[int], outs: Sequence[torch.Tensor] | None = None
+) -> list[torch.Tensor]:
     """Evaluate the nest and materialise its outputs: fresh contiguous tensors, or written into `outs`."""
     values = eval_nest(nest, lookup, syms)
     sizes = extents(nest, syms)
@@ -150,14 +164,13 @@ class LoopFunctions(InterpreterFunctions):
     def run_nest(self, interpreter: Interpreter, op: loop.NestOp, args):
         syms = [int(a) for a in args[: len(op.symbols)]]
         env = dict(zip(op.inputs(), interpreter.get_values(op.inputs())))
-        outs = list(args[len(op.symbols):]) or None
+        outs = list(args[len(op.symbols) :]) or None
         results = run_nest(op, env.__getitem__, syms, outs)
         return () if outs else tuple(results)
 
     @impl(loop.ViewOp)
     def run_view(self, interpreter: Interpreter, op: loop.ViewOp, args):
         return (view_of(op, args[0], [int(a) for a in args[1:]]),)
-
 
 
 def make_loop_interpreter(module) -> Interpreter:

@@ -32,7 +32,9 @@ class MemFunctions(InterpreterFunctions):
         self.kernels = {
             op.sym_name.data: next(o for o in op.body.block.ops if isinstance(o, loop.NestOp))
             for op in module.body.block.ops
-            if isinstance(op, func.FuncOp) and op.body.blocks and any(isinstance(o, loop.NestOp) and o.outs for o in op.body.block.ops)
+            if isinstance(op, func.FuncOp)
+            and op.body.blocks
+            and any(isinstance(o, loop.NestOp) and o.outs for o in op.body.block.ops)
         }
         self.arenas: dict[memory.ArenaOp, torch.Tensor] = {}
 
@@ -48,7 +50,7 @@ class MemFunctions(InterpreterFunctions):
         dtype = torch_dtype(t.get_element_type())
         n = memory.nbytes_of(t)
         start = op.offset.value.data
-        return (args[0][start:start + n].view(dtype).view(list(t.get_shape())),)
+        return (args[0][start : start + n].view(dtype).view(list(t.get_shape())),)
 
     @impl(memory.AllocOp)
     def run_alloc(self, interpreter: Interpreter, op: memory.AllocOp, args):
@@ -73,17 +75,17 @@ class MemFunctions(InterpreterFunctions):
         params = nest.parent_block().args
         n_in, n_out = len(op.ins), len(op.outs)
         env = dict(zip(params, args))
-        syms = [int(a) for a in args[n_in + n_out:]]
-        run_nest(nest, env.__getitem__, syms, list(args[n_in:n_in + n_out]))
+        syms = [int(a) for a in args[n_in + n_out :]]
+        run_nest(nest, env.__getitem__, syms, list(args[n_in : n_in + n_out]))
         return ()
 
     @impl(memory.ExternOp)
     def run_extern(self, interpreter: Interpreter, op: memory.ExternOp, args):
-        ins, outs = args[: len(op.ins)], args[len(op.ins):]
+        ins, outs = args[: len(op.ins)], args[len(op.ins) :]
         values = interpreter.run_ssacfg_region(op.body, tuple(ins), "mem.extern")
         for buf, v in zip(outs, values):
             buf.copy_(v)
-        return tuple(v.contiguous() for v in values[len(outs):])
+        return tuple(v.contiguous() for v in values[len(outs) :])
 
     @impl_terminator(memory.YieldOp)
     def run_yield(self, interpreter: Interpreter, op: memory.YieldOp, args):

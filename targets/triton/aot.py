@@ -93,7 +93,9 @@ class AotFailure(Exception):
         self.kernel, self.arch, self.stage = kernel.name, arch, stage
         config_text = " ".join(f"{k}={v}" for k, v in config.items())
         message = str(error).strip() or type(error).__name__
-        self.summary = f"@{kernel.name} does not compile for {arch} [{config_text}] at stage {stage}: {type(error).__name__}"
+        self.summary = (
+            f"@{kernel.name} does not compile for {arch} [{config_text}] at stage {stage}: {type(error).__name__}"
+        )
         super().__init__(f"{self.summary}: {message}\n--- kernel source ---\n{kernel.kernel}")
 
 
@@ -208,14 +210,18 @@ def _cuda_usage(cubin: bytes) -> tuple[int, int, int]:
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        out = subprocess.run([knobs.nvidia.cuobjdump.path, "-res-usage", f.name], capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            [knobs.nvidia.cuobjdump.path, "-res-usage", f.name], capture_output=True, text=True, check=True
+        ).stdout
     usage = dict(re.findall(r"(REG|STACK|SHARED|LOCAL):(\d+)", out))
     return int(usage["REG"]), int(usage["STACK"]) + int(usage["LOCAL"]), int(usage["SHARED"])
 
 
 def _hip_usage(amdgcn: str) -> tuple[int, int, int]:
     """(vector registers, scratch bytes, static LDS bytes) from the kernel metadata in the AMDGCN assembly."""
-    meta = dict(re.findall(r"^\s*\.(vgpr_count|private_segment_fixed_size|group_segment_fixed_size):\s+(\d+)", amdgcn, re.M))
+    meta = dict(
+        re.findall(r"^\s*\.(vgpr_count|private_segment_fixed_size|group_segment_fixed_size):\s+(\d+)", amdgcn, re.M)
+    )
     return int(meta["vgpr_count"]), int(meta["private_segment_fixed_size"]), int(meta["group_segment_fixed_size"])
 
 
@@ -232,10 +238,18 @@ def compile_kernel(kernel: Launchable, arch: str, config: dict) -> Resources:
     try:
         fn = _jit_function(kernel)
         source = ASTSource(fn, {**kernel.arg_types, **dict.fromkeys(constexprs, "constexpr")}, constexprs)
-        with knobs.runtime.scope(), _jitted_standard_library(), contextlib.redirect_stdout(io.StringIO()):  # ptxas also prints failures
+        with (
+            knobs.runtime.scope(),
+            _jitted_standard_library(),
+            contextlib.redirect_stdout(io.StringIO()),
+        ):  # ptxas also prints failures
             knobs.runtime.add_stages_inspection_hook = stages
-            compiled = triton.compile(source, target=GPUTarget(a.backend, a.arch, a.warp_size), options={"num_warps": config["num_warps"]})
-        registers, spill, static_shared = _cuda_usage(compiled.asm["cubin"]) if a.backend == "cuda" else _hip_usage(compiled.asm["amdgcn"])
+            compiled = triton.compile(
+                source, target=GPUTarget(a.backend, a.arch, a.warp_size), options={"num_warps": config["num_warps"]}
+            )
+        registers, spill, static_shared = (
+            _cuda_usage(compiled.asm["cubin"]) if a.backend == "cuda" else _hip_usage(compiled.asm["amdgcn"])
+        )
     except Exception as e:  # noqa: BLE001 - whatever Triton raises, the message names the kernel and the stage
         raise AotFailure(kernel, arch, config, stages.current, e) from e
     shared = compiled.metadata.shared + static_shared

@@ -33,9 +33,14 @@ def autotune_configs(mode: str, rblock: int | None) -> list[dict]:
     if mode == "pointwise":
         return [{"XBLOCK": x, "RBLOCK": 1, "num_warps": w} for x, w in ((256, 2), (512, 4), (1024, 4), (2048, 8))]
     if mode == "single":
-        xs = [x for x in (1, 2, 4, 8, 16, 32) if x * rblock <= 8192] or [1]  # 16K-element rows spill on sm_80/sm_90 (aot.py)
+        xs = [x for x in (1, 2, 4, 8, 16, 32) if x * rblock <= 8192] or [
+            1
+        ]  # 16K-element rows spill on sm_80/sm_90 (aot.py)
         return [{"XBLOCK": x, "RBLOCK": rblock, "num_warps": 4 if x * rblock <= 2048 else 8} for x in xs]
-    return [{"XBLOCK": x, "RBLOCK": r, "num_warps": w} for x, r, w in ((1, 512, 4), (1, 1024, 8), (4, 256, 4), (8, 128, 4), (16, 64, 4))]
+    return [
+        {"XBLOCK": x, "RBLOCK": r, "num_warps": w}
+        for x, r, w in ((1, 512, 4), (1, 1024, 8), (4, 256, 4), (8, 128, 4), (16, 64, 4))
+    ]
 
 
 def cpu_bench(kernel_call, quantiles=None, reps: int = 3):
@@ -57,7 +62,12 @@ def dot_heuristic(m: int, n: int, k: int, interpret: bool) -> dict:
     cap = 128 if interpret else 64
     fit = lambda x, c: max(16, min(c, next_pow2(x)))  # noqa: E731
     bm, bn = fit(m, cap), fit(n, cap)
-    return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": fit(k, cap if interpret else 32), "num_warps": 2 if bm * bn <= 1024 else 4}
+    return {
+        "BLOCK_M": bm,
+        "BLOCK_N": bn,
+        "BLOCK_K": fit(k, cap if interpret else 32),
+        "num_warps": 2 if bm * bn <= 1024 else 4,
+    }
 
 
 DOT_CONFIGS = [(32, 32, 32, 2), (64, 64, 32, 4), (128, 64, 32, 4), (64, 128, 32, 4), (128, 128, 32, 8)]

@@ -46,7 +46,9 @@ class TritonKernel:
             self.fn[lambda meta: (triton_cdiv(xnumel, meta["XBLOCK"]),)](*args)
             return
         b = blocks.heuristic(self.src.mode, xnumel, rnumel, self.src.rblock, self.interpret)
-        self.fn[(triton_cdiv(xnumel, b["XBLOCK"]),)](*args, XBLOCK=b["XBLOCK"], RBLOCK=b["RBLOCK"], num_warps=b["num_warps"])
+        self.fn[(triton_cdiv(xnumel, b["XBLOCK"]),)](
+            *args, XBLOCK=b["XBLOCK"], RBLOCK=b["RBLOCK"], num_warps=b["num_warps"]
+        )
 
 
 def flatten(params, values) -> list:
@@ -78,7 +80,10 @@ class DotLauncher:
         self.autotuned = autotune
         if autotune:
             outs = [a for a in _arg_names(kern) if a == "c" or (a.startswith("out") and "_" not in a)]
-            configs = [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k}, num_warps=w) for m, n, k, w in blocks.dot_configs(kern.arg_types["a"] == "*fp32")]
+            configs = [
+                triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k}, num_warps=w)
+                for m, n, k, w in blocks.dot_configs(kern.arg_types["a"] == "*fp32")
+            ]
             extra = {"do_bench": blocks.cpu_bench} if self.interpret else {}
             fn = triton.autotune(configs, key=["M", "N", "K"], restore_value=outs, **extra)(fn)
         self.fn = fn
@@ -96,7 +101,9 @@ class DotLauncher:
             return
         b_ = blocks.dot_heuristic(m, n, k, self.interpret)
         grid = (triton_cdiv(m, b_["BLOCK_M"]), triton_cdiv(n, b_["BLOCK_N"]), batch)
-        self.fn[grid](*args, BLOCK_M=b_["BLOCK_M"], BLOCK_N=b_["BLOCK_N"], BLOCK_K=b_["BLOCK_K"], num_warps=b_["num_warps"])
+        self.fn[grid](
+            *args, BLOCK_M=b_["BLOCK_M"], BLOCK_N=b_["BLOCK_N"], BLOCK_K=b_["BLOCK_K"], num_warps=b_["num_warps"]
+        )
 
 
 def triton_cdiv(a: int, b: int) -> int:

@@ -23,7 +23,15 @@ from .prelude import PRELUDE
 from .source import _Gen
 from .types import Unsupported, compute_type, pointer_type, rounded, storage_type, stored
 
-_NON_EXECUTING = (memory.DimOp, memory.AllocOp, memory.SlotOp, memory.ViewOp, memory.ReshapeOp, memory.ArenaOp, arith.ConstantOp)
+_NON_EXECUTING = (
+    memory.DimOp,
+    memory.AllocOp,
+    memory.SlotOp,
+    memory.ViewOp,
+    memory.ReshapeOp,
+    memory.ArenaOp,
+    arith.ConstantOp,
+)
 
 
 @dataclass
@@ -39,7 +47,12 @@ class DotPlan:
 def _is_mm(op: memory.ExternOp) -> bool:
     block = op.body.block
     ops = list(block.ops)
-    if len(ops) != 2 or not isinstance(ops[0], tn.MmOp | tn.BmmOp) or len(op.ins) != 2 or len(op.outs) + len(op.res) != 1:
+    if (
+        len(ops) != 2
+        or not isinstance(ops[0], tn.MmOp | tn.BmmOp)
+        or len(op.ins) != 2
+        or len(op.outs) + len(op.res) != 1
+    ):
         return False
     mm = ops[0]
     if list(mm.operands) != list(block.args):
@@ -50,7 +63,7 @@ def _is_mm(op: memory.ExternOp) -> bool:
 def _epilogue_of(main_ops: list, i: int, product, kernels: dict):
     """(launch, kernel, operand index) when the launch right after main_ops[i] can be fused, else None."""
     uses = [u.operation for u in product.uses if u.operation is not main_ops[i]]
-    nxt = next((o for o in main_ops[i + 1:] if not isinstance(o, _NON_EXECUTING)), None)
+    nxt = next((o for o in main_ops[i + 1 :] if not isinstance(o, _NON_EXECUTING)), None)
     if not isinstance(nxt, memory.LaunchOp) or any(u is not nxt and not isinstance(u, memory.DimOp) for u in uses):
         return None
     if list(nxt.ins).count(product) != 1 or product in nxt.outs:
@@ -139,7 +152,9 @@ def dot_source(
         f"{ind}    acc += tl.dot(at, bt{precision})",
     ]
     s, c = storage_type(elem), compute_type(elem)
-    lines.append(f"{ind}acc_t = acc" if s == c else f"{ind}acc_t = {rounded('acc', s, c)}  # the product's own precision")
+    lines.append(
+        f"{ind}acc_t = acc" if s == c else f"{ind}acc_t = {rounded('acc', s, c)}  # the product's own precision"
+    )
     if gen is None:
         cb = "d0 * c_s0 + " if batched else ""
         c1, c2 = ("c_s1", "c_s2") if batched else ("c_s0", "c_s1")

@@ -8,7 +8,7 @@ recognises the standard combines and reduces with numpy. Integer division is wri
 that it is right whether `//` truncates (Triton) or floors.
 """
 
-PRELUDE = '''\
+PRELUDE = """\
 import triton
 import triton.language as tl
 
@@ -288,4 +288,4 @@ def _ipowi(a, b):  # exact integer power by squaring over the exponent's bits; a
     one = r * 0 + 1
     negative = tl.where(a == 1, one, tl.where(a == -1, tl.where((b & 1) != 0, -one, one), one * 0))
     return tl.where(b < 0, negative, r)
-'''
+"""

@@ -99,7 +99,9 @@ class TritonMemFunctions(MemFunctions):
             return True
         except Exception as e:  # noqa: BLE001 - Triton rejected the template: torch's mm from now on
             log.warning("irc: triton mm template failed (%s); torch's mm runs instead", e)
-            self.fallbacks.append(("mm template", f"triton: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
+            self.fallbacks.append(
+                ("mm template", f"triton: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            )
             self.dots.pop(extern, None)
             return False
 
@@ -117,7 +119,7 @@ class TritonMemFunctions(MemFunctions):
             args = self.fused_launch(op, list(args))
             if args is None:
                 return ()
-        syms = [int(a) for a in args[n_in + n_out:]]
+        syms = [int(a) for a in args[n_in + n_out :]]
         kernel = self.triton.get(name)
         if kernel is not None:
             try:
@@ -125,11 +127,13 @@ class TritonMemFunctions(MemFunctions):
                 return ()
             except Exception as e:  # noqa: BLE001 - a kernel Triton rejects runs on the reference from now on
                 log.warning("irc: triton kernel @%s failed (%s); it runs on the reference evaluator", name, e)
-                self.fallbacks.append((f"kernel @{name}", f"triton: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
+                self.fallbacks.append(
+                    (f"kernel @{name}", f"triton: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+                )
                 del self.triton[name]
         nest = self.kernels[name]
         env = dict(zip(nest.parent_block().args, args))
-        run_nest(nest, env.__getitem__, syms, list(args[n_in:n_in + n_out]))
+        run_nest(nest, env.__getitem__, syms, list(args[n_in : n_in + n_out]))
         return ()
 
     def fused_launch(self, op: memory.LaunchOp, args: list):
@@ -139,9 +143,11 @@ class TritonMemFunctions(MemFunctions):
         extern, (launcher, plan) = next((e, v) for e, v in self.dots.items() if v[1].launch is op)
         n_in, n_out = len(op.ins), len(op.outs)
         nest = self.kernels[op.callee.root_reference.data]
-        syms = [int(x) for x in args[n_in + n_out:]]
-        outs = args[n_in:n_in + n_out]
-        fits = extents(nest, syms) == [*a.shape[:-1], b.shape[-1]] and not any(overlaps(o, x) for o in outs for x in (a, b))
+        syms = [int(x) for x in args[n_in + n_out :]]
+        outs = args[n_in : n_in + n_out]
+        fits = extents(nest, syms) == [*a.shape[:-1], b.shape[-1]] and not any(
+            overlaps(o, x) for o in outs for x in (a, b)
+        )
         if fits and self.try_dot(extern, launcher, a, b, epilogue=args):
             return None
         args[plan.operand] = torch.matmul(a, b)

@@ -38,6 +38,7 @@ from .types import Unsupported, compute_type, is_float, literal, pointer_type, s
 
 SINGLE_MAX = 4096  # the widest static row kept whole in registers
 
+
 @dataclass
 class KernelSource:
     """The Triton source of one kernel and what its launcher needs to know."""
@@ -158,7 +159,7 @@ class _Gen:
         flat = "xindex" if group == "x" else "rindex"
         live = [d for d in dims if self.static[d] != 1]
         for i, d in enumerate(live):
-            later = [self.extent_text[k] for k in live[i + 1:]]
+            later = [self.extent_text[k] for k in live[i + 1 :]]
             div = " * ".join(later)
             expr = flat if not later else f"{flat} // ({div})" if len(later) > 1 else f"{flat} // {div}"
             if i > 0:
@@ -199,7 +200,9 @@ class _Gen:
             return self.load(op, env)
         if isinstance(op, loop.IndexOp):
             text = self.printer.text(op.map.data.results[0])
-            return text if self.vary[op.result] else f"(tl.full({self.unit}, 0, tl.int64) + {text})"  # never 0-d (see types.literal)
+            return (
+                text if self.vary[op.result] else f"(tl.full({self.unit}, 0, tl.int64) + {text})"
+            )  # never 0-d (see types.literal)
         if isinstance(op, arith.ConstantOp):
             v = op.value
             return literal(v.value.data if hasattr(v, "value") else v.get_values()[0], op.result.type, self.unit)
@@ -292,8 +295,9 @@ class _Gen:
             self.emit_ops(lines, ind, env, wanted, "")
             for i, v in enumerate(values):
                 self.store(lines, ind, i, v, env)
-        return KernelSource(self.fn.sym_name.data, "\n".join(lines) + "\n", self.mode, self.params, self.rblock,
-                            self.arg_types)
+        return KernelSource(
+            self.fn.sym_name.data, "\n".join(lines) + "\n", self.mode, self.params, self.rblock, self.arg_types
+        )
 
     def generate_looped(self, lines, ind, env, values):
         """One loop over the row per reduction depth, then one for the full outputs."""
@@ -365,5 +369,10 @@ def kernel_source(fn: func.FuncOp) -> KernelSource:
 
 def kernel_funcs(module) -> list[func.FuncOp]:
     """The mem-stage functions that are kernels (they hold a buffer-form loop.nest)."""
-    return [op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.body.blocks
-            and any(isinstance(o, loop.NestOp) and o.outs for o in op.body.block.ops)]  # fmt: skip
+    return [
+        op
+        for op in module.body.block.ops
+        if isinstance(op, func.FuncOp)
+        and op.body.blocks
+        and any(isinstance(o, loop.NestOp) and o.outs for o in op.body.block.ops)
+    ]

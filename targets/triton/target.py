@@ -36,12 +36,21 @@ class TritonTarget:
         t0 = time.perf_counter()
         fallbacks: list[tuple[str, str]] = []
         try:
-            runner = TritonRunner(module, autotune=opts.mode == "max-autotune", matmul=opts.matmul, fallbacks=fallbacks,
-                                  archs=env.get("IRC_TRITON_ARCH") or ())  # fmt: skip
+            runner = TritonRunner(
+                module,
+                autotune=opts.mode == "max-autotune",
+                matmul=opts.matmul,
+                fallbacks=fallbacks,
+                archs=env.get("IRC_TRITON_ARCH") or (),
+            )
         except Exception as e:  # noqa: BLE001 - no usable Triton (not installed, no driver)
             raise TargetError(f"triton runtime: {type(e).__name__}: {e}") from e
-        notes = Notes(kernels=runner.kernels, target_fallbacks=fallbacks, kernel_resources=runner.resources,
-                      stage_seconds={"triton": time.perf_counter() - t0})  # fmt: skip
+        notes = Notes(
+            kernels=runner.kernels,
+            target_fallbacks=fallbacks,
+            kernel_resources=runner.resources,
+            stage_seconds={"triton": time.perf_counter() - t0},
+        )
         return Built(runner, notes)
 
     def choose(self, runs, args) -> tuple[str, str]:

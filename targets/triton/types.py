@@ -5,7 +5,15 @@ bool is `tl.int1`, index is `tl.int64`. Unsigned integers (and unsigned predicat
 the same bits seen through `tl.uintN`.
 """
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, IndexType, IntegerType, Signedness
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    Signedness,
+)
 
 
 class Unsupported(NotImplementedError):

@@ -68,15 +68,29 @@ def test_the_in_projection_bias_gradient_loads_one_source_per_vector(branched, h
 
 
 def test_dynamic_sizes_and_strided_inputs():
-    check(cat_rows, randn(4, 48), randn(6, 48), randn(48, 5), dynamic=True,
-          more=[(randn(9, 48), randn(2, 48), randn(48, 1))])  # fmt: skip
+    check(
+        cat_rows,
+        randn(4, 48),
+        randn(6, 48),
+        randn(48, 5),
+        dynamic=True,
+        more=[(randn(9, 48), randn(2, 48), randn(48, 1))],
+    )
     check(cat_columns, randn(64, 9).t(), randn(9, 32))
 
 
-@pytest.mark.parametrize("pick, whole", [
-    (lambda i: i < 64, True), (lambda i: i <= 63, True), (lambda i: i > 31, True), (lambda i: i >= 32, True),
-    (lambda i: i < 42, False), (lambda i: i <= 64, False), (lambda i: i > 33, False),  # inside a vector: lane by lane
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "pick, whole",
+    [
+        (lambda i: i < 64, True),
+        (lambda i: i <= 63, True),
+        (lambda i: i > 31, True),
+        (lambda i: i >= 32, True),
+        (lambda i: i < 42, False),
+        (lambda i: i <= 64, False),
+        (lambda i: i > 33, False),  # inside a vector: lane by lane
+    ],
+)
 def test_column_thresholds_on_either_side_of_a_vector(branched, pick, whole):
     """A threshold at a multiple of the width (16, 8 or 4 lanes) never splits an aligned vector: one arm per vector."""
     a, b = randn(5, 96), randn(5, 96)

@@ -51,8 +51,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _start(cache_dir: Path) -> subprocess.Popen:
     env = {**os.environ, "IRC_CACHE_DIR": str(cache_dir), "IRC_CACHE": "1"}
-    return subprocess.Popen([sys.executable, "-c", CHILD], env=env, cwd=ROOT.parent, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD],
+        env=env,
+        cwd=ROOT.parent,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _finish(p: subprocess.Popen) -> list[str]:
@@ -77,8 +83,12 @@ def _damage(files: list[Path], how: str) -> None:
     contents = [f.read_bytes() for f in files]
     for i, f in enumerate(files):
         data = contents[i]
-        new = {"random": lambda: rng.randbytes(100), "empty": lambda: b"", "half": lambda: data[: len(data) // 2],
-               "wrong-key": lambda: contents[(i + 1) % len(files)]}[how]()  # fmt: skip
+        new = {
+            "random": lambda: rng.randbytes(100),
+            "empty": lambda: b"",
+            "half": lambda: data[: len(data) // 2],
+            "wrong-key": lambda: contents[(i + 1) % len(files)],
+        }[how]()
         f.write_bytes(new)
 
 
@@ -108,7 +118,11 @@ def test_every_kind_of_entry_damaged_every_way_is_rebuilt(filled, tmp_path):
     for how, (d, p) in runs.items():
         warnings = _finish(p)  # exit 0 and results equal to eager's
         for k in KINDS:
-            assert any("discarding damaged cache entry" in w and f"{os.sep}{k}{os.sep}" in w for w in warnings), (how, k, warnings)
+            assert any("discarding damaged cache entry" in w and f"{os.sep}{k}{os.sep}" in w for w in warnings), (
+                how,
+                k,
+                warnings,
+            )
         rebuilt = _entries(d)
         assert all(rebuilt[k] for k in KINDS), (how, {k: len(v) for k, v in rebuilt.items()})
 

@@ -90,7 +90,9 @@ def test_intermediates_come_from_the_contexts_scratch(monkeypatch):
 def test_derived_sizes_are_computed_in_the_generated_call(monkeypatch):
     fn = lambda x: (x.reshape(x.shape[0] * x.shape[1], x.shape[2]) * 2).sum(0)  # noqa: E731
     program, consts = build(fn, randn(6, 10, 5), dynamic=True, cache=False)
-    assert any(st.kind == "derive" for st in program.compiled.g.steps), "the reshape's product of two sizes is a derived cell"
+    assert any(st.kind == "derive" for st in program.compiled.g.steps), (
+        "the reshape's product of two sizes is a derived cell"
+    )
     paths = Paths(monkeypatch)
     for shape in ((6, 10, 5), (3, 7, 11), (13, 2, 3)):
         agree(program, consts, fn, randn(*shape))
@@ -164,7 +166,9 @@ def test_calls_from_several_threads_each_get_their_own_context():
 def test_extern_results_bind_their_sizes_in_the_generated_call(monkeypatch):
     fn = lambda x: (torch.sort(x, -1).values * 2).sum(0)  # noqa: E731
     program, consts = build(fn, randn(6, 10), dynamic=True, cache=False)
-    assert any(st.kind == "extern" and st.results for st in program.compiled.g.steps), "sort's results are fresh tensors"
+    assert any(st.kind == "extern" and st.results for st in program.compiled.g.steps), (
+        "sort's results are fresh tensors"
+    )
     paths = Paths(monkeypatch)
     for shape in ((6, 10), (5, 3), (11, 17)):
         agree(program, consts, fn, randn(*shape))
@@ -177,7 +181,12 @@ def test_a_static_view_of_a_fresh_buffer_is_made_in_the_generated_call(monkeypat
     tensor_of: a matmul's result returned reshaped (and read by a kernel too), and a returned result that a product
     also reads transposed (its operand a view of the result's own buffer)."""
     fn, x, y, view = {
-        "returned reshape": (lambda x, y: ((m := x @ y).reshape(-1), m.tanh()), randn(6, 5), randn(5, 4), "(24,), (1,), 0"),
+        "returned reshape": (
+            lambda x, y: ((m := x @ y).reshape(-1), m.tanh()),
+            randn(6, 5),
+            randn(5, 4),
+            "(24,), (1,), 0",
+        ),
         "extern operand": (lambda x, w: ((e := x.exp()), e.t() @ w), randn(6, 5), randn(6, 4), "(5, 6), (1, 5), 0"),
     }[case]
     program, consts = build(fn, x, y, cache=False)

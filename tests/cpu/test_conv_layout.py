@@ -7,7 +7,16 @@ from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from irc.targets import timing
 from irc.targets.cpu.libs import conv_layout, externs
 
-PROBLEM = dict(x=[1, 16, 64, 64], w=[32, 16, 3, 3], stride=[1, 1], padding=[1, 1], dilation=[1, 1], groups=1, dtype="f32", bias=True)
+PROBLEM = dict(
+    x=[1, 16, 64, 64],
+    w=[32, 16, 3, 3],
+    stride=[1, 1],
+    padding=[1, 1],
+    dilation=[1, 1],
+    groups=1,
+    dtype="f32",
+    bias=True,
+)
 
 
 def test_times_real_convolutions_in_both_layouts_under_fake_mode(monkeypatch):
@@ -44,6 +53,7 @@ def test_same_says_whether_every_channels_last_path_gives_nchws_numbers(monkeypa
         def fake(self, x, p):
             y = run(self, x.contiguous(), "aten")  # every path computes NCHW's numbers...
             return y + 1e-3 if p == path else y  # ...except the one nudged
+
         return fake
 
     for path, same in ((None, True), ("aten_cl", False), ("mkldnn_packed", False)):

@@ -18,8 +18,9 @@ def grad_table(n: int, padding: int = -1, scale: bool = False):
     return lambda g, i: aten.embedding_dense_backward(g, i, n, padding, scale)
 
 
-@pytest.mark.parametrize("shape, n, padding", [((2, 5, 16), 100, -1), ((2, 5, 16), 7, 3), ((40, 50, 8), 37, 0),
-                                               ((1, 128, 48), 1000, 0)])  # fmt: skip
+@pytest.mark.parametrize(
+    "shape, n, padding", [((2, 5, 16), 100, -1), ((2, 5, 16), 7, 3), ((40, 50, 8), 37, 0), ((1, 128, 48), 1000, 0)]
+)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
 def test_matches_eager_bit_for_bit(shape, n, padding, dtype):
     g = torch.randn(*shape, generator=G).to(dtype)

@@ -157,8 +157,9 @@ def test_f32_results_identical_across_processes_with_different_timings(tmp_path)
     for order in (1, -1):
         env = {**os.environ, "IRC_CACHE_DIR": str(tmp_path / str(order))}
         env.pop("IRC_EXTERN_PATH", None)
-        r = subprocess.run([sys.executable, "-c", _F32_SCRIPT, str(order)], env=env, capture_output=True, text=True,
-                           timeout=300)  # fmt: skip
+        r = subprocess.run(
+            [sys.executable, "-c", _F32_SCRIPT, str(order)], env=env, capture_output=True, text=True, timeout=300
+        )
         assert r.returncode == 0, r.stderr[-2000:]
         digests.append(r.stdout.split()[-1])
     assert digests[0] == digests[1]
@@ -184,7 +185,6 @@ def test_empty_matrix_products_match_eager(m, k, n):
     torch.testing.assert_close(externs.addmm(bias, a, b), torch.addmm(bias, a, b))
 
 
-
 class _Layer(torch.nn.Module):
     """x @ w: the parameter itself is the product's operand (nothing to fold), 2*64*256*512 flops for a 64-row x:
     above the small-product cut."""
@@ -195,6 +195,7 @@ class _Layer(torch.nn.Module):
 
     def forward(self, x):
         return (x @ self.w).relu()
+
 
 def test_graph_weight_prepacked_once_and_never_stale(monkeypatch):
     """A matmul whose weight is a parameter of an inference graph (a stable argument) is prepacked once for
@@ -226,7 +227,6 @@ def test_graph_weight_prepacked_once_and_never_stale(monkeypatch):
         layer.w.add_(1.0)
         torch.testing.assert_close(f(x), layer(x), **TOL)
     assert len(packs) == 1 and len(runs) == 2  # once changed, the weight is a plain operand: never packed again
-
 
 
 def test_a_prepacked_product_is_taken_as_onednn_returns_it(tmp_path):
@@ -313,8 +313,11 @@ def test_choices_measured_on_a_busy_machine_stay_in_the_process(tmp_path, monkey
     assert len(calls) == (2 if busy else 1)
 
 
-@pytest.mark.parametrize("pick, want", [(lambda h: h[:, -1], "mkldnn_packed"), (lambda h: h[0].t(), "aten")],
-                         ids=["gapped-rows", "transposed"])  # fmt: skip
+@pytest.mark.parametrize(
+    "pick, want",
+    [(lambda h: h[:, -1], "mkldnn_packed"), (lambda h: h[0].t(), "aten")],
+    ids=["gapped-rows", "transposed"],
+)
 def test_a_frozen_weight_takes_rows_with_gaps_through_onednn(pick, want):
     """A row picked out of each batch (GPT-2's last position before its vocabulary head) has contiguous rows with gaps
     between them: the rule gathers them and runs oneDNN's prepacked weight, at the compile (a fresh result) and at the

@@ -102,8 +102,10 @@ def test_a_gelu_after_the_bias_joins_onednn(act):
     if not ONEDNN:
         assert not any("addmm" in p for p in g.extern_paths), g.extern_paths
         return
-    assert g.extern_paths == {"tn.addmm 536x128 @ 128x512 float32, constant weight": "mkldnn_packed",
-                              "tn.addmm 536x512 @ 512x128 float32, constant weight": "mkldnn_packed"}, g.extern_paths
+    assert g.extern_paths == {
+        "tn.addmm 536x128 @ 128x512 float32, constant weight": "mkldnn_packed",
+        "tn.addmm 536x512 @ 512x128 float32, constant weight": "mkldnn_packed",
+    }, g.extern_paths
     assert g.fused_kernels == 1
 
 

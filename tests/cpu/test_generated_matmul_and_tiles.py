@@ -29,7 +29,10 @@ MATMULS = {
     "mm-transposed": (lambda a, b: a.t() @ b.t(), lambda: (randn(23, 7), randn(19, 23))),  # strided operands
     "linear-relu": (lambda x, w, b: F.linear(x, w, b).relu(), lambda: (randn(8, 96), randn(40, 96), randn(40))),
     "bmm": (lambda a, b: torch.bmm(a, b) * 0.5, lambda: (randn(3, 17, 9), randn(3, 9, 45))),
-    "bmm-broadcast-epilogue": (lambda a, b, c: (torch.bmm(a, b) + c).sigmoid(), lambda: (randn(2, 5, 11), randn(2, 11, 13), randn(5, 1))),
+    "bmm-broadcast-epilogue": (
+        lambda a, b, c: (torch.bmm(a, b) + c).sigmoid(),
+        lambda: (randn(2, 5, 11), randn(2, 11, 13), randn(5, 1)),
+    ),
     "matmul-4d": (lambda a, b: a @ b, lambda: (randn(2, 3, 6, 10), randn(2, 3, 10, 7))),
 }
 
@@ -53,8 +56,14 @@ def test_generated_matmul_other_float_types(dtype):
 
 def test_generated_matmul_dynamic_sizes():
     fn = lambda a, b: torch.relu(a @ b + 1)  # noqa: E731
-    check(fn, randn(6, 10), randn(10, 9), dynamic=True, matmul="loops",
-          more=[(randn(1, 3), randn(3, 17)), (randn(41, 16), randn(16, 1))])  # fmt: skip
+    check(
+        fn,
+        randn(6, 10),
+        randn(10, 9),
+        dynamic=True,
+        matmul="loops",
+        more=[(randn(1, 3), randn(3, 17)), (randn(41, 16), randn(16, 1))],
+    )
 
 
 def test_matmul_option_through_the_backend_trains():
@@ -72,7 +81,9 @@ def test_matmul_option_through_the_backend_trains():
     for g, p in zip(grads, model.parameters()):
         torch.testing.assert_close(g, p.grad, rtol=1e-4, atol=1e-5)
     graphs = report.reports_since(start).graphs
-    assert len(graphs) == 2 and all(g.target == "cpu" and "tn.mm" not in g.externs for g in graphs), [g.externs for g in graphs]
+    assert len(graphs) == 2 and all(g.target == "cpu" and "tn.mm" not in g.externs for g in graphs), [
+        g.externs for g in graphs
+    ]
 
 
 def test_matmul_option_is_validated():
@@ -135,7 +146,9 @@ def test_the_emitter_picks_tiles_for_transposed_reads_and_column_reductions():
     assert defaults == {"transpose": tuple(TRANSPOSE_TILE), "column-sum": (1, 64)}  # 77 columns: the narrowest item
 
 
-@pytest.mark.parametrize("cols, item", [(256, 64), (512, 128), (768, 128), (1024, 256), (4096, 256), (77, 64), (None, 256)])
+@pytest.mark.parametrize(
+    "cols, item", [(256, 64), (512, 128), (768, 128), (1024, 256), (4096, 256), (77, 64), (None, 256)]
+)
 def test_narrow_column_sums_take_narrower_items(cols, item):
     """A column sum's items are 256 columns wide, narrower (down to 64) where that leaves fewer than 4 items: a
     bias gradient's 256 columns are 4 items for the threads, not one."""
@@ -167,7 +180,9 @@ def test_column_reductions_take_wider_vectors_by_default(cols):
     column = check(lambda x: x.sum(0) * 2, x)
     row = check(lambda x: x.sum(1), x)
     want = native * min(LANES_REDUCING, 1 << max(0, (-(-cols // native) - 1).bit_length()))
-    assert [ln.plan["lanes"] for ln in column.compiled.launches] == [want if cols >= 4 else 1]  # below 4 columns: scalars
+    assert [ln.plan["lanes"] for ln in column.compiled.launches] == [
+        want if cols >= 4 else 1
+    ]  # below 4 columns: scalars
     k = 1
     while k < LANES_REDUCING and 2 * k * native <= cols:
         k *= 2
@@ -213,7 +228,9 @@ def test_a_column_reduction_with_math_prefetches_the_rows_ahead():
     fused = check(lambda g, x: (gelu_grad(g, x), gelu_grad(g, x).sum(0)), g, x)
     (launch,) = fused.compiled.launches
     lines = launch.plan["lanes"] * 4 // tuning.CACHE_LINE
-    assert fused.compiled.llvm_ir.count("call void @\"llvm.prefetch.p0\"") == 3 * lines  # two loads and the gradient's store
+    assert (
+        fused.compiled.llvm_ir.count('call void @"llvm.prefetch.p0"') == 3 * lines
+    )  # two loads and the gradient's store
     assert "llvm.prefetch" not in check(lambda x: x.sum(0), x).compiled.llvm_ir
     assert "llvm.prefetch" not in check(lambda x: x.exp().sum(-1), x).compiled.llvm_ir
 
@@ -249,7 +266,7 @@ def test_rows_of_several_passes_prefetch_the_rows_ahead_in_the_first():
     rows = check(lambda x: F.layer_norm(torch.softmax(x, -1), (1024,)), x)
     (launch,) = rows.compiled.launches
     lines = launch.plan["lanes"] * 4 // tuning.CACHE_LINE
-    assert rows.compiled.llvm_ir.count("call void @\"llvm.prefetch.p0\"") == lines
+    assert rows.compiled.llvm_ir.count('call void @"llvm.prefetch.p0"') == lines
     assert "llvm.prefetch" not in check(lambda x: x.sum(-1), x).compiled.llvm_ir
 
 
@@ -265,7 +282,7 @@ def test_the_first_pass_prefetches_the_gathered_rows_ahead():
     rows = check(lambda i, t: F.layer_norm(F.embedding(i, t), (256,)), ids, table)
     (launch,) = rows.compiled.launches
     lines = launch.plan["lanes"] * 4 // tuning.CACHE_LINE
-    assert rows.compiled.llvm_ir.count("call void @\"llvm.prefetch.p0\"") == lines
+    assert rows.compiled.llvm_ir.count('call void @"llvm.prefetch.p0"') == lines
 
 
 def _autotuned_transpose(monkeypatch):
@@ -320,7 +337,9 @@ def test_max_autotune_chooses_generated_or_library_matmul_once(tmp_path, monkeyp
 
     calls = []
     real = CpuTarget.choose
-    monkeypatch.setattr(CpuTarget, "choose", lambda self, runs, args: calls.append(sorted(runs)) or real(self, runs, args))
+    monkeypatch.setattr(
+        CpuTarget, "choose", lambda self, runs, args: calls.append(sorted(runs)) or real(self, runs, args)
+    )
     fn, make = MATMULS["linear-relu"]
     inputs = make()
     cache.set_dir(tmp_path)
@@ -346,6 +365,8 @@ def test_max_autotune_leaves_large_products_to_the_library():
     fn, _ = MATMULS["mm"]
     a, b = randn(64, 64), randn(64, 2 * SMALL_MACS // (64 * 64))  # twice the size measured both ways
     start = report.mark()
-    torch.testing.assert_close(torch.compile(fn, backend=irc.backend, options={"mode": "max-autotune", "strict": True})(a, b), a @ b)
+    torch.testing.assert_close(
+        torch.compile(fn, backend=irc.backend, options={"mode": "max-autotune", "strict": True})(a, b), a @ b
+    )
     (g,) = report.reports_since(start).graphs
     assert not any(n.startswith("matmul: ") for n in g.mode_notes) and "tn.mm" in g.externs

@@ -74,8 +74,11 @@ def test_dynamic_sizes_keep_the_split():
 def test_splits_by_multiples_of_the_width_read_whole_vectors():
     """Heads of 32 columns and q/k/v pieces of 256 are multiples of every native float32 width (4, 8 or 16 lanes): no gather
     left (each was one before), also where a column sum would otherwise run 4 native vectors wide."""
-    for fn, inputs in [(merge_heads, [randn(2, 8, 16, 32)]), (lambda x: split_heads(x, 8), [randn(2, 16, 256)]),
-                       (in_proj_bias_grad, [randn(16, 16, 32) for _ in range(3)])]:  # fmt: skip
+    for fn, inputs in [
+        (merge_heads, [randn(2, 8, 16, 32)]),
+        (lambda x: split_heads(x, 8), [randn(2, 16, 256)]),
+        (in_proj_bias_grad, [randn(16, 16, 32) for _ in range(3)]),
+    ]:
         program, _ = build(fn, *inputs, cache=False)
         assert gathers(program) == 0, fn
     program, _ = build(lambda x: merge_heads(x) * 3, randn(2, 8, 16, 12), cache=False)
@@ -98,11 +101,14 @@ def copies(program, inputs, consts) -> list[str]:
         return [name for name, _ in program.profile([*inputs, *consts], reps=1) if name == "extern tn.reshape"]
 
 
-@pytest.mark.parametrize("fn, shapes", [
-    (scores_backward, [(2, 4, 9, 7), (8, 9, 5)]),
-    (scores_backward, [(1, 3, 16, 16), (3, 16, 4)]),  # batch 1
-    (query_heads, [(9, 3, 32), (12, 8, 5)]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "fn, shapes",
+    [
+        (scores_backward, [(2, 4, 9, 7), (8, 9, 5)]),
+        (scores_backward, [(1, 3, 16, 16), (3, 16, 4)]),  # batch 1
+        (query_heads, [(9, 3, 32), (12, 8, 5)]),
+    ],
+)
 def test_merged_heads_reach_the_matmul_as_views(fn, shapes):
     inputs = [randn(*s) for s in shapes]
     program, consts = build(fn, *inputs)

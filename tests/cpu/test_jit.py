@@ -71,7 +71,6 @@ def test_cache_off_writes_nothing(tmp_path, monkeypatch):
     assert len([p for p in tmp_path.rglob("*") if p.is_file()]) == 1
 
 
-
 def test_process_setting_wins_over_the_default_option(tmp_path, monkeypatch):
     """IRC_CACHE=0 (the process setting) keeps the disk cache off even where a compile asks for it."""
     monkeypatch.setenv("IRC_CACHE_DIR", str(tmp_path))

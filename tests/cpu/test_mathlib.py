@@ -13,8 +13,34 @@ from tests.cpu.ulp import jit_map, ulp_error, worst
 
 N = 1_000_001
 INF, NAN = math.inf, math.nan
-EDGE = torch.tensor([0.0, -0.0, INF, -INF, NAN, 1e-45, -1e-45, 1e-38, -1e-38, 1.17e-38, 3.4e38, -3.4e38,
-                     1.0, -1.0, 0.5, -0.5, 2.0, 1e-7, -1e-7, 88.72, 88.73, -87.3, -103.9, -104.0])
+EDGE = torch.tensor(
+    [
+        0.0,
+        -0.0,
+        INF,
+        -INF,
+        NAN,
+        1e-45,
+        -1e-45,
+        1e-38,
+        -1e-38,
+        1.17e-38,
+        3.4e38,
+        -3.4e38,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        2.0,
+        1e-7,
+        -1e-7,
+        88.72,
+        88.73,
+        -87.3,
+        -103.9,
+        -104.0,
+    ]
+)
 
 
 def lin(lo, hi, n=N):
@@ -121,14 +147,42 @@ def test_double_exp_log(name, ref, lo, hi, lanes):
 
 
 def test_table_lists_every_builder():
-    assert set(mathlib.FUNCTIONS) == {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "sigmoid",
-                                      "erf", "erfc", "gelu", "gelu_tanh", "sin", "cos", "rsqrt", "pow"}
+    assert set(mathlib.FUNCTIONS) == {
+        "exp",
+        "exp2",
+        "expm1",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "tanh",
+        "sigmoid",
+        "erf",
+        "erfc",
+        "gelu",
+        "gelu_tanh",
+        "sin",
+        "cos",
+        "rsqrt",
+        "pow",
+    }
 
 
-DOUBLE_REFS = {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "erf": torch.erf, "erfc": torch.special.erfc,
-               "sin": torch.sin, "cos": torch.cos, "expm1": torch.special.expm1, "log1p": torch.log1p,
-               "exp2": torch.exp2, "log2": torch.log2, "rsqrt": torch.rsqrt, "gelu": F.gelu,
-               "gelu_tanh": lambda x: F.gelu(x, approximate="tanh")}
+DOUBLE_REFS = {
+    "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid,
+    "erf": torch.erf,
+    "erfc": torch.special.erfc,
+    "sin": torch.sin,
+    "cos": torch.cos,
+    "expm1": torch.special.expm1,
+    "log1p": torch.log1p,
+    "exp2": torch.exp2,
+    "log2": torch.log2,
+    "rsqrt": torch.rsqrt,
+    "gelu": F.gelu,
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+}
 
 
 @pytest.mark.parametrize("name", list(DOUBLE_REFS))

@@ -92,8 +92,9 @@ def test_reduce_overhead_keeps_the_default_library_paths():
 
 def test_reduce_overhead_with_runtime_sizes_says_why_not():
     start = report.mark()
-    f = torch.compile(lambda x: x * 2 + 1, backend=irc.backend, dynamic=True,
-                      options={"mode": "reduce-overhead", "strict": True})  # fmt: skip
+    f = torch.compile(
+        lambda x: x * 2 + 1, backend=irc.backend, dynamic=True, options={"mode": "reduce-overhead", "strict": True}
+    )
     for n in (5, 9):
         x = randn(n, 3)
         torch.testing.assert_close(f(x), x * 2 + 1)
@@ -158,7 +159,9 @@ def test_a_mode_that_fails_leaves_the_default_steps(monkeypatch, broken):
     fn, make = CASES["linear-relu"]
     inputs = make()
     start = report.mark()
-    torch.testing.assert_close(_compiled(fn, "max-autotune", cache=False)(*inputs), fn(*inputs), **tolerance(torch.float32))
+    torch.testing.assert_close(
+        _compiled(fn, "max-autotune", cache=False)(*inputs), fn(*inputs), **tolerance(torch.float32)
+    )
     (g,) = _graphs(start)
     want = "no launcher: RuntimeError: boom" if broken == "launcher" else "autotune failed (RuntimeError: boom)"
     assert any(want in note for note in g.mode_notes), g.mode_notes

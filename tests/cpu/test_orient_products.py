@@ -58,8 +58,9 @@ def test_only_the_forward_linear_with_few_rows_turns(tmp_path):
 
 def test_many_rows_and_transposed_inputs_keep_their_orientation(tmp_path):
     for i, x in enumerate((torch.randn(300, 256), torch.randn(256, 32).t())):
-        model = torch.compile(mlp(), backend=irc.backend, dynamic=False,
-                              options={"cache": False, "dump_dir": str(tmp_path / str(i))})  # fmt: skip
+        model = torch.compile(
+            mlp(), backend=irc.backend, dynamic=False, options={"cache": False, "dump_dir": str(tmp_path / str(i))}
+        )
         train_step(model, x, torch.randint(0, 10, (x.shape[0],)))
         assert products(tmp_path / str(i), "forward")[0] == f"{x.shape[0]}x384"
 
@@ -74,8 +75,9 @@ def test_inference_turns_only_unfrozen_weights(tmp_path, monkeypatch, onednn_pla
         want = model(x)
         for freeze in (True, False):
             dump = tmp_path / str(freeze)
-            got = torch.compile(model, backend=irc.backend, options={"cache": False, "dump_dir": str(dump),
-                                                                      "freeze": freeze})(x)  # fmt: skip
+            got = torch.compile(
+                model, backend=irc.backend, options={"cache": False, "dump_dir": str(dump), "freeze": freeze}
+            )(x)
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
             # a frozen weight is oneDNN's, prepacked as the right operand: turning it would lose the packing
             assert products(dump, "inference")[0] == ("32x1024" if freeze or onednn_plain else "1024x32")

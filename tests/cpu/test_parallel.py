@@ -130,7 +130,9 @@ def test_runtime_extents_count_items_across_thread_chunks(threads):
         got = _run(program, consts, [x], 0)
         assert all(torch.equal(g, w) for g, w in zip(got, want)), shape
         torch.testing.assert_close(got[0], fn(x), **tolerance(x.dtype))
-    program, consts = build(lambda x: x.t() * 2 + 1, torch.randn(40, 70), dynamic=True)  # digits: a column chunk, then a row
+    program, consts = build(
+        lambda x: x.t() * 2 + 1, torch.randn(40, 70), dynamic=True
+    )  # digits: a column chunk, then a row
     for shape in [(37, 70), (300, 129)]:
         x = torch.rand(*shape)
         torch.testing.assert_close(_run(program, consts, [x], 0)[0], x.t() * 2 + 1)

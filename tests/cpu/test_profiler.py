@@ -46,7 +46,7 @@ def test_default_mode_events_name_every_kernel_and_each_extern_with_its_path():
     assert {f"irc::{k}" for k in kernel_names(program)} <= set(names), names
     paths = set(program.compiled.extern_paths.values())
     externs_seen = [n for n in names if n.startswith("irc::tn.mm (")]
-    assert len(externs_seen) == 2 and {n[len("irc::tn.mm ("):-1] for n in externs_seen} <= paths, (names, paths)
+    assert len(externs_seen) == 2 and {n[len("irc::tn.mm (") : -1] for n in externs_seen} <= paths, (names, paths)
 
 
 def test_reduce_overhead_events_name_the_kernels_each_launcher_runs():
@@ -121,7 +121,9 @@ def test_convolution_path_by_the_input_layout():
 
 
 def test_triton_runner_launches_are_named_events():
-    program, consts = compile_function(lambda x: torch.relu(x * 2 + 1).sum(-1), randn(8, 32), cache=False, target="triton")
+    program, consts = compile_function(
+        lambda x: torch.relu(x * 2 + 1).sum(-1), randn(8, 32), cache=False, target="triton"
+    )
     x = randn(8, 32)
     got, names = profiled(program, [x, *consts])
     torch.testing.assert_close(got[0], torch.relu(x * 2 + 1).sum(-1))

@@ -35,11 +35,14 @@ def softmax_and_shifted(x):  # an output that reads the max, one that does not, 
 
 
 @pytest.mark.parametrize("rows, cols", [(64, 48), (33, 17), (1, 129), (200, 5)])
-@pytest.mark.parametrize("fn, shapes", [
-    (gelu_backward_and_bias_grad, lambda r, c: [(r, c), (r, c)]),
-    (row_sum_and_scaled, lambda r, c: [(r, c)]),
-    (softmax_and_shifted, lambda r, c: [(r, c)]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "fn, shapes",
+    [
+        (gelu_backward_and_bias_grad, lambda r, c: [(r, c), (r, c)]),
+        (row_sum_and_scaled, lambda r, c: [(r, c)]),
+        (softmax_and_shifted, lambda r, c: [(r, c)]),
+    ],
+)
 def test_full_outputs_beside_reductions(fn, shapes, rows, cols):
     inputs = [randn(*s) for s in shapes(rows, cols)]
     program, consts = build(fn, *inputs)

@@ -69,7 +69,12 @@ def test_a_graph_compiled_before_skips_import_lowering_and_emission(cache_dir, m
     for c, w in zip(cold, warm):
         assert "warm start" in w.stage_seconds and "tensor" not in w.stage_seconds, w.stage_seconds
         assert w.target == "cpu" and not w.target_fallbacks
-        assert (w.kernels, w.fused_kernels, w.externs, w.input_writes) == (c.kernels, c.fused_kernels, c.externs, c.input_writes)
+        assert (w.kernels, w.fused_kernels, w.externs, w.input_writes) == (
+            c.kernels,
+            c.fused_kernels,
+            c.externs,
+            c.input_writes,
+        )
         assert w.imported == c.imported and w.native
 
 
@@ -112,7 +117,9 @@ def test_an_emission_record_is_not_taken_for_code_emitted_with_another_prefetch_
     assert "llvm.prefetch" in first.compiled.llvm_ir
     monkeypatch.setattr(tuning, "PREFETCH", 0)  # IRC_PREFETCH=0 in another process
     second, _ = compile_function(fn, a)
-    assert second.compiled._llvm_ir is not None and "llvm.prefetch" not in second.compiled.llvm_ir  # emitted, not loaded
+    assert (
+        second.compiled._llvm_ir is not None and "llvm.prefetch" not in second.compiled.llvm_ir
+    )  # emitted, not loaded
     torch.testing.assert_close(second([a])[0], fn(a))
 
 
@@ -128,7 +135,9 @@ def test_a_machine_whose_libraries_differ_lowers_afresh(cache_dir, monkeypatch):
     torch._dynamo.reset()
     monkeypatch.setattr(externs, "onednn_outruns_mkl", lambda: not here)
     other = _train_step(x)
-    assert all("tensor" in g.stage_seconds and "loop+mem" in g.stage_seconds for g in other), [g.stage_seconds for g in other]
+    assert all("tensor" in g.stage_seconds and "loop+mem" in g.stage_seconds for g in other), [
+        g.stage_seconds for g in other
+    ]
     torch._dynamo.reset()
     again = _train_step(x)  # the other machine's second start is warm
     assert all("warm start" in g.stage_seconds for g in again)
@@ -154,7 +163,9 @@ def test_a_second_process_starts_warm(tmp_path):
     env = {**os.environ, "IRC_CACHE_DIR": str(tmp_path / "cache"), "IRC_CACHE": "1"}
     runs = []
     for _ in range(2):
-        out = subprocess.run([sys.executable, "-c", CHILD], env=env, cwd=ROOT.parent, capture_output=True, text=True, timeout=300)
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD], env=env, cwd=ROOT.parent, capture_output=True, text=True, timeout=300
+        )
         assert out.returncode == 0, out.stderr[-3000:]
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     assert all(r["same"] for r in runs)

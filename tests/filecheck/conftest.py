@@ -106,7 +106,9 @@ def run_pipeline(command: str, path: Path, tmp: Path | None = None) -> None:
             code, out, err = run_irc_opt(argv[1:], text)
             if (code != 0) != expect_failure:
                 want = "to fail" if expect_failure else "to succeed"
-                raise RunError(f"expected `{shlex.join(argv)}` {want}, exit code {code}\n--- stderr:\n{err}--- stdout:\n{out}")
+                raise RunError(
+                    f"expected `{shlex.join(argv)}` {want}, exit code {code}\n--- stderr:\n{err}--- stdout:\n{out}"
+                )
             if "Traceback (most recent call last)" in err:
                 raise RunError(f"`{shlex.join(argv)}` printed a Python traceback:\n{err}")
             text = out + err if merge_stderr else out

@@ -48,7 +48,9 @@ def test_a_gradient_one_ulp_cannot_determine_is_no_verdict():
     assert diff is not None and diff.startswith("gradient 0 at [0, 0] is ") and "eager gives 640.0" in diff, diff
     assert ill_conditioned(fn, two_ulps_up, make_inputs, training=True)
     compiled = torch.compile(fn, backend=irc.backend, options={"strict": True})
-    assert compare_training(fn, compiled, make_inputs) is None or ill_conditioned(fn, compiled, make_inputs, training=True)
+    assert compare_training(fn, compiled, make_inputs) is None or ill_conditioned(
+        fn, compiled, make_inputs, training=True
+    )
 
 
 def test_a_wrong_gradient_where_the_chain_is_well_conditioned_stays_a_failure():

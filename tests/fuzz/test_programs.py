@@ -9,8 +9,16 @@ from irc.tools.fuzz.programs import Input, Op, Program, load, source
 from irc.tools.fuzz.strategies import programs
 
 PROGRAM = Program(
-    inputs=(Input((2, 3), layout="transposed", seed=0), Input((3,), "i64", seed=1), Input((4, 3), layout="expanded", expanded=(0,), seed=2)),
-    ops=(Op("neg", (0,), "torch.neg({0})"), Op("add", (0, 1), "torch.add({0}, {1})"), Op("sum", (4,), "{0}.sum(dim=(1,), keepdim=True)")),
+    inputs=(
+        Input((2, 3), layout="transposed", seed=0),
+        Input((3,), "i64", seed=1),
+        Input((4, 3), layout="expanded", expanded=(0,), seed=2),
+    ),
+    ops=(
+        Op("neg", (0,), "torch.neg({0})"),
+        Op("add", (0, 1), "torch.add({0}, {1})"),
+        Op("sum", (4,), "{0}.sum(dim=(1,), keepdim=True)"),
+    ),
     outputs=(5,),
 )
 
@@ -42,7 +50,9 @@ def test_source_is_a_runnable_reproducer():
 
 def test_float64_decides_where_eager_and_irc_disagree():
     f64 = torch.float64
-    assert close(torch.tensor([3.0]), torch.tensor([4.0]), torch.tensor([3.0], dtype=f64)) is None  # irc agrees with float64
+    assert (
+        close(torch.tensor([3.0]), torch.tensor([4.0]), torch.tensor([3.0], dtype=f64)) is None
+    )  # irc agrees with float64
     assert "float64 gives 3.0" in close(torch.tensor([5.0]), torch.tensor([4.0]), torch.tensor([3.0], dtype=f64))
     half = torch.tensor([2.0], dtype=torch.float16)
     assert close(half + 0.001, half) is None  # within float16's tolerance
@@ -71,13 +81,21 @@ def features(p) -> set[str]:
     sizes = {n for x in p.inputs for n in x.shape}
     kinds = {op.kind for op in p.ops}
     exprs = " ".join(op.expr for op in p.ops)
-    groups = {"matmul": ("mm", "bmm", "matmul", "linear", "addmm"), "conv": ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"),
-              "permute": ("permute", "transpose", "t", "movedim"), "slice": ("slice", "narrow"), "expand": ("expand", "broadcast_to"),
-              "select": ("select",), "reshape": ("reshape", "view", "flatten", "unflatten")}
+    groups = {
+        "matmul": ("mm", "bmm", "matmul", "linear", "addmm"),
+        "conv": ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"),
+        "permute": ("permute", "transpose", "t", "movedim"),
+        "slice": ("slice", "narrow"),
+        "expand": ("expand", "broadcast_to"),
+        "select": ("select",),
+        "reshape": ("reshape", "view", "flatten", "unflatten"),
+    }
     out = {g for g, members in groups.items() if kinds & set(members)}
     out |= {"2-d matmul" for k in kinds if k in ("mm", "addmm")} | {"batched matmul" for k in kinds if k == "bmm"}
     out |= {f"keepdim={k}" for k in ("True", "False") if f"keepdim={k}" in exprs}
-    out |= {f"size {n}" for n in (0, 1) if n in sizes} | ({"prime size"} & {"prime size" for n in sizes if n in (3, 5, 7, 13)})
+    out |= {f"size {n}" for n in (0, 1) if n in sizes} | (
+        {"prime size"} & {"prime size" for n in sizes if n in (3, 5, 7, 13)}
+    )
     out |= {x.layout for x in p.inputs} | {"dynamic" for x in p.inputs if x.dynamic}
     out |= {"mixed dtypes"} if len({x.dtype for x in p.inputs}) > 1 else set()
     out |= {"training"} if p.training and any(x.grad for x in p.inputs) else set()
@@ -107,10 +125,25 @@ def test_the_strategies_generate_everything_the_issue_lists():
 
     checks = [
         (programs(families=("matmul", "conv")), {"matmul", "2-d matmul", "batched matmul", "conv"}),
-        (programs(families=("permute", "slice", "expand", "select", "reshape", "reduction")),
-         {"permute", "slice", "expand", "select", "reshape", "keepdim=True", "keepdim=False"}),
-        (st.one_of(programs(), training_programs()),
-         {"size 0", "size 1", "prime size", "transposed", "strided", "offset", "expanded", "dynamic", "mixed dtypes", "training"}),
+        (
+            programs(families=("permute", "slice", "expand", "select", "reshape", "reduction")),
+            {"permute", "slice", "expand", "select", "reshape", "keepdim=True", "keepdim=False"},
+        ),
+        (
+            st.one_of(programs(), training_programs()),
+            {
+                "size 0",
+                "size 1",
+                "prime size",
+                "transposed",
+                "strided",
+                "offset",
+                "expanded",
+                "dynamic",
+                "mixed dtypes",
+                "training",
+            },
+        ),
     ]
     for strategy, want in checks:
         seen = sample(strategy, 150)

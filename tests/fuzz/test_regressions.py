@@ -31,6 +31,7 @@ def opt_fails_located(text: str, *flags: str) -> str:
 @pytest.mark.parametrize("dims", [(), []])
 def test_all_any_over_no_dims_reduce_nothing(target, dims):
     """torch.all(x, dim=()) is x != 0 elementwise (eager), not a full reduction (irc imported it as one)."""
+
     def fn(x):
         return torch.all(x, dim=dims), torch.any(x, dim=dims, keepdim=True)
 
@@ -40,6 +41,7 @@ def test_all_any_over_no_dims_reduce_nothing(target, dims):
 @pytest.mark.parametrize("target", targets())
 def test_all_any_of_uint8_stay_uint8(target):
     """any/all of a uint8 tensor are uint8 in eager (legacy); irc built i1 and failed its own type check."""
+
     def fn(x):
         return torch.all(x), torch.any(x, dim=1), torch.all(x, dim=(0,), keepdim=True)
 
@@ -51,6 +53,7 @@ def test_all_any_of_uint8_stay_uint8(target):
 def test_elementwise_result_where_the_shape_env_specialised_a_symbolic_size(target, training):
     """tril decomposes to where(mask, x, 0); x's first size is (s0*s1)//14, which the ShapeEnv pinned to 1 when it
     broadcast, so FX types the where 1x1x? while irc built ?x1x? (found after 841 s: `importer ... built`)."""
+
     def fn(a0):
         return torch.tril(a0.reshape((-1, 1, 56)), 2)
 
@@ -70,6 +73,7 @@ def test_elementwise_result_where_the_shape_env_specialised_a_symbolic_size(targ
 def test_arg_reductions_of_bool_tensors(target):
     """cumprod's backward takes max.dim of a bool tensor; torch.argmax takes no bool, so the reference target raised
     (found after 254 s, shrunk to `torch.cumprod(x, 0)` with a gradient)."""
+
     def fn(a0):
         return torch.cumprod(a0, dim=0), torch.max(a0 > 0, dim=1), torch.min(a0 < 0.5, dim=0, keepdim=True)
 
@@ -85,6 +89,7 @@ def test_arg_reductions_of_bool_tensors(target):
 def test_softmax_of_an_empty_integer_tensor(target):
     """Eager has no integer softmax kernel, but an empty tensor never reaches it: the importer built tn.softmax on i64,
     which failed to verify (found after 66 s, seed 11)."""
+
     def fn(x):
         return torch.softmax(x, dim=0), torch.log_softmax(x, dim=1)
 
@@ -93,7 +98,9 @@ def test_softmax_of_an_empty_integer_tensor(target):
 
 def test_irc_opt_unterminated_string_literal_does_not_hang():
     """A `"` with no closing quote on its line sent xDSL's string-literal regex into exponential backtracking."""
-    err = opt_fails_located('func.func @neg_result_eg"(%x) : (tensor<4xf32>) -> tensor<8xf32>\n  func.return %r : tensor<8xf32>\n}\n')
+    err = opt_fails_located(
+        'func.func @neg_result_eg"(%x) : (tensor<4xf32>) -> tensor<8xf32>\n  func.return %r : tensor<8xf32>\n}\n'
+    )
     assert ":1:25: error: " in err
 
 
@@ -105,9 +112,11 @@ def test_irc_opt_error_in_the_first_token_is_located(text):
 
 def test_irc_opt_type_constraint_failing_while_parsing_is_located():
     """A declarative format checks type constraints while it parses: the VerifyException escaped as `<unknown>: error`."""
-    err = opt_fails_located("func.func @f(%r: tensor<4x8xf32>) -> tensor<4x1xf32> {\n"
-                            "  %s = tn.sum %r dims = [1] : tensor<4x8xf32> -> f32<4x1xf32>\n"
-                            "  func.return %s : tensor<4x1xf32>\n}\n")
+    err = opt_fails_located(
+        "func.func @f(%r: tensor<4x8xf32>) -> tensor<4x1xf32> {\n"
+        "  %s = tn.sum %r dims = [1] : tensor<4x8xf32> -> f32<4x1xf32>\n"
+        "  func.return %s : tensor<4x1xf32>\n}\n"
+    )
     assert ":2:3: error: f32 should be of base attribute tensor" in err
 
 
@@ -116,6 +125,7 @@ def test_a_nest_body_keeps_its_own_constants_through_cse(target):
     """avg_pool2d's divisor clamps with `arith.constant 2 : index` in its body; xDSL's CSE merged it into @main's equal
     constant (a size computation of the dynamic dim), and the outlined kernel read a value of another function:
     KeyError on the cpu target (found after 146 s, seed 23, --property training)."""
+
     def fn(a0, a1):
         v3 = a0.unfold(3, 1, 2).expand(3, 2, 3, -1, 3)
         return v3, F.avg_pool2d(torch.clamp(a1, min=2, max=2), 2)
@@ -135,9 +145,11 @@ def test_a_nest_body_keeps_its_own_constants_through_cse(target):
 def test_irc_opt_huge_dense_splat_is_an_error_not_a_hang(literal):
     """xDSL expands a splat to every element: `dense<...> : tensor<2147483648xf64>` took 16 GB and hung irc-opt
     (found after 173 s, seed 13, --property front-door, as a mutated hex splat)."""
-    err = opt_fails_located("func.func @f() -> tensor<4xf64> {\n"
-                            f"  %b = tn.constant dense<{literal}> : tensor<2147483648xf64> -> tensor<4xf64>\n"
-                            "  func.return %b : tensor<4xf64>\n}\n")
+    err = opt_fails_located(
+        "func.func @f() -> tensor<4xf64> {\n"
+        f"  %b = tn.constant dense<{literal}> : tensor<2147483648xf64> -> tensor<4xf64>\n"
+        "  func.return %b : tensor<4xf64>\n}\n"
+    )
     assert ":2:" in err and "dense literal of 2147483648 elements" in err
 
 
@@ -146,17 +158,22 @@ def test_irc_opt_dense_literal_out_of_its_type_is_located(literal, ty):
     """A dense literal its element type cannot hold raised xDSL's packing error (OverflowError for 3e5 as f16,
     ValueError for 300 as i8), an internal error without a location (found after 269 s, seed 99, --property
     front-door, as a mutated f16 constant)."""
-    err = opt_fails_located(f"func.func @f() -> tensor<{ty}> {{\n"
-                            f"  %c = tn.constant dense<{literal}> : tensor<{ty}> -> tensor<{ty}>\n"
-                            f"  func.return %c : tensor<{ty}>\n}}\n")
+    err = opt_fails_located(
+        f"func.func @f() -> tensor<{ty}> {{\n"
+        f"  %c = tn.constant dense<{literal}> : tensor<{ty}> -> tensor<{ty}>\n"
+        f"  func.return %c : tensor<{ty}>\n}}\n"
+    )
     assert ":2:" in err and "dense literal does not fit its element type" in err
 
 
 def test_irc_opt_lowers_a_module_of_several_functions_to_mem():
     """Each function's kernels were named from @kernel0, so a module of two functions failed bufferize with a
     redefinition and no location (found after 78 s, seed 99, --property front-door, on fuse-loops-policy.mlir)."""
-    text = "".join(f"func.func @{name}(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {{\n  %r = tn.{op} %x : tensor<4x8xf32>\n"
-                   f"  func.return %r : tensor<4x8xf32>\n}}\n" for name, op in (("a", "exp"), ("b", "neg")))
+    text = "".join(
+        f"func.func @{name}(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {{\n  %r = tn.{op} %x : tensor<4x8xf32>\n"
+        f"  func.return %r : tensor<4x8xf32>\n}}\n"
+        for name, op in (("a", "exp"), ("b", "neg"))
+    )
     code, out, err = run_opt(text, ("--stage", "mem"), timeout=60)
     assert code == 0, err
     assert "mem.launch @kernel0" in out and "mem.launch @kernel1" in out, out
@@ -173,7 +190,10 @@ def test_irc_opt_use_of_a_later_nests_value_is_located():
         '  %q = loop.nest space = affine_map<() -> (2, 4)> iterators = ["parallel", "parallel"] : tensor<2x4xf32> {\n'
         "    %1 = loop.load %p[affine_map<(d0, d1) -> (d0, d1)>] : tensor<2x4xf32> -> f32\n"
         "    loop.yield %1 : f32\n  }\n"
-        "  func.return %q : tensor<2x4xf32>\n}\n", "--stage", "mem")
+        "  func.return %q : tensor<2x4xf32>\n}\n",
+        "--stage",
+        "mem",
+    )
     assert ":4:5:" in err and "loop.yield: operand 0 is used where it is not defined" in err, err
 
 
@@ -187,12 +207,16 @@ def test_cpu_entry_check_ignores_strides_of_size_1_dims():
     assert program.compiled.g.args[1].strides[1] == program.compiled.g.args[0].sizes[2]  # one symbol, bound by a's size
     for b in (torch.randn(20).as_strided((2, 1, 5), (5, 3, 1)), torch.randn(10).as_strided((2, 1, 5), (5, 0, 1))):
         torch.testing.assert_close(program([a, b, *constants])[0], a + b, rtol=0, atol=0)
-    a3, b3 = torch.randn(3, 1, 7).transpose(0, 1).contiguous().transpose(0, 1), torch.randn(40).as_strided((3, 1, 7), (7, 1, 1))
+    a3, b3 = (
+        torch.randn(3, 1, 7).transpose(0, 1).contiguous().transpose(0, 1),
+        torch.randn(40).as_strided((3, 1, 7), (7, 1, 1)),
+    )
     torch.testing.assert_close(program([a3, b3, *constants])[0], a3 + b3, rtol=0, atol=0)
 
 
 def test_cpu_mm_with_empty_inner_dim():
     """LinearKernel.choose divided by K (found in the first 300 examples; fixed in targets/cpu since)."""
+
     def fn(a, b):
         return torch.mm(a, b)
 
@@ -205,6 +229,7 @@ def test_view_output_of_an_offset_input_with_dynamic_sizes(target, training):
     """An output that is a view of an input: the runtime cloned it, and AOT autograd rebuilt the view with
     as_strided at the clone's storage offset 0 (symbolic sizes: no view replay), reading x's storage from its
     start; now the view is replayed on the input itself (dynamo/aliases.py). Found by irc-fuzz (kind mismatch)."""
+
     def fn(x):
         return x.view(x.shape[0], x.shape[1], 1, 2), x[1:]
 
@@ -229,6 +254,7 @@ def test_chunk_of_an_input_is_a_view_of_it_with_dynamic_sizes(target, layout):
     """chunk is split + getitem in FX: the replay of views of inputs stopped at getitem, so the output was still a clone
     and AOT autograd rebuilt it with the clone's strides: wrong elements (strided) or out of the storage (expanded).
     Found by irc-fuzz --property program --target triton, seed 31, after 31 s (expanded) and 100 s (strided)."""
+
     def fn(a0):
         return torch.neg(torch.neg(a0)), torch.chunk(a0, 2, dim=0)[0]
 
@@ -248,6 +274,7 @@ def test_chunk_of_an_input_is_a_view_of_it_with_dynamic_sizes(target, layout):
 def test_view_to_a_size_the_shape_env_specialised(target):
     """The training forward's view takes a SymInt placeholder the ShapeEnv pinned to 2 (`Sym(2)`): ir/types made
     its dim `?` while the importer gave no size for it, and tn.reshape failed to verify (found writing the test above)."""
+
     def fn(x):
         return x.view(x.shape[0], x.shape[1], 1, 2) * 2
 
@@ -306,6 +333,7 @@ def test_cpu_backward_with_a_dynamic_dim_after_a_size_1_dim():
     """Shrunk by irc-fuzz (found after 730 s): the backward graph's inputs disagreed on the stride of dim 1 (size 1): the
     forward's saved input, an output aliasing an input, was cloned by the runtime with other strides (fixed with
     alias-output-offset), and the cpu entry check compared the strides of size-1 dims (see the next test)."""
+
     def fn(a0):
         return torch.abs(a0)
 
@@ -323,11 +351,17 @@ def test_cpu_backward_of_an_expanded_input_with_a_dynamic_dim():
     """Shrunk by irc-fuzz (found after 1226 s): the backward graph, compiled for the expanded input's strides (1, 0, 1),
     got (2, 1, 4): the runtime's clone of the forward's saved input (an output aliasing an input; fixed with
     alias-output-offset)."""
+
     def fn(a0):
         return torch.abs(a0)
 
     def make_inputs():
-        a0 = torch.randint(-24, 25, (2, 1, 1), generator=torch.Generator().manual_seed(0)).div(8).requires_grad_().expand(2, 2, 1)
+        a0 = (
+            torch.randint(-24, 25, (2, 1, 1), generator=torch.Generator().manual_seed(0))
+            .div(8)
+            .requires_grad_()
+            .expand(2, 2, 1)
+        )
         torch._dynamo.maybe_mark_dynamic(a0, 0)
         return [a0]
 
@@ -342,6 +376,7 @@ def test_two_outputs_of_one_kernel_never_share_an_input_slot(target):
     read an intermediate dying there; plan-buffers put both outputs in its slot, so one overwrote the other: zero
     gradients on the cpu and triton targets where eager gives -0.615 (found by the triton property after 277 s, seed
     11; fixed by plan-buffers' one-output-per-slot rule, the scatter_reduce prod/mean fix)."""
+
     def fn(a0, a1):
         v2 = torch.index_select(a0, 1, a1)
         return v2[:, :, -2], torch.lgamma(F.max_pool2d(v2, 1, stride=2, padding=0, ceil_mode=False))

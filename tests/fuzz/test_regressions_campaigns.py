@@ -91,9 +91,11 @@ def test_irc_opt_fuses_no_nest_into_itself():
     """`%s = tn.add %s, %b` (an op using its own result; irc-opt runs passes on what it parses) lowers to a nest that
     loads its own result: fusion took it as its own producer and, once fused nests took the ops of the nests they
     replace, detached them twice (internal error in fuse-loops; the CI sample of the front-door property)."""
-    text = ("func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {\n"
-            "  %s = tn.add %s, %b : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>\n"
-            "  %r = tn.relu %s : tensor<8xf32>\n  func.return %r : tensor<8xf32>\n}\n")  # fmt: skip
+    text = (
+        "func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {\n"
+        "  %s = tn.add %s, %b : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>\n"
+        "  %r = tn.relu %s : tensor<8xf32>\n  func.return %r : tensor<8xf32>\n}\n"
+    )
     code, _, err = run_opt(text, ("--stage", "loop"), timeout=20)
     assert "internal error" not in err and (code == 0 or LOCATED.search(err)), err
 
@@ -150,8 +152,13 @@ def test_the_nansum_failure_is_counted_as_known():
     assert known(FuzzFailure("crash", message, program("torch.sum({0}, dim=())"))) is None
     dynamic = "irc on target 'cpu' raised RuntimeError: shape '[s62]' is invalid for input of size 1"  # seed 601, 280 s
     assert known(FuzzFailure("crash", dynamic, program("torch.nansum({0}, dim=(), keepdim=False)"))) is not None
-    repeated = "irc on target 'cpu' raised RuntimeError: shape '[2, 2]' is invalid for input of size 2"  # seed 1101, 757 s
-    assert known(FuzzFailure("crash", repeated, program("torch.nansum({0}, dim=(), keepdim=True).repeat(2, 1)"))) is not None
+    repeated = (
+        "irc on target 'cpu' raised RuntimeError: shape '[2, 2]' is invalid for input of size 2"  # seed 1101, 757 s
+    )
+    assert (
+        known(FuzzFailure("crash", repeated, program("torch.nansum({0}, dim=(), keepdim=True).repeat(2, 1)")))
+        is not None
+    )
 
 
 def test_a_difference_aot_eager_makes_too_is_not_irc_s(tmp_path):
@@ -161,8 +168,12 @@ def test_a_difference_aot_eager_makes_too_is_not_irc_s(tmp_path):
     from irc.tools.fuzz.programs import Input, Op, Program
     from irc.tools.fuzz.properties import Inconclusive, compile_on
 
-    p = Program((Input((2, 2, 1), layout="expanded", expanded=(0, 1), dynamic=(0,), grad=True, seed=1),),
-                (Op("flatten", (0,), "{0}.flatten(0, 1)"),), (1,), training=True)  # fmt: skip
+    p = Program(
+        (Input((2, 2, 1), layout="expanded", expanded=(0, 1), dynamic=(0,), grad=True, seed=1),),
+        (Op("flatten", (0,), "{0}.flatten(0, 1)"),),
+        (1,),
+        training=True,
+    )
     with pytest.raises(Inconclusive, match="aot_eager gives irc's results"):
         compile_on(p, "cpu", tmp_path)
 
@@ -179,7 +190,11 @@ def test_a_returned_reshape_keeps_its_source_alive(target):
         return torch.stack([v3, a2], dim=0), torch.neg(torch.neg(v3))
 
     def make_inputs():
-        return [torch.tensor([19, 7], dtype=torch.uint8), torch.tensor([0, 1, 0]), torch.tensor([1, 2, 3], dtype=torch.uint8)]
+        return [
+            torch.tensor([19, 7], dtype=torch.uint8),
+            torch.tensor([0, 1, 0]),
+            torch.tensor([1, 2, 3], dtype=torch.uint8),
+        ]
 
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
@@ -189,8 +204,10 @@ def test_a_returned_reshape_keeps_its_source_alive(target):
 def test_irc_opt_output_layout_that_is_no_permutation():
     """`irc.output_layout = [[1, 2, 3, 1]]` on @main (not a permutation): output-layout crashed (tuple.index; the
     front-door property, seed 201, 2589 s); such a layout is now left alone, as an unknown one is."""
-    text = ("func.func @main(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32> attributes {irc.output_layout = [[1, 2, 3, 1]]} {\n"
-            "  %r = tn.relu %x : tensor<2x3x4x5xf32>\n  func.return %r : tensor<2x3x4x5xf32>\n}\n")  # fmt: skip
+    text = (
+        "func.func @main(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32> attributes {irc.output_layout = [[1, 2, 3, 1]]} {\n"
+        "  %r = tn.relu %x : tensor<2x3x4x5xf32>\n  func.return %r : tensor<2x3x4x5xf32>\n}\n"
+    )
     code, _, err = run_opt(text, ("--stage", "loop"), timeout=20)
     assert "internal error" not in err and (code == 0 or LOCATED.search(err)), err
 
@@ -267,15 +284,21 @@ def test_max_pool_indices_take_the_last_nan_of_a_window(target):
         return (F.max_pool2d(torch.log(a0), 2),)
 
     def make_inputs():
-        return [torch.tensor([[[-1.0, 0.5, 2.0, 2.0], [-2.0, 0.25, 0.0, 1.0]], [[0.0, 0.0, 3.0, -1.0], [1.0, 0.0, 3.0, 3.0]]])
-                .requires_grad_()]  # fmt: skip
+        return [
+            torch.tensor(
+                [[[-1.0, 0.5, 2.0, 2.0], [-2.0, 0.25, 0.0, 1.0]], [[0.0, 0.0, 3.0, -1.0], [1.0, 0.0, 3.0, 3.0]]]
+            ).requires_grad_()
+        ]
 
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend=irc.backend, options={"strict": True, "target": target})
     assert compare_training(fn, compiled, make_inputs) is None
     x = torch.tensor([[[float("nan"), 1.0], [float("nan"), 2.0]]])
-    pool = torch.compile(lambda a: F.max_pool2d(a, 2, return_indices=True)[1], backend=irc.backend,
-                         options={"strict": True, "target": target})  # fmt: skip
+    pool = torch.compile(
+        lambda a: F.max_pool2d(a, 2, return_indices=True)[1],
+        backend=irc.backend,
+        options={"strict": True, "target": target},
+    )
     assert pool(x).flatten().tolist() == F.max_pool2d(x, 2, return_indices=True)[1].flatten().tolist() == [2]
 
 

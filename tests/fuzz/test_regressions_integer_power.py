@@ -16,7 +16,7 @@ def test_integer_power_with_negative_exponents(target):
     from irc.tools.fuzz.oracle import compare
 
     def fn(a0):
-        return (a0 ** a0,)
+        return (a0**a0,)
 
     def make_inputs():
         return [torch.tensor([[-3, -1, 0, 1], [2, -2, 5, -5]], dtype=torch.int32)]

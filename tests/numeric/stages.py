@@ -56,7 +56,9 @@ def trace(fn, inputs, dynamic: bool = False):
     def call(*args):  # a plain signature for make_fx (F.silu and friends have extra keyword parameters)
         return fn(*args)
 
-    gm = make_fx(call, tracing_mode="symbolic" if dynamic else "fake", decomposition_table=decomposition_table())(*inputs)
+    gm = make_fx(call, tracing_mode="symbolic" if dynamic else "fake", decomposition_table=decomposition_table())(
+        *inputs
+    )
     return import_graph(gm)
 
 
@@ -92,7 +94,9 @@ def run_stages(fn, *inputs, dynamic: bool = False, expect=None) -> StageRun:
             out.kernels = sum(isinstance(op, loop.NestOp) for op in m.walk())
             out.externs = sum(op.name.startswith("tn.") and op.name != "tn.dim" for op in m.walk())
 
-    pipeline.run(module, start="tensor-opt", dump=at_loop, instruments=[_CompareAfterEach(args, result, want, out.texts)])
+    pipeline.run(
+        module, start="tensor-opt", dump=at_loop, instruments=[_CompareAfterEach(args, result, want, out.texts)]
+    )
     return out
 
 
@@ -119,6 +123,6 @@ def as_function(model: torch.nn.Module):
     names = list(state)
 
     def fn(*args):
-        return torch.func.functional_call(model, dict(zip(names, args[: len(names)])), args[len(names):])
+        return torch.func.functional_call(model, dict(zip(names, args[: len(names)])), args[len(names) :])
 
     return fn, [t.detach() for t in state.values()]

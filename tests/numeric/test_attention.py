@@ -47,14 +47,21 @@ def _qkv(b, h, L, S, E, Ev, *, strided=False):
     if strided:  # heads split out of one (b, n, 3, h, e) projection, as a transformer does: non-contiguous views
         x = torch.randn(b, L, 3, h, E, generator=g)
         return tuple(x.permute(2, 0, 3, 1, 4))
-    return torch.randn(b, h, L, E, generator=g), torch.randn(b, h, S, E, generator=g), torch.randn(b, h, S, Ev, generator=g)
+    return (
+        torch.randn(b, h, L, E, generator=g),
+        torch.randn(b, h, S, E, generator=g),
+        torch.randn(b, h, S, Ev, generator=g),
+    )
 
 
 CASES = {
     "scaled": (scaled, lambda: _qkv(2, 3, 7, 5, 16, 9)),
     "scaled-strided": (scaled, lambda: _qkv(2, 4, 6, 6, 8, 8, strided=True)),
     "unscaled-3d": (unscaled_3d, lambda: tuple(t[0] for t in _qkv(1, 3, 5, 11, 4, 6))),
-    "masked-fill": (masked_fill, lambda: (*_qkv(3, 2, 9, 9, 8, 8), torch.arange(9)[None, :] < torch.tensor([[9], [4], [1]]))),
+    "masked-fill": (
+        masked_fill,
+        lambda: (*_qkv(3, 2, 9, 9, 8, 8), torch.arange(9)[None, :] < torch.tensor([[9], [4], [1]])),
+    ),
     "additive": (additive, lambda: (*_qkv(2, 2, 5, 7, 8, 3), torch.randn(5, 7))),
     # torch's own SDPA, which AOT autograd decomposes (q and k^T scaled by sqrt(scale) each, a safe softmax)
     "torch-sdpa": (torch_sdpa, lambda: _qkv(2, 3, 7, 5, 16, 9)),
@@ -106,8 +113,10 @@ def test_merged_heads_read_the_attention_as_torch_writes_it(how):
     layout: the merge is a view of torch's result, with no copy (a kernel or a planned tn.reshape) before the product."""
     q, k, v = _qkv(2, 3, 7, 7, 8, 8, strided=how == "strided")
     args = (torch.randn(24, 5, generator=torch.Generator().manual_seed(2)), q, k, v)
-    args += {"float-mask": (torch.randn(2, 1, 7, 7, generator=torch.Generator().manual_seed(1)),),
-             "causal": (None, True)}.get(how, ())  # fmt: skip
+    args += {
+        "float-mask": (torch.randn(2, 1, 7, 7, generator=torch.Generator().manual_seed(1)),),
+        "causal": (None, True),
+    }.get(how, ())
     [g] = irc.explain(merged, *args, options={"strict": True}).graphs
     assert g.externs == ["tn.sdpa", "tn.mm"] and g.fused_kernels == 0 and g.intermediate_bytes == 0, str(g)
     torch.testing.assert_close(compile_irc(merged)(*args), merged(*args), **TOL)
@@ -205,7 +214,11 @@ def test_grouped_query_training_attention_stays_torchs_op():
     """Key/value heads unlike the query's: tn.sdpa's verifier refuses the flash call, which then runs as the aten op
     (forward and backward alike); the refused op must leave no use behind on its operands. Eager's gradients."""
     g = torch.Generator().manual_seed(0)
-    q, k, v = torch.randn(2, 4, 8, 16, generator=g), torch.randn(2, 2, 8, 16, generator=g), torch.randn(2, 2, 8, 16, generator=g)
+    q, k, v = (
+        torch.randn(2, 4, 8, 16, generator=g),
+        torch.randn(2, 2, 8, 16, generator=g),
+        torch.randn(2, 2, 8, 16, generator=g),
+    )
     fn = lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True).pow(2).sum()  # noqa: E731
     mine, eager = ([t.clone().requires_grad_() for t in (q, k, v)] for _ in range(2))
     compile_irc(fn)(*mine).backward()

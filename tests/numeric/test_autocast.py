@@ -24,8 +24,10 @@ DTYPES = pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=[
 MODELS = {
     "mlp": lambda: (M.MLP(64, 128, 10), (torch.randn(8, 64),)),
     "convnet": lambda: (M.ConvNet(size=8), (torch.randn(2, 3, 8, 8),)),
-    "transformer": lambda: (M.MiniTransformer(vocab=100, d_model=32, heads=4, layers=1, d_ff=64, max_len=16, dropout=0.0),
-                            (torch.randint(0, 100, (2, 16)),)),  # fmt: skip
+    "transformer": lambda: (
+        M.MiniTransformer(vocab=100, d_model=32, heads=4, layers=1, d_ff=64, max_len=16, dropout=0.0),
+        (torch.randint(0, 100, (2, 16)),),
+    ),
 }
 
 
@@ -80,10 +82,14 @@ def test_training_step_under_autocast_matches_eager(name, dtype):
     scale = max(g.abs().max().item() for g in want.values())
     assert set(got) == set(want) and all(g is not None for g in got.values())
     for n in want:
-        torch.testing.assert_close(got[n], want[n], rtol=tol["rtol"], atol=tol["atol"] * scale, msg=lambda m: f"grad {n}: {m}")
+        torch.testing.assert_close(
+            got[n], want[n], rtol=tol["rtol"], atol=tol["atol"] * scale, msg=lambda m: f"grad {n}: {m}"
+        )
     if name == "convnet":  # train-mode BatchNorm statistics move the same way
         for (n, b), (_, b2) in zip(model.named_buffers(), mine.named_buffers()):
-            torch.testing.assert_close(b2.float(), b.float(), rtol=tol["rtol"], atol=tol["atol"], msg=lambda m: f"buffer {n}: {m}")
+            torch.testing.assert_close(
+                b2.float(), b.float(), rtol=tol["rtol"], atol=tol["atol"], msg=lambda m: f"buffer {n}: {m}"
+            )
 
 
 @DTYPES
@@ -102,7 +108,9 @@ def test_addmm_rounds_once_like_eager(dtype):
     other = torch.nextafter(nearest, torch.where(exact > nearest.double(), torch.inf, -torch.inf).to(dtype))
     tie = (nearest.double() + other.double()) / 2
     summed = bias.double().abs() + a.double().abs() @ w.double().abs()
-    near_tie = (exact - tie).abs() <= a.shape[1] * torch.finfo(torch.float32).eps * summed  # f32 summation's error bound
+    near_tie = (exact - tie).abs() <= a.shape[1] * torch.finfo(
+        torch.float32
+    ).eps * summed  # f32 summation's error bound
     differ = got != want
     assert not (differ & ~near_tie).any(), f"{int((differ & ~near_tie).sum())} elements off where no tie is near"
     assert ((got == nearest) | (near_tie & (got == other))).all()  # one rounding of (nearly) the exact value

@@ -92,11 +92,16 @@ def test_index_reduce_dynamic_sizes(reduce):
 @pytest.mark.parametrize("reduce", ["prod", "mean", "amax"])
 def test_index_reduce_gradients(reduce):
     torch.manual_seed(2)
-    grads_equal(lambda x, s, i: x.index_reduce(0, i, s, reduce), torch.randn(6, 4), torch.randn(5, 4),
-                torch.tensor([1, 3, 1, 0, 5]))
+    grads_equal(
+        lambda x, s, i: x.index_reduce(0, i, s, reduce),
+        torch.randn(6, 4),
+        torch.randn(5, 4),
+        torch.tensor([1, 3, 1, 0, 5]),
+    )
 
 
 # -- put and take ----------------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("accumulate", [False, True])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64])
@@ -130,6 +135,7 @@ def test_put_and_take_gradients():
 
 # -- masked_scatter --------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("shape", [(1,), (7,), (5, 3), (2, 3, 5)])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
 def test_masked_scatter_takes_source_in_order(shape, dtype):
@@ -157,11 +163,13 @@ def test_masked_scatter_short_source_raises_eagers_error():
 
 def test_masked_scatter_gradients():
     mask = torch.tensor([[True, False, True], [False, True, True]])
-    grads_equal(lambda x, s: x.masked_scatter(mask, s) * torch.arange(6.0).reshape(2, 3), torch.randn(2, 3),
-                torch.randn(3, 3))
+    grads_equal(
+        lambda x, s: x.masked_scatter(mask, s) * torch.arange(6.0).reshape(2, 3), torch.randn(2, 3), torch.randn(3, 3)
+    )
 
 
 # -- histc -----------------------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("bins", [1, 2, 7, 10, 31])
 def test_histc_edges_ties_and_the_max_in_the_last_bin(bins, dtype=torch.float32):
@@ -169,9 +177,11 @@ def test_histc_edges_ties_and_the_max_in_the_last_bin(bins, dtype=torch.float32)
     lo, hi = -1.3, 2.9
     edges = torch.linspace(lo, hi, bins + 1, dtype=dtype)
     up, down = torch.nextafter(edges, edges + 1), torch.nextafter(edges, edges - 1)
-    x = torch.cat([torch.rand(97, dtype=dtype) * 5 - 2, edges, up, down, torch.tensor([float("nan"), float("inf")], dtype=dtype)])
+    x = torch.cat(
+        [torch.rand(97, dtype=dtype) * 5 - 2, edges, up, down, torch.tensor([float("nan"), float("inf")], dtype=dtype)]
+    )
     same(lambda x: torch.histc(x, bins, lo, hi), x)
-    same(lambda x: torch.histc(x.reshape(-1, 3)[:, 1:], bins, min=0, max=1), x[:len(x) // 3 * 3])
+    same(lambda x: torch.histc(x.reshape(-1, 3)[:, 1:], bins, min=0, max=1), x[: len(x) // 3 * 3])
 
 
 def test_histc_dynamic_sizes():
@@ -184,19 +194,33 @@ def test_histc_dynamic_sizes():
 
 # -- as_strided_scatter ----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("size, stride, offset", [((2, 3), (1, 2), 0), ((3,), (5,), 1), ((2, 2, 2), (12, 1, 5), 1),
-                                                  ((1, 4), (100, 2), 2), ((), (), 7), ((0, 3), (1, 1), 0)])
+
+@pytest.mark.parametrize(
+    "size, stride, offset",
+    [
+        ((2, 3), (1, 2), 0),
+        ((3,), (5,), 1),
+        ((2, 2, 2), (12, 1, 5), 1),
+        ((1, 4), (100, 2), 2),
+        ((), (), 7),
+        ((0, 3), (1, 1), 0),
+    ],
+)
 def test_as_strided_scatter(size, stride, offset):
     x, src = torch.randn(4, 5), torch.randn(size)
     same(lambda x, s: torch.as_strided_scatter(x, s, size, stride, offset), x, src)
 
 
 def test_as_strided_scatter_gradients():
-    grads_equal(lambda x, s: torch.as_strided_scatter(x, s, (2, 3), (1, 4), 1) * torch.arange(12.0).reshape(3, 4),
-                torch.randn(3, 4), torch.randn(2, 3))
+    grads_equal(
+        lambda x, s: torch.as_strided_scatter(x, s, (2, 3), (1, 4), 1) * torch.arange(12.0).reshape(3, 4),
+        torch.randn(3, 4),
+        torch.randn(2, 3),
+    )
 
 
 # -- nonzero_static --------------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("size", [0, 1, 3, 40])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.bool])
@@ -227,13 +251,18 @@ SEGMENT_REDUCES = ["max", "mean", "min", "sum", "prod"]
 @pytest.mark.parametrize("mode", ["lengths", "offsets"])
 def test_segment_reduce(reduce, initial, mode):
     torch.manual_seed(8)
-    cases = [(torch.randn(7), 0, torch.tensor([0, 2, 3, 0, 2])),  # empty segments
-             (torch.randn(5, 3).t(), 1, torch.tensor([[2, 0, 3], [1, 1, 3], [0, 0, 5]])),  # rows of lengths
-             (torch.randn(6, 2, 3), 0, torch.tensor([1, 5]))]
+    cases = [
+        (torch.randn(7), 0, torch.tensor([0, 2, 3, 0, 2])),  # empty segments
+        (torch.randn(5, 3).t(), 1, torch.tensor([[2, 0, 3], [1, 1, 3], [0, 0, 5]])),  # rows of lengths
+        (torch.randn(6, 2, 3), 0, torch.tensor([1, 5])),
+    ]
     cases[0][0][3] = float("nan")
     for data, axis, lengths in cases:
-        seg = {"lengths": lengths} if mode == "lengths" else {
-            "offsets": torch.cat([lengths.new_zeros(*lengths.shape[:-1], 1), lengths], -1).cumsum(-1)}
+        seg = (
+            {"lengths": lengths}
+            if mode == "lengths"
+            else {"offsets": torch.cat([lengths.new_zeros(*lengths.shape[:-1], 1), lengths], -1).cumsum(-1)}
+        )
         fn = lambda x, s: torch.segment_reduce(x, reduce, **{mode: s}, axis=axis, initial=initial)  # noqa: E731
         same(fn, data, seg[mode], exact=reduce in ("max", "min", "sum"))
 
@@ -241,7 +270,9 @@ def test_segment_reduce(reduce, initial, mode):
 @pytest.mark.parametrize("reduce", SEGMENT_REDUCES)
 @pytest.mark.parametrize("initial", [None, 2])
 def test_segment_reduce_gradients_ties_and_zeros(reduce, initial):
-    data = torch.tensor([[3.0, -1, 3, 0, 2, 0, 0.5, 4, 0, 1.5], [1, 1, -2, 5, 0, 7, 7, 2, 2, 2]]).t()  # ties, one and two zeros
+    data = torch.tensor(
+        [[3.0, -1, 3, 0, 2, 0, 0.5, 4, 0, 1.5], [1, 1, -2, 5, 0, 7, 7, 2, 2, 2]]
+    ).t()  # ties, one and two zeros
     lengths = torch.tensor([3, 2, 0, 3, 2])
     weights = torch.arange(10.0).reshape(5, 2) - 4  # negative and positive segment gradients
     grads_equal(lambda x: torch.segment_reduce(x, reduce, lengths=lengths, initial=initial) * weights, data)
@@ -259,10 +290,20 @@ def test_segment_reduce_bad_lengths_raise_eagers_errors():
 
 def test_no_eager_fallback():
     x, i = torch.randn(6, 4), torch.tensor([1, 3, 1])
-    native(lambda x, i: (x.index_reduce(0, i, x[:3] * 2, "prod", include_self=False), x.put(i, x[0, :3]),
-                         x.take(i), x.masked_scatter(x > 0, x * 3), torch.histc(x, 5, -1, 1),
-                         torch.as_strided_scatter(x, x[:2, :2], (2, 2), (1, 4), 0), torch.nonzero_static(x, size=5),
-                         torch.segment_reduce(x, "max", lengths=i, axis=0, unsafe=True)), x, i)
+    native(
+        lambda x, i: (
+            x.index_reduce(0, i, x[:3] * 2, "prod", include_self=False),
+            x.put(i, x[0, :3]),
+            x.take(i),
+            x.masked_scatter(x > 0, x * 3),
+            torch.histc(x, 5, -1, 1),
+            torch.as_strided_scatter(x, x[:2, :2], (2, 2), (1, 4), 0),
+            torch.nonzero_static(x, size=5),
+            torch.segment_reduce(x, "max", lengths=i, axis=0, unsafe=True),
+        ),
+        x,
+        i,
+    )
 
 
 # -- cdist and pdist (frontend/composites_distance.py) ---------------------------------------------------------------
@@ -311,4 +352,6 @@ def test_pdist_dynamic_sizes():
 
 def test_distances_have_no_eager_fallback():
     a, b = torch.randn(5, 3, requires_grad=True), torch.randn(30, 3)
-    native(lambda a, b: torch.cdist(a, b) + torch.cdist(a, b[:4], 1).sum() + torch.nn.functional.pdist(a, 3).sum(), a, b)
+    native(
+        lambda a, b: torch.cdist(a, b) + torch.cdist(a, b[:4], 1).sum() + torch.nn.functional.pdist(a, 3).sum(), a, b
+    )

@@ -21,7 +21,11 @@ def check(fn, *inputs, native=True, dynamic=None, **kw):
 
 def strided(*shape, dtype=torch.float32):
     """A non-contiguous tensor of `shape` (every other column of a wider one)."""
-    wide = torch.randn(*shape[:-1], shape[-1] * 2) if dtype.is_floating_point else torch.randint(-9, 9, (*shape[:-1], shape[-1] * 2))
+    wide = (
+        torch.randn(*shape[:-1], shape[-1] * 2)
+        if dtype.is_floating_point
+        else torch.randint(-9, 9, (*shape[:-1], shape[-1] * 2))
+    )
     return wide.to(dtype)[..., ::2]
 
 
@@ -88,11 +92,25 @@ def test_fallback_on_strided_operand_matches_eager():
 # ---- special functions --------------------------------------------------------------------------------
 
 SPECIAL_UNARY = [
-    torch.special.i0, torch.special.i0e, torch.special.i1, torch.special.i1e, torch.special.ndtri, torch.special.erfc,
-    torch.special.erfcx, torch.special.airy_ai, torch.special.bessel_j0, torch.special.bessel_j1,
-    torch.special.bessel_y0, torch.special.bessel_y1, torch.special.modified_bessel_i0, torch.special.modified_bessel_i1,
-    torch.special.modified_bessel_k0, torch.special.modified_bessel_k1, torch.special.scaled_modified_bessel_k0,
-    torch.special.scaled_modified_bessel_k1, torch.special.spherical_bessel_j0,
+    torch.special.i0,
+    torch.special.i0e,
+    torch.special.i1,
+    torch.special.i1e,
+    torch.special.ndtri,
+    torch.special.erfc,
+    torch.special.erfcx,
+    torch.special.airy_ai,
+    torch.special.bessel_j0,
+    torch.special.bessel_j1,
+    torch.special.bessel_y0,
+    torch.special.bessel_y1,
+    torch.special.modified_bessel_i0,
+    torch.special.modified_bessel_i1,
+    torch.special.modified_bessel_k0,
+    torch.special.modified_bessel_k1,
+    torch.special.scaled_modified_bessel_k0,
+    torch.special.scaled_modified_bessel_k1,
+    torch.special.spherical_bessel_j0,
 ]
 
 
@@ -104,11 +122,20 @@ def test_special_unary(fn):
 
 
 SPECIAL_BINARY = [
-    torch.special.zeta, torch.igamma, torch.igammac, torch.special.chebyshev_polynomial_t,
-    torch.special.chebyshev_polynomial_u, torch.special.chebyshev_polynomial_v, torch.special.chebyshev_polynomial_w,
-    torch.special.shifted_chebyshev_polynomial_t, torch.special.shifted_chebyshev_polynomial_u,
-    torch.special.shifted_chebyshev_polynomial_v, torch.special.shifted_chebyshev_polynomial_w,
-    torch.special.hermite_polynomial_h, torch.special.hermite_polynomial_he, torch.special.laguerre_polynomial_l,
+    torch.special.zeta,
+    torch.igamma,
+    torch.igammac,
+    torch.special.chebyshev_polynomial_t,
+    torch.special.chebyshev_polynomial_u,
+    torch.special.chebyshev_polynomial_v,
+    torch.special.chebyshev_polynomial_w,
+    torch.special.shifted_chebyshev_polynomial_t,
+    torch.special.shifted_chebyshev_polynomial_u,
+    torch.special.shifted_chebyshev_polynomial_v,
+    torch.special.shifted_chebyshev_polynomial_w,
+    torch.special.hermite_polynomial_h,
+    torch.special.hermite_polynomial_he,
+    torch.special.laguerre_polynomial_l,
     torch.special.legendre_polynomial_p,
 ]
 
@@ -121,7 +148,9 @@ def test_special_binary_broadcasts(fn):
     check(fn, strided(2, 3).abs() + 1.5, torch.tensor(3.0))
 
 
-@pytest.mark.parametrize("fn", [torch.special.chebyshev_polynomial_t, torch.special.hermite_polynomial_h, torch.special.zeta])
+@pytest.mark.parametrize(
+    "fn", [torch.special.chebyshev_polynomial_t, torch.special.hermite_polynomial_h, torch.special.zeta]
+)
 def test_special_binary_scalar_operand(fn):
     x = torch.rand(11) + 1.5
     check(lambda t: fn(t, 3), x)
@@ -201,10 +230,17 @@ def test_narrow_copy(start, length):
 # ---- ops that become core ops through decompositions ------------------------------------------------
 
 
-@pytest.mark.parametrize("fn", [
-    lambda t: F.elu(t, alpha=0.7), F.selu, lambda t: F.hardtanh(t, -0.5, 0.25), F.relu6,
-    lambda t: F.leaky_relu(t, 0.2),
-], ids=["elu", "selu", "hardtanh", "relu6", "leaky_relu"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t: F.elu(t, alpha=0.7),
+        F.selu,
+        lambda t: F.hardtanh(t, -0.5, 0.25),
+        F.relu6,
+        lambda t: F.leaky_relu(t, 0.2),
+    ],
+    ids=["elu", "selu", "hardtanh", "relu6", "leaky_relu"],
+)
 def test_activation_decompositions(fn):
     check(fn, strided(4, 9) * 3)
     check(fn, torch.randn(1))

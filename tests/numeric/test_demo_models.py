@@ -7,8 +7,17 @@ import torch
 import irc
 from irc import report
 from irc.bench import models as M
-from irc.bench.check import (FORWARD_TOL, GRAD_TOL, GRAD_TOL_F64, assert_close, compare_steps, loss_fn, targets_for,
-                             train_step, twin)
+from irc.bench.check import (
+    FORWARD_TOL,
+    GRAD_TOL,
+    GRAD_TOL_F64,
+    assert_close,
+    compare_steps,
+    loss_fn,
+    targets_for,
+    train_step,
+    twin,
+)
 from tests.conftest import compile_irc
 
 FORWARD = {
@@ -59,7 +68,9 @@ def test_training_step_matches_eager(name):
     want = train_step(model, inputs, loss_fn(model), target, optimizer="sgd")
     assert set(got.grads) == {n for n, p in model.named_parameters()}
     if name == "convnet":
-        assert {n for n in got.buffers if "running" in n} == {f"features.{i}.running_{s}" for i in (1, 4) for s in ("mean", "var")}
+        assert {n for n in got.buffers if "running" in n} == {
+            f"features.{i}.running_{s}" for i in (1, 4) for s in ("mean", "var")
+        }
     compare_steps(got, want, GRAD_TOL_F64 if got.loss.dtype == torch.float64 else GRAD_TOL)
 
 
@@ -154,7 +165,10 @@ def test_demo_reports_a_failing_model_and_goes_on(capsys):
 
         return fn, (torch.ones(3),)
 
-    outcomes = [demo.run_demo(M.Demo(name, make), {}, repeats=0, train=False) for name, make in (("broken", broken), ("wrong", wrong))]
+    outcomes = [
+        demo.run_demo(M.Demo(name, make), {}, repeats=0, train=False)
+        for name, make in (("broken", broken), ("wrong", wrong))
+    ]
     assert [o.ok for o in outcomes] == [False, False]
     out = capsys.readouterr().out
     assert "FAILED: ERROR" in out and "FAILED: MISMATCH" in out

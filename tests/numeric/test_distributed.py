@@ -56,7 +56,9 @@ def _worker(rank: int, init: str, steps: int, done: str) -> None:
             got_loss, got = _step(compiled, opt_m, x, y)
             torch.testing.assert_close(got_loss, want_loss, rtol=1e-4, atol=1e-5)
             for n in want:
-                torch.testing.assert_close(got[n], want[n], rtol=1e-3, atol=1e-5, msg=lambda m: f"rank {rank} grad {n}: {m}")
+                torch.testing.assert_close(
+                    got[n], want[n], rtol=1e-3, atol=1e-5, msg=lambda m: f"rank {rank} grad {n}: {m}"
+                )
         for (n, p), q in zip(eager.module.named_parameters(), mine.module.parameters()):
             torch.testing.assert_close(q, p, rtol=1e-4, atol=1e-5, msg=lambda m: f"rank {rank} parameter {n}: {m}")
         # DDP averaged the gradients: both ranks hold the same parameters after the steps

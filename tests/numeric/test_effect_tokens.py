@@ -85,11 +85,22 @@ FUNCTIONS = {
     "linalg.ldl_factor": (lambda a: torch.linalg.ldl_factor(a), (_spd(),), (torch.zeros(2, 3, 3),)),
     "linalg.lu_factor": (lambda a: torch.linalg.lu_factor(a), (_square(2, 3, 3),), (torch.zeros(2, 3, 3),)),
     "linalg.matrix_power": (lambda a: torch.linalg.matrix_power(a, -2), (_square(3, 3),), (torch.zeros(3, 3),)),
-    "linalg.solve": (torch.linalg.solve, (_square(2, 3, 3), torch.ones(2, 3)), (torch.zeros(2, 3, 3), torch.ones(2, 3))),
-    "linalg.tensorinv": (lambda a: torch.linalg.tensorinv(a, ind=1), (_square(4, 4).reshape(4, 2, 2),), (torch.zeros(4, 2, 2),)),
-    "linalg.tensorsolve": (torch.linalg.tensorsolve, (_square(6, 6).reshape(2, 3, 6), torch.ones(2, 3)),
-                           (torch.zeros(2, 3, 6), torch.ones(2, 3))),
-}  # fmt: skip
+    "linalg.solve": (
+        torch.linalg.solve,
+        (_square(2, 3, 3), torch.ones(2, 3)),
+        (torch.zeros(2, 3, 3), torch.ones(2, 3)),
+    ),
+    "linalg.tensorinv": (
+        lambda a: torch.linalg.tensorinv(a, ind=1),
+        (_square(4, 4).reshape(4, 2, 2),),
+        (torch.zeros(4, 2, 2),),
+    ),
+    "linalg.tensorsolve": (
+        torch.linalg.tensorsolve,
+        (_square(6, 6).reshape(2, 3, 6), torch.ones(2, 3)),
+        (torch.zeros(2, 3, 6), torch.ones(2, 3)),
+    ),
+}
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -18,8 +18,13 @@ TOL = dict(atol=1e-5, rtol=1e-5)
 def convnet():
     torch.manual_seed(0)
     m = nn.Sequential(
-        nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
-        nn.Conv2d(8, 6, 3, bias=False), nn.BatchNorm2d(6, affine=False), nn.Flatten(), nn.Linear(6 * 5 * 5, 5),
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.Conv2d(8, 6, 3, bias=False),
+        nn.BatchNorm2d(6, affine=False),
+        nn.Flatten(),
+        nn.Linear(6 * 5 * 5, 5),
     )
     for bn in (m[1], m[4]):  # statistics that are not the defaults, so a wrong fold shows
         bn.running_mean.uniform_(-1, 1)

@@ -49,4 +49,3 @@ def test_training_step_matches_eager_without_fallback(name):
     assert set(got.grads) == set(want.grads) and len(want.grads) > 20
     compare_steps(got, want)
     _native(rep)
-

@@ -61,8 +61,10 @@ def test_index_along_a_later_dim_and_two_index_tensors_name_eagers_dimension():
     pair = lambda x, i, j: x[i, :, j] * 2  # noqa: E731
     assert_raises_like_eager(compile_irc(cols), cols, x, torch.tensor([1, -5]))
     assert_raises_like_eager(compile_irc(pair), pair, x, torch.tensor([0, 4]), torch.tensor([2, 6]))
-    torch.testing.assert_close(compile_irc(pair)(x, torch.tensor([0, -5]), torch.tensor([5, -6])),
-                               pair(x, torch.tensor([0, -5]), torch.tensor([5, -6])))  # fmt: skip
+    torch.testing.assert_close(
+        compile_irc(pair)(x, torch.tensor([0, -5]), torch.tensor([5, -6])),
+        pair(x, torch.tensor([0, -5]), torch.tensor([5, -6])),
+    )
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -138,7 +138,9 @@ def test_write_of_non_contiguous_input(target):
 @pytest.mark.parametrize("target", TARGETS)
 def test_write_converts_and_broadcasts(target):
     """copy_ of a float64 row into a float32 matrix: eager's dtype conversion and broadcast."""
-    _check(lambda x, y: x.copy_(y * 2).sum(), lambda: (torch.randn(3, 5), torch.randn(1, 5, dtype=torch.float64)), target)
+    _check(
+        lambda x, y: x.copy_(y * 2).sum(), lambda: (torch.randn(3, 5), torch.randn(1, 5, dtype=torch.float64)), target
+    )
 
 
 def test_write_with_dynamic_sizes():

@@ -111,8 +111,14 @@ def test_an_nhwc_region_runs_its_convolution_channels_last_even_on_an_nchw_input
     torch.testing.assert_close(compile_irc(fn, layout="nhwc")(x, w), fn(x, w), **FORWARD_TOL)
 
 
-@pytest.mark.parametrize("pool", [dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=2, ceil_mode=True),
-                                  dict(kernel_size=3, stride=1, dilation=2)])  # fmt: skip
+@pytest.mark.parametrize(
+    "pool",
+    [
+        dict(kernel_size=3, stride=2, padding=1),
+        dict(kernel_size=2, ceil_mode=True),
+        dict(kernel_size=3, stride=1, dilation=2),
+    ],
+)
 def test_max_pool_of_an_nhwc_region_pools_channels_last(pool, tmp_path):
     """A max pool reading an NHWC region's output pools it as NHWC (channels innermost; fold-permutes sinks the
     conversion below it, where it cancels against the next region's), and gives eager's values and indices
@@ -157,7 +163,6 @@ def test_max_pool_of_a_channels_last_input_pools_it_as_nhwc(tmp_path):
         assert got.stride() == want.stride() and got_i.stride() == want_i.stride()
 
 
-
 def test_an_input_with_symbolic_strides_has_no_recorded_layout_and_matches_eager():
     """A strided slice whose base has a dynamic dim arrives with symbolic strides (sizes may still be static): the
     backend records no input layout for it (there is no static one to match) and the graph matches eager, at the
@@ -192,6 +197,7 @@ def test_a_channels_last_pool_returned_channels_last_is_written_once(pool, tmp_p
     torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6, equal_nan=True)
     assert got.stride() == want.stride()
 
+
 def test_an_nhwc_convolution_returned_nchw_is_copied_by_a_kernel(tmp_path):
     """An NHWC region's convolution that the graph returns where eager's result is NCHW: a generated nest copies it
     into eager's layout (not the runtime's torch copy), with eager's numbers and strides, odd sizes."""
@@ -215,15 +221,24 @@ def test_reductions_of_an_nhwc_region_over_its_spatial_dims_match_eager(tmp_path
 
     def fn(x, w, z):
         y = F.conv2d(x, w, padding=1)
-        return (y.mean((2, 3)), y.sum((2, 3), keepdim=True), y.amax((2, 3)), F.adaptive_avg_pool2d(y, 1), y.amin(3),
-                y.sum(2), F.conv2d(z, w, padding=1).sum(3))
+        return (
+            y.mean((2, 3)),
+            y.sum((2, 3), keepdim=True),
+            y.amax((2, 3)),
+            F.adaptive_avg_pool2d(y, 1),
+            y.amin(3),
+            y.sum(2),
+            F.conv2d(z, w, padding=1).sum(3),
+        )
 
     irc.explain(fn, x, w, z, options={"layout": "nhwc", "strict": True, "dump_dir": str(tmp_path)})
     (text,) = [f.read_text() for f in tmp_path.glob("*/02-tensor-opt.mlir")]
     lines = [line for line in text.splitlines() if any(f" = tn.{r} " in line for r in ("mean", "sum", "amax", "amin"))]
     nhwc = sorted(line.split(" = tn.")[1].split(" ")[0] for line in lines if ": tensor<2x20x15x6xf32> ->" in line)
     assert nhwc == ["amax", "amin", "mean", "sum", "sum"], text  # adaptive_avg_pool2d is the mean
-    assert [line.split(" = tn.")[1].split(" ")[0] for line in lines if ": tensor<1x2x300x6xf32> ->" in line] == ["sum"], text
+    assert [line.split(" = tn.")[1].split(" ")[0] for line in lines if ": tensor<1x2x300x6xf32> ->" in line] == [
+        "sum"
+    ], text
     assert len(lines) == 6, text  # nothing reduces a partial result or an NCHW view
     for got, want in zip(compile_irc(fn, layout="nhwc")(x, w, z), fn(x, w, z)):
         torch.testing.assert_close(got, want, equal_nan=True, **FORWARD_TOL)
@@ -245,9 +260,15 @@ def test_reductions_of_a_channels_last_input_read_it_as_nhwc(tmp_path):
         torch.testing.assert_close(got, want, equal_nan=True, **FORWARD_TOL)
 
 
-@pytest.mark.parametrize("pool", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
-                                  dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
-                                  dict(kernel_size=3, stride=1, padding=1, divisor_override=5)])  # fmt: skip
+@pytest.mark.parametrize(
+    "pool",
+    [
+        dict(kernel_size=2),
+        dict(kernel_size=3, stride=2, padding=1),
+        dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+        dict(kernel_size=3, stride=1, padding=1, divisor_override=5),
+    ],
+)
 def test_avg_pool_of_an_nhwc_value_pools_channels_last(pool, tmp_path):
     """An average pool of an NHWC region's output, and of an input the caller passes channels-last, pools the NHWC
     value itself (channels innermost), with eager's numbers and strides: padding counted or not, ceil mode, a
@@ -274,8 +295,9 @@ def test_a_flatten_into_a_linear_layer_reads_the_nhwc_region(tmp_path, freeze):
     weight's rows reordered instead (layout_rules.flatten_nhwc_into_product), folded into a constant when frozen, a
     copy per call when not; eager's numbers either way. Before, the relu's kernel wrote the activation back NCHW."""
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(),
-                                torch.nn.Linear(8 * 5 * 7, 4)).eval()  # fmt: skip
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(8 * 5 * 7, 4)
+    ).eval()
     x = torch.randn(6, 3, 5, 7)
     with torch.no_grad():
         got = compile_irc(model, layout="nhwc", freeze=freeze, dump_dir=str(tmp_path))(x)

@@ -45,41 +45,66 @@ def qr_reflectors(shape, dtype, g):
 CASES = {
     "cholesky_ex": (lambda s: torch.linalg.cholesky_ex(s, upper=True), lambda sh, dt, g: [spd(sh, dt, g)]),
     "inv_ex": (torch.linalg.inv_ex, lambda sh, dt, g: [general(sh, dt, g)]),
-    "solve_ex": (lambda a, b, v: (torch.linalg.solve_ex(a, b), torch.linalg.solve_ex(a, v), torch.linalg.solve_ex(a, b.mT, left=False)),
-                 lambda sh, dt, g: [general(sh, dt, g), rhs(sh, dt, g), general(sh[:-1], dt, g)]),
+    "solve_ex": (
+        lambda a, b, v: (
+            torch.linalg.solve_ex(a, b),
+            torch.linalg.solve_ex(a, v),
+            torch.linalg.solve_ex(a, b.mT, left=False),
+        ),
+        lambda sh, dt, g: [general(sh, dt, g), rhs(sh, dt, g), general(sh[:-1], dt, g)],
+    ),
     "det": (lambda a: (torch.linalg.det(a), torch.linalg.det(a.mT)), lambda sh, dt, g: [general(sh, dt, g)]),
     "slogdet": (torch.linalg.slogdet, lambda sh, dt, g: [general(sh, dt, g)]),
     # not eigvalsh nor svdvals: traced, they ask for the vectors too (torch's rule for tensor subclasses), whose
     # values differ from eager's in the last bits; aot_eager gives irc's
     "eigh": (lambda s: (torch.linalg.eigh(s), torch.linalg.eigh(s, UPLO="U")), lambda sh, dt, g: [spd(sh, dt, g)]),
     "eig": (torch.linalg.eig, lambda sh, dt, g: [general(sh, dt, g)]),
-    "svd": (lambda a: (torch.linalg.svd(a, full_matrices=False), torch.linalg.svd(a.mT)),
-            lambda sh, dt, g: [general(sh, dt, g)]),
-    "qr": (lambda a: (torch.linalg.qr(a), torch.linalg.qr(a, mode="complete"), torch.linalg.qr(a, mode="r")),
-           lambda sh, dt, g: [general(tall(sh, 1), dt, g)]),
+    "svd": (
+        lambda a: (torch.linalg.svd(a, full_matrices=False), torch.linalg.svd(a.mT)),
+        lambda sh, dt, g: [general(sh, dt, g)],
+    ),
+    "qr": (
+        lambda a: (torch.linalg.qr(a), torch.linalg.qr(a, mode="complete"), torch.linalg.qr(a, mode="r")),
+        lambda sh, dt, g: [general(tall(sh, 1), dt, g)],
+    ),
     "lu": (lambda a: (torch.linalg.lu(a), torch.linalg.lu(a.mT[..., :-1, :])), lambda sh, dt, g: [general(sh, dt, g)]),
     "lu_factor_ex": (torch.linalg.lu_factor_ex, lambda sh, dt, g: [general(sh, dt, g)]),
-    "lu_solve": (lambda lu, p, b: (torch.linalg.lu_solve(lu, p, b), torch.linalg.lu_solve(lu, p, b, adjoint=True),
-                                   torch.linalg.lu_solve(lu, p, b.mT, left=False)),
-                 lambda sh, dt, g: [*lu_factors(sh, dt, g), rhs(sh, dt, g)]),
+    "lu_solve": (
+        lambda lu, p, b: (
+            torch.linalg.lu_solve(lu, p, b),
+            torch.linalg.lu_solve(lu, p, b, adjoint=True),
+            torch.linalg.lu_solve(lu, p, b.mT, left=False),
+        ),
+        lambda sh, dt, g: [*lu_factors(sh, dt, g), rhs(sh, dt, g)],
+    ),
     "lu_unpack": (lambda lu, p: (torch.lu_unpack(lu, p), torch.lu_unpack(lu, p, unpack_pivots=False)), lu_factors),
-    "solve_triangular": (lambda a, b: (torch.linalg.solve_triangular(a, b, upper=True),
-                                       torch.linalg.solve_triangular(a.mT, b.mT, upper=False, left=False, unitriangular=True)),
-                         lambda sh, dt, g: [general(sh, dt, g) + 3 * torch.eye(sh[-1], dtype=dt), rhs(sh, dt, g)]),
-    "triangular_solve": (lambda b, a: torch.triangular_solve(b, a, upper=False, transpose=True),
-                         lambda sh, dt, g: [rhs(sh, dt, g), general(sh, dt, g) + 3 * torch.eye(sh[-1], dtype=dt)]),
+    "solve_triangular": (
+        lambda a, b: (
+            torch.linalg.solve_triangular(a, b, upper=True),
+            torch.linalg.solve_triangular(a.mT, b.mT, upper=False, left=False, unitriangular=True),
+        ),
+        lambda sh, dt, g: [general(sh, dt, g) + 3 * torch.eye(sh[-1], dtype=dt), rhs(sh, dt, g)],
+    ),
+    "triangular_solve": (
+        lambda b, a: torch.triangular_solve(b, a, upper=False, transpose=True),
+        lambda sh, dt, g: [rhs(sh, dt, g), general(sh, dt, g) + 3 * torch.eye(sh[-1], dtype=dt)],
+    ),
     "householder_product": (torch.linalg.householder_product, qr_reflectors),
     "ldl_factor_ex": (torch.linalg.ldl_factor_ex, lambda sh, dt, g: [spd(sh, dt, g)]),
     "ldl_solve": (torch.linalg.ldl_solve, lambda sh, dt, g: [*torch.linalg.ldl_factor(spd(sh, dt, g)), rhs(sh, dt, g)]),
     "geqrf": (torch.geqrf, lambda sh, dt, g: [general(tall(sh), dt, g)]),
-    "ormqr": (lambda a, tau, c: (torch.ormqr(a, tau, c), torch.ormqr(a, tau, c.mT, left=False, transpose=True)),
-              lambda sh, dt, g: [*qr_reflectors(sh, dt, g), rhs(tall(sh), dt, g)]),
+    "ormqr": (
+        lambda a, tau, c: (torch.ormqr(a, tau, c), torch.ormqr(a, tau, c.mT, left=False, transpose=True)),
+        lambda sh, dt, g: [*qr_reflectors(sh, dt, g), rhs(tall(sh), dt, g)],
+    ),
     "cholesky": (lambda s: torch.cholesky(s, upper=True), lambda sh, dt, g: [spd(sh, dt, g)]),
     "cholesky_inverse": (torch.cholesky_inverse, lambda sh, dt, g: [torch.linalg.cholesky(spd(sh, dt, g))]),
     "cholesky_solve": (torch.cholesky_solve, lambda sh, dt, g: [rhs(sh, dt, g), torch.linalg.cholesky(spd(sh, dt, g))]),
     "matrix_exp": (torch.linalg.matrix_exp, lambda sh, dt, g: [general(sh, dt, g) / 2]),
-    "pinv": (lambda a, r: (torch.linalg.pinv(a), torch.linalg.pinv(a, rtol=r), torch.linalg.pinv(a @ a.mT, hermitian=True)),
-             lambda sh, dt, g: [general(tall(sh, 1), dt, g), torch.tensor(0.3, dtype=torch.float64)]),
+    "pinv": (
+        lambda a, r: (torch.linalg.pinv(a), torch.linalg.pinv(a, rtol=r), torch.linalg.pinv(a @ a.mT, hermitian=True)),
+        lambda sh, dt, g: [general(tall(sh, 1), dt, g), torch.tensor(0.3, dtype=torch.float64)],
+    ),
 }
 
 
@@ -104,9 +129,14 @@ def problems(name, dtype):
 
 def same(got, want):
     if isinstance(want, torch.Tensor):
-        assert got.dtype == want.dtype and got.shape == want.shape, f"{got.dtype}{list(got.shape)} != eager {want.dtype}{list(want.shape)}"
-        assert torch.equal(got, want) or torch.equal(got.isnan(), want.isnan()) and torch.equal(got.nan_to_num(), want.nan_to_num()), \
-            f"{got} != eager {want}"
+        assert got.dtype == want.dtype and got.shape == want.shape, (
+            f"{got.dtype}{list(got.shape)} != eager {want.dtype}{list(want.shape)}"
+        )
+        assert (
+            torch.equal(got, want)
+            or torch.equal(got.isnan(), want.isnan())
+            and torch.equal(got.nan_to_num(), want.nan_to_num())
+        ), f"{got} != eager {want}"
         return
     assert len(got) == len(want)
     for g, w in zip(got, want):
@@ -149,7 +179,9 @@ def test_dynamic_sizes_compile_once(name):
 GRADIENTS = {
     "cholesky": lambda s: torch.linalg.cholesky(s).sum(),
     "solve": lambda a, b: torch.linalg.solve(a, b).pow(2).sum(),
-    "det": lambda a, b: torch.linalg.det(a).sum() + torch.linalg.det(b.mT + a).sum() + torch.linalg.slogdet(b.mT)[1].sum(),
+    "det": lambda a, b: (
+        torch.linalg.det(a).sum() + torch.linalg.det(b.mT + a).sum() + torch.linalg.slogdet(b.mT)[1].sum()
+    ),
     "inv": lambda a: torch.linalg.inv(a).sum(),
     "nuclear-norm": lambda a: torch.linalg.matrix_norm(a, "nuc").sum() + torch.linalg.svdvals(a.mT).sum(),
 }
@@ -170,8 +202,11 @@ def test_gradients_equal_eagers(name):
         torch.testing.assert_close(m.grad, t.grad)
 
 
-@pytest.mark.parametrize("fn", [torch.linalg.inv, torch.linalg.cholesky, lambda a: torch.linalg.solve(a, a[..., :1])],
-                         ids=["inv", "cholesky", "solve"])
+@pytest.mark.parametrize(
+    "fn",
+    [torch.linalg.inv, torch.linalg.cholesky, lambda a: torch.linalg.solve(a, a[..., :1])],
+    ids=["inv", "cholesky", "solve"],
+)
 def test_a_singular_matrix_raises_eagers_error(fn):
     a = torch.randn(3, 4, 4)
     a[1] = 0.0

@@ -67,7 +67,10 @@ print(json.dumps({"start": start, "compiled": compiled, "reset": rss(), "reports
 def _graphs(k: int):
     ops = ["sin", "cos", "exp"]
     ns = {}
-    exec(compile(f"def f(x):\n    return (x * {k + 0.625}).{ops[k % 3]}() + {k + 1234}\n", f"<reset-graph{k}>", "exec"), ns)
+    exec(
+        compile(f"def f(x):\n    return (x * {k + 0.625}).{ops[k % 3]}() + {k + 1234}\n", f"<reset-graph{k}>", "exec"),
+        ns,
+    )
     return ns["f"]
 
 
@@ -107,8 +110,9 @@ def test_explain_after_reset():
 
 def _retained(backend: str, n: int, cache_dir) -> dict:
     env = {**os.environ, "IRC_CACHE_DIR": str(cache_dir), "PYTHONWARNINGS": "ignore"}
-    proc = subprocess.run([sys.executable, "-c", CHILD, backend, str(n)], env=env, capture_output=True, text=True,
-                          timeout=1800)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, backend, str(n)], env=env, capture_output=True, text=True, timeout=1800
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     out["retained"] = out["reset"] - out["start"]

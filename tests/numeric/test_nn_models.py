@@ -29,8 +29,12 @@ class ConvNet(nn.Module):
     def __init__(self, hw=8, c1=8, c2=16, classes=10):
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2d(3, c1, 3, padding=1), nn.BatchNorm2d(c1), nn.ReLU(),
-            nn.Conv2d(c1, c2, 3, padding=1), nn.BatchNorm2d(c2), nn.ReLU(),
+            nn.Conv2d(3, c1, 3, padding=1),
+            nn.BatchNorm2d(c1),
+            nn.ReLU(),
+            nn.Conv2d(c1, c2, 3, padding=1),
+            nn.BatchNorm2d(c2),
+            nn.ReLU(),
         )
         self.fc = nn.Linear(c2 * hw * hw, classes)
 
@@ -143,7 +147,9 @@ def test_transformer_with_dropout_trains_natively():
     torch.manual_seed(0)
     model = MiniTransformer(p=0.1).train()
     ids = torch.randint(0, 50, (2, 8))
-    rep = irc.explain(lambda i: F.cross_entropy(model(i), torch.zeros(2, dtype=torch.long)).backward(), ids, options={"strict": True})
+    rep = irc.explain(
+        lambda i: F.cross_entropy(model(i), torch.zeros(2, dtype=torch.long)).backward(), ids, options={"strict": True}
+    )
     assert rep.fallbacks == [] and rep.native, str(rep)
     assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())
 

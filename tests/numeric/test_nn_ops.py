@@ -55,7 +55,9 @@ def test_matmul_broadcast_batch():
 )
 def test_conv2d(kw):
     groups = kw.get("groups", 1)
-    check(lambda x, w, b: F.conv2d(x, w, b, **kw), leaf(2, 4, 9, 7), leaf(6, 4 // groups, 3, 3, seed=1), leaf(6, seed=2))
+    check(
+        lambda x, w, b: F.conv2d(x, w, b, **kw), leaf(2, 4, 9, 7), leaf(6, 4 // groups, 3, 3, seed=1), leaf(6, seed=2)
+    )
 
 
 def test_conv2d_without_bias_on_channels_last_input():
@@ -64,13 +66,20 @@ def test_conv2d_without_bias_on_channels_last_input():
 
 
 def test_conv1d_and_conv3d():
-    check(lambda x, w, b: F.conv1d(x, w, b, padding=2, dilation=2), leaf(1, 3, 11), leaf(5, 3, 3, seed=1), leaf(5, seed=2))
+    check(
+        lambda x, w, b: F.conv1d(x, w, b, padding=2, dilation=2), leaf(1, 3, 11), leaf(5, 3, 3, seed=1), leaf(5, seed=2)
+    )
     check(lambda x, w: F.conv3d(x, w, stride=2, padding=1), leaf(1, 2, 5, 5, 5), leaf(3, 2, 3, 3, 3, seed=1))
 
 
 @pytest.mark.parametrize("kw", [dict(stride=2, output_padding=1), dict(stride=1, padding=1, groups=2, dilation=2)])
 def test_conv_transpose2d(kw):
-    check(lambda x, w, b: F.conv_transpose2d(x, w, b, **kw), leaf(2, 4, 5, 3), leaf(4, 3, 3, 3, seed=1), leaf(3 * kw.get("groups", 1), seed=2))
+    check(
+        lambda x, w, b: F.conv_transpose2d(x, w, b, **kw),
+        leaf(2, 4, 5, 3),
+        leaf(4, 3, 3, 3, seed=1),
+        leaf(3 * kw.get("groups", 1), seed=2),
+    )
 
 
 def test_conv_weight_grad_only():
@@ -82,7 +91,12 @@ def test_conv_weight_grad_only():
 
 
 @pytest.mark.parametrize(
-    "kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True), dict(kernel_size=2, dilation=2, stride=1)]
+    "kw",
+    [
+        dict(kernel_size=2),
+        dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+        dict(kernel_size=2, dilation=2, stride=1),
+    ],
 )
 def test_max_pool2d(kw):
     check(lambda x: F.max_pool2d(x, **kw), leaf(2, 3, 7, 9))
@@ -241,7 +255,10 @@ def test_dropout_in_training_keeps_or_scales():
     "fn,make",
     [
         (lambda x, w, b: F.relu(F.linear(x, w, b)), lambda n: (leaf(n, 6), leaf(4, 6, seed=1), leaf(4, seed=2))),
-        (lambda x, w: F.max_pool2d(F.conv2d(x, w, padding=1), 2), lambda n: (leaf(n, 2, 6, 6), leaf(3, 2, 3, 3, seed=1))),
+        (
+            lambda x, w: F.max_pool2d(F.conv2d(x, w, padding=1), 2),
+            lambda n: (leaf(n, 2, 6, 6), leaf(3, 2, 3, 3, seed=1)),
+        ),
         (lambda x: F.log_softmax(F.layer_norm(x, (5,)), -1), lambda n: (leaf(n, 3, 5),)),
         (lambda x, y: torch.bmm(x, y).softmax(1), lambda n: (leaf(n, 3, 4), leaf(n, 4, 2, seed=1))),
         (lambda w, i: F.embedding(i, w).sum(1), lambda n: (leaf(10, 4), torch.arange(3 * n).view(n, 3) % 10)),
@@ -256,7 +273,10 @@ def test_dynamic_batch(fn, make):
 
 @pytest.mark.parametrize(
     "x,dim,index",
-    [(torch.randn(3, 4), 1, torch.zeros(0, dtype=torch.long)), (torch.tensor(2.5), 0, torch.zeros(1, dtype=torch.long))],
+    [
+        (torch.randn(3, 4), 1, torch.zeros(0, dtype=torch.long)),
+        (torch.tensor(2.5), 0, torch.zeros(1, dtype=torch.long)),
+    ],
     ids=["empty-index", "0d-input"],
 )
 def test_gather_with_index_of_another_rank_matches_eager(x, dim, index):

@@ -19,8 +19,11 @@ def _forward_copies(step) -> int:
     """aten::copy_ calls the compiled forward's runtime makes itself (its outputs restrided), in one step."""
     with profile() as p:
         step()
-    return sum(1 for e in p.events() if e.name == "aten::copy_" and e.cpu_parent is not None
-               and e.cpu_parent.name == "CompiledFunction")  # fmt: skip
+    return sum(
+        1
+        for e in p.events()
+        if e.name == "aten::copy_" and e.cpu_parent is not None and e.cpu_parent.name == "CompiledFunction"
+    )
 
 
 def test_encoder_forward_saves_q_k_v_without_copying_them():

@@ -26,7 +26,7 @@ def values_for(seq: torch.Tensor, shape) -> torch.Tensor:
 @pytest.mark.parametrize("right", [False, True])
 def test_searchsorted_sizes_and_sides(m, right):
     seq = torch.randn(m).sort().values
-    seq[m // 2:] = seq[m // 2]  # duplicates: left and right answers differ
+    seq[m // 2 :] = seq[m // 2]  # duplicates: left and right answers differ
     fn = lambda s, v: torch.searchsorted(s, v, right=right)  # noqa: E731
     same(compile_irc(fn), fn, seq, values_for(seq, (5, 6)))
 

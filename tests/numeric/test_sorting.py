@@ -57,8 +57,13 @@ def test_non_contiguous_odd_sizes_and_zero_d(name):
     fn = CASES[name]
     x = data((7, 13), seed=1).t()  # 13 x 7, column-major
     same(compile_irc(fn)(x), fn(x))
-    zero_d = {"sort": lambda x: torch.sort(x), "topk": lambda x: torch.topk(x, 1), "kthvalue": lambda x: torch.kthvalue(x, 1),
-              "median-dim": lambda x: torch.median(x, 0), "mode": lambda x: torch.mode(x)}[name]
+    zero_d = {
+        "sort": lambda x: torch.sort(x),
+        "topk": lambda x: torch.topk(x, 1),
+        "kthvalue": lambda x: torch.kthvalue(x, 1),
+        "median-dim": lambda x: torch.median(x, 0),
+        "mode": lambda x: torch.mode(x),
+    }[name]
     s = torch.tensor(2.5)
     same(compile_irc(zero_d)(s), zero_d(s))
 
@@ -92,6 +97,16 @@ def test_gradients_equal_eagers():
 
 
 def test_no_eager_fallback():
-    rep = irc.explain(lambda x: (torch.sort(x, 1), torch.topk(x, 2), torch.kthvalue(x, 2), torch.median(x, 1),
-                                 torch.nanmedian(x), torch.mode(x, 0)), data(), options={"strict": True})
+    rep = irc.explain(
+        lambda x: (
+            torch.sort(x, 1),
+            torch.topk(x, 2),
+            torch.kthvalue(x, 2),
+            torch.median(x, 1),
+            torch.nanmedian(x),
+            torch.mode(x, 0),
+        ),
+        data(),
+        options={"strict": True},
+    )
     assert rep.native and not [f for g in rep.graphs for f in g.fallbacks], str(rep)

@@ -62,13 +62,19 @@ def _conv_net():
     them in place: two copies of C floats a step.)"""
     torch.manual_seed(0)
     nn = torch.nn
-    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, stride=2), nn.Flatten(),
-                          nn.Linear(8 * 4 * 4, 5))  # fmt: skip
+    model = nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, stride=2), nn.Flatten(), nn.Linear(8 * 4 * 4, 5)
+    )
     return model, (torch.randn(4, 3, 9, 9),)
 
 
-MODELS = {"mlp-b32": lambda: mlp(32), "mlp-b8": lambda: mlp(8), "tiny-transformer": _tiny_transformer,
-          "heads-attention": _heads_attention, "conv-net": _conv_net}
+MODELS = {
+    "mlp-b32": lambda: mlp(32),
+    "mlp-b8": lambda: mlp(8),
+    "tiny-transformer": _tiny_transformer,
+    "heads-attention": _heads_attention,
+    "conv-net": _conv_net,
+}
 OPTIONS = {"conv-net": {"layout": "nchw"}}
 """conv-net computes NCHW, as eager does: select-layout's cost model does not count the reorder of a changing
 weight (training) that each step of an NHWC convolution costs, and may pick NHWC for these small images."""
@@ -148,7 +154,9 @@ def test_steps_follow_eager(name):
     g = torch.Generator().manual_seed(1)
     for i in range(3):
         x = inputs[0]
-        batch = (torch.randn(x.shape, generator=g) if x.is_floating_point() else torch.randint(0, 100, x.shape, generator=g),)
+        batch = (
+            torch.randn(x.shape, generator=g) if x.is_floating_point() else torch.randint(0, 100, x.shape, generator=g),
+        )
         assert_close(f"loss of step {i}", compiled(*batch), eager(*batch), GRAD_TOL)
         for (n, p), q in zip(model.named_parameters(), mine.parameters()):
             assert_close(f"grad of {n} in step {i}", q.grad, p.grad, GRAD_TOL)

@@ -85,7 +85,9 @@ def assert_same(actual, expected, where: str = "output") -> None:
         return
     if isinstance(expected, (list, tuple)):
         if not isinstance(actual, (list, tuple)) or len(actual) != len(expected):
-            raise Mismatch(f"structure at {where}: {type(actual).__name__} vs eager {type(expected).__name__} of {len(expected)}")
+            raise Mismatch(
+                f"structure at {where}: {type(actual).__name__} vs eager {type(expected).__name__} of {len(expected)}"
+            )
         for i, (a, e) in enumerate(zip(actual, expected)):
             assert_same(a, e, f"{where}[{i}]")
         return

@@ -32,11 +32,31 @@ RANK = {s: i for i, s in enumerate(STATUSES)}
 
 # Ops whose eager output is random or uninitialised memory even when OpInfo does not flag it.
 RANDOM = {
-    "bernoulli", "cauchy", "exponential", "geometric", "log_normal", "multinomial", "normal", "normal.in_place",
-    "normal.number_mean", "rand_like", "randint", "randint_like", "randn", "randn_like", "uniform",
-    "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d", "nn.functional.alpha_dropout",
-    "nn.functional.feature_alpha_dropout.with_train", "nn.functional.fractional_max_pool2d",
-    "nn.functional.fractional_max_pool3d", "nn.functional.rrelu", "svd_lowrank", "pca_lowrank",
+    "bernoulli",
+    "cauchy",
+    "exponential",
+    "geometric",
+    "log_normal",
+    "multinomial",
+    "normal",
+    "normal.in_place",
+    "normal.number_mean",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+    "uniform",
+    "nn.functional.dropout",
+    "nn.functional.dropout2d",
+    "nn.functional.dropout3d",
+    "nn.functional.alpha_dropout",
+    "nn.functional.feature_alpha_dropout.with_train",
+    "nn.functional.fractional_max_pool2d",
+    "nn.functional.fractional_max_pool3d",
+    "nn.functional.rrelu",
+    "svd_lowrank",
+    "pca_lowrank",
 }
 
 # For entries that do not support float32, in order of preference.

@@ -68,7 +68,9 @@ def write_expectations(table: dict[str, dict], path: Path = EXPECTATIONS) -> Non
 
 def ci_subset(table: dict[str, dict]) -> list[str]:
     """A fixed selection of testable entries, chosen by a stable hash of the name."""
-    return sorted(k for k, v in table.items() if v["status"] != "untestable" and zlib.crc32(k.encode()) % CI_MODULUS == 0)
+    return sorted(
+        k for k, v in table.items() if v["status"] != "untestable" and zlib.crc32(k.encode()) % CI_MODULUS == 0
+    )
 
 
 _OPS: dict = {}
@@ -106,7 +108,9 @@ def sweep(keys: list[str], *, samples: int, budget: float, jobs: int, grad: bool
     def done(key, out):
         results[key] = out
         reason = f"  {out.reason}" if out.reason else ""
-        log(f"[{len(results):{width}}/{len(keys)}] {out.status:10} {key} ({out.samples} samples, {out.seconds:.1f}s){reason}")
+        log(
+            f"[{len(results):{width}}/{len(keys)}] {out.status:10} {key} ({out.samples} samples, {out.seconds:.1f}s){reason}"
+        )
 
     if jobs <= 1:
         _worker_init(max(1, os.cpu_count() or 1))
@@ -132,8 +136,9 @@ def summary(results: dict) -> str:
     counts = Counter(o.status for o in results.values())
     from .harness import STATUSES
 
-    return ", ".join(f"{counts.get(s, 0)} {s}" for s in ("native", "fallback", "mismatch", "error", "untestable")) + \
-        ("" if set(counts) <= set(STATUSES) else f" (unknown statuses: {set(counts) - set(STATUSES)})")
+    return ", ".join(f"{counts.get(s, 0)} {s}" for s in ("native", "fallback", "mismatch", "error", "untestable")) + (
+        "" if set(counts) <= set(STATUSES) else f" (unknown statuses: {set(counts) - set(STATUSES)})"
+    )
 
 
 def regressions(results: dict, table: dict) -> list[str]:

@@ -35,6 +35,8 @@ def test_opinfo_ci(key):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not FULL, reason="the full op_db sweep runs with IRC_OPINFO_FULL=1")
-@pytest.mark.parametrize("key", sorted(k for k in OPS if TABLE.get(k, {}).get("status") != "untestable") if FULL else ["all"])
+@pytest.mark.parametrize(
+    "key", sorted(k for k in OPS if TABLE.get(k, {}).get("status") != "untestable") if FULL else ["all"]
+)
 def test_opinfo_full(key):
     check(key, FULL_SAMPLES, FULL_BUDGET_S)

@@ -12,8 +12,16 @@ import pytest
 from irc import env
 
 from . import judge
-from .sweep import (GRAD_CI, GRAD_CI_BUDGET_S, GRAD_CI_SAMPLES, GRAD_EXPECTATIONS, GRAD_FULL_BUDGET_S, GRAD_FULL_SAMPLES,
-                    load_expectations, ops_by_key)  # fmt: skip
+from .sweep import (
+    GRAD_CI,
+    GRAD_CI_BUDGET_S,
+    GRAD_CI_SAMPLES,
+    GRAD_EXPECTATIONS,
+    GRAD_FULL_BUDGET_S,
+    GRAD_FULL_SAMPLES,
+    load_expectations,
+    ops_by_key,
+)
 
 TABLE = load_expectations(GRAD_EXPECTATIONS)
 OPS = ops_by_key()
@@ -52,6 +60,8 @@ def test_opinfo_grad_ci(key):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not FULL, reason="the full op_db gradient sweep runs with IRC_OPINFO_FULL=1")
-@pytest.mark.parametrize("key", sorted(k for k in OPS if TABLE.get(k, {}).get("status") != "untestable") if FULL else ["all"])
+@pytest.mark.parametrize(
+    "key", sorted(k for k in OPS if TABLE.get(k, {}).get("status") != "untestable") if FULL else ["all"]
+)
 def test_opinfo_grad_full(key):
     check(key, GRAD_FULL_SAMPLES, GRAD_FULL_BUDGET_S)

@@ -63,7 +63,9 @@ def check_all(kernels, archs=tuple(aot.ARCHS)) -> list[aot.Resources]:
             for i, config in enumerate(kernel.configs):
                 r = aot.compile_kernel(kernel, arch, config)
                 resources.append(r)
-                problems += [str(r)] if (i == 0 and r.problems()) or r.shared_bytes > aot.ARCHS[arch].shared_limit else []
+                problems += (
+                    [str(r)] if (i == 0 and r.problems()) or r.shared_bytes > aot.ARCHS[arch].shared_limit else []
+                )
     assert problems == []
     return resources
 
@@ -78,7 +80,9 @@ def test_a_non_power_of_two_block_fails_with_the_stage_and_the_source(modules):
     with pytest.raises(aot.AotFailure) as failure:
         aot.compile_all([kernel], ["sm_90"])
     message = str(failure.value)
-    assert message.startswith("@kernel0 does not compile for sm_90 [XBLOCK=48 RBLOCK=1 num_warps=4] at stage frontend"), message
+    assert message.startswith(
+        "@kernel0 does not compile for sm_90 [XBLOCK=48 RBLOCK=1 num_warps=4] at stage frontend"
+    ), message
     assert "power of 2" in message and "--- kernel source ---\n@triton.jit\ndef kernel0(" in message, message
 
 
@@ -87,8 +91,10 @@ def test_spills_and_shared_memory_over_the_device_are_problems():
     assert fits.problems() == []
     big = aot.Resources("mm0", "gfx942", (("BLOCK_M", 256),), 255, 24, 65537, 8)
     assert big.problems() == ["spills 24 B per thread", "needs 65537 B of shared memory, gfx942 has 65536 B"]
-    assert str(big).endswith("255 registers, 24 B spilled, 65537 B shared; spills 24 B per thread; needs 65537 B of "
-                             "shared memory, gfx942 has 65536 B")  # fmt: skip
+    assert str(big).endswith(
+        "255 registers, 24 B spilled, 65537 B shared; spills 24 B per thread; needs 65537 B of "
+        "shared memory, gfx942 has 65536 B"
+    )
 
 
 def test_ci_sample_compiles_for_sm80_sm90_and_gfx942(modules, monkeypatch):
@@ -113,7 +119,9 @@ def test_runner_lists_resources_for_the_report(modules):
     runner = runtime.TritonRunner(modules[0], archs=("sm_90", "gfx942"))
     assert [line.split(" [")[0] for line in runner.resources] == ["@kernel0 on sm_90", "@kernel0 on gfx942"]
     assert all("registers" in line for line in runner.resources), runner.resources
-    rep = report.GraphReport(index=0, dynamo_graph=1, kind="inference", target="triton", kernel_resources=runner.resources)
+    rep = report.GraphReport(
+        index=0, dynamo_graph=1, kind="inference", target="triton", kernel_resources=runner.resources
+    )
     assert f"    {runner.resources[0]}\n" in str(rep), str(rep)
 
 
@@ -122,7 +130,9 @@ def test_irc_triton_arch_puts_resources_in_the_compile_report(monkeypatch):
     mark = report.mark()
     compile_irc(lambda t: torch.softmax(t * 3, -1), target="triton")(torch.randn(4, 9))
     (g,) = [g for g in report.reports_since(mark).graphs if g.target == "triton"]
-    assert g.kernel_resources and all(" on sm_90" in line and "registers" in line for line in g.kernel_resources), str(g)
+    assert g.kernel_resources and all(" on sm_90" in line and "registers" in line for line in g.kernel_resources), str(
+        g
+    )
 
 
 DEMO = {
@@ -165,7 +175,10 @@ def test_matmul_epilogue_with_a_size_1_dim_compiles(modules, case):
     fn, inputs = {
         "bmm-n1": (lambda a, b: -torch.bmm(-a, b), (torch.randn(2, 3, 2), torch.randn(2, 2, 1))),
         "mm-m1": (lambda a, b: -(a.reshape(1, 3) @ b), (torch.randn(3), torch.randn(3, 5))),
-        "linear-1d": (lambda a, w, c: torch.nn.functional.linear(a, w, c), (torch.randn(2), torch.randn(3, 2), torch.randn(3))),
+        "linear-1d": (
+            lambda a, w, c: torch.nn.functional.linear(a, w, c),
+            (torch.randn(2), torch.randn(3, 2), torch.randn(3)),
+        ),
     }[case]
     with torch.no_grad():
         torch.testing.assert_close(compile_irc(fn, target="triton", matmul="dot")(*inputs), fn(*inputs))

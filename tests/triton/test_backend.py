@@ -116,7 +116,12 @@ def test_a_runtime_that_cannot_start_leaves_the_graph_on_the_reference(monkeypat
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 def test_matmul_dot_template_fuses_the_epilogue(dtype):
-    x, w, b, r = randn(13, 40, dtype=dtype), randn(24, 40, dtype=dtype), randn(24, dtype=dtype), randn(13, 24, dtype=dtype)
+    x, w, b, r = (
+        randn(13, 40, dtype=dtype),
+        randn(24, 40, dtype=dtype),
+        randn(24, dtype=dtype),
+        randn(13, 24, dtype=dtype),
+    )
     runner = check(lambda x, w, b, r: F.linear(x, w, b).relu() + r, x, w, b, r, matmul="dot")
     ((_, plan),) = runner.functions.dots.values()
     assert plan.launch is not None, "the bias-relu-residual kernel is the template's epilogue"
@@ -126,15 +131,28 @@ def test_matmul_dot_template_fuses_the_epilogue(dtype):
 
 
 def test_bmm_dot_template_with_and_without_epilogue():
-    runner = check(lambda a, b, c: (torch.bmm(a, b) * 2 + c).relu(), randn(2, 17, 9), randn(2, 9, 33), randn(33), matmul="dot")
+    runner = check(
+        lambda a, b, c: (torch.bmm(a, b) * 2 + c).relu(), randn(2, 17, 9), randn(2, 9, 33), randn(33), matmul="dot"
+    )
     assert [plan.launch is not None for _, plan in runner.functions.dots.values()] == [True]
-    check(lambda a, b: torch.bmm(a, b), randn(3, 8, 16), randn(3, 16, 5).transpose(1, 2).contiguous().transpose(1, 2),
-          matmul="dot")  # fmt: skip
+    check(
+        lambda a, b: torch.bmm(a, b),
+        randn(3, 8, 16),
+        randn(3, 16, 5).transpose(1, 2).contiguous().transpose(1, 2),
+        matmul="dot",
+    )
 
 
 def test_matmul_dot_template_dynamic_and_strided():
-    check(lambda x, w, b: torch.tanh(x @ w + b), randn(9, 17)[:, ::1], randn(34, 5)[::2], randn(5), matmul="dot",
-          dynamic=True, more=[(randn(3, 17), randn(17, 5), randn(5))])  # fmt: skip
+    check(
+        lambda x, w, b: torch.tanh(x @ w + b),
+        randn(9, 17)[:, ::1],
+        randn(34, 5)[::2],
+        randn(5),
+        matmul="dot",
+        dynamic=True,
+        more=[(randn(3, 17), randn(17, 5), randn(5))],
+    )
 
 
 def test_matmul_dot_through_the_backend_and_max_autotune():
@@ -144,7 +162,9 @@ def test_matmul_dot_through_the_backend_and_max_autotune():
     got = compile_irc(fn, target="triton", matmul="dot")(x, w, b)
     torch.testing.assert_close(got, fn(x, w, b), **tolerance(torch.float32))
     torch._dynamo.reset()
-    tuned = functools.partial(irc.backend, mode="max-autotune", options={"target": "triton", "strict": True, "matmul": "dot"})
+    tuned = functools.partial(
+        irc.backend, mode="max-autotune", options={"target": "triton", "strict": True, "matmul": "dot"}
+    )
     got = torch.compile(fn, backend=tuned)(x, w, b)
     torch.testing.assert_close(got, fn(x, w, b), **tolerance(torch.float32))
     assert_native(mark)

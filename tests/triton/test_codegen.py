@@ -38,9 +38,27 @@ def test_nan_and_inf_propagate():
 def test_integer_ops(dtype):
     shape = (5, 33)
     x = torch.randint(-100, 100, shape, generator=G, dtype=dtype)
-    y = torch.randint(1, 9, shape, generator=G, dtype=dtype) * torch.where(torch.rand(shape, generator=G) > 0.5, 1, -1).to(dtype)
-    check(lambda a, b: (a // b, a % b, torch.div(a, b, rounding_mode="trunc"), a * 3 - b, a & b, a | b, a ^ b,
-                        torch.maximum(a, b), a.abs(), a < b, a << 2, a >> 1), x, y)  # fmt: skip
+    y = torch.randint(1, 9, shape, generator=G, dtype=dtype) * torch.where(
+        torch.rand(shape, generator=G) > 0.5, 1, -1
+    ).to(dtype)
+    check(
+        lambda a, b: (
+            a // b,
+            a % b,
+            torch.div(a, b, rounding_mode="trunc"),
+            a * 3 - b,
+            a & b,
+            a | b,
+            a ^ b,
+            torch.maximum(a, b),
+            a.abs(),
+            a < b,
+            a << 2,
+            a >> 1,
+        ),
+        x,
+        y,
+    )
 
 
 def test_small_integer_and_bool_ops():
@@ -57,10 +75,19 @@ def test_float_dtypes(dtype):
     check(lambda a, b: ((a * 2 + b).relu() * a.sigmoid(), a.sum(-1), torch.softmax(a, -1), a.amax(-1)), x, y)
 
 
-@pytest.mark.parametrize("src,dst", [(torch.float32, torch.float16), (torch.float32, torch.bfloat16),
-                                     (torch.float16, torch.float32), (torch.float32, torch.int32),
-                                     (torch.int64, torch.float32), (torch.bool, torch.float32),
-                                     (torch.float32, torch.bool), (torch.float64, torch.float16)])  # fmt: skip
+@pytest.mark.parametrize(
+    "src,dst",
+    [
+        (torch.float32, torch.float16),
+        (torch.float32, torch.bfloat16),
+        (torch.float16, torch.float32),
+        (torch.float32, torch.int32),
+        (torch.int64, torch.float32),
+        (torch.bool, torch.float32),
+        (torch.float32, torch.bool),
+        (torch.float64, torch.float16),
+    ],
+)
 def test_casts(src, dst):
     x = (randn(5, 17) * 50).to(src) if src != torch.bool else torch.rand(5, 17, generator=G) > 0.5
     check(lambda t: t.to(dst) * 1 if dst != torch.bool else t.to(dst), x)
@@ -115,8 +142,9 @@ def test_zero_size_and_scalars():
     check(lambda x: x.sum() * 2, randn(33))
 
 
-@pytest.mark.parametrize("fn", [lambda x, y: (x * y).relu(), lambda x, y: torch.softmax(x, -1) * y,
-                                lambda x, y: (x.sum(-1), x.sum(0) + y)])  # fmt: skip
+@pytest.mark.parametrize(
+    "fn", [lambda x, y: (x * y).relu(), lambda x, y: torch.softmax(x, -1) * y, lambda x, y: (x.sum(-1), x.sum(0) + y)]
+)
 def test_dynamic_sizes(fn):
     sizes = [(3, 17), (1, 16), (5, 1)]
     make = [(randn(*s), randn(s[-1])) for s in [(7, 40)] + sizes]
@@ -132,4 +160,4 @@ def test_every_scalar_op_of_the_reference_has_a_triton_emitter():
 
 def test_integer_powers_are_exact():
     x, y = torch.randint(-5, 6, (4, 9), generator=G), torch.randint(0, 7, (4, 9), generator=G)
-    check(lambda a, b: (a ** b, a ** 3, torch.pow(a.int(), b.int())), x, y)
+    check(lambda a, b: (a**b, a**3, torch.pow(a.int(), b.int())), x, y)

@@ -37,7 +37,9 @@ def test_gpu_tensors_choose_the_triton_target():
     assert got.device == x.device
     torch.testing.assert_close(got, fn(x, y))
     graphs = report.reports_since(mark).graphs
-    assert graphs and all(g.target == "triton" and not g.target_fallbacks for g in graphs), str(report.reports_since(mark))
+    assert graphs and all(g.target == "triton" and not g.target_fallbacks for g in graphs), str(
+        report.reports_since(mark)
+    )
 
 
 @needs_gpu
@@ -59,7 +61,9 @@ def test_an_index_out_of_bounds_raises_index_error_and_the_device_stays_usable()
 @needs_gpu
 def test_a_model_on_the_gpu_trains_through_the_default_options():
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.LayerNorm(64), torch.nn.Linear(64, 10))
+    model = torch.nn.Sequential(
+        torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.LayerNorm(64), torch.nn.Linear(64, 10)
+    )
     model = model.to(DEVICE)
     x, target = torch.randn(16, 32, device=DEVICE), torch.randint(0, 10, (16,), device=DEVICE)
     step = lambda m: torch.nn.functional.cross_entropy(m(x), target)  # noqa: E731

@@ -17,6 +17,11 @@ SUITE = ["tests/numeric/test_core_ops.py", "tests/numeric/test_nn_ops.py", "test
 @pytest.mark.slow
 def test_numeric_suite_on_triton():
     env = {**os.environ, "IRC_TEST_TARGET": "triton"}
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:logging", "-x", *SUITE], cwd=ROOT, env=env,
-                         capture_output=True, text=True)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:logging", "-x", *SUITE],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]

@@ -10,8 +10,16 @@ from irc.bench import plots
 
 def _doc(first_call: bool = True) -> dict:
     def fc(cold, warm, peak):
-        return {"first_call": {"cold": {"first_call_s": cold, "build_s": 0.1, "peak_mb": peak},
-                               "warm": {"first_call_s": warm, "build_s": 0.1, "peak_mb": peak}}} if first_call else {}  # fmt: skip
+        return (
+            {
+                "first_call": {
+                    "cold": {"first_call_s": cold, "build_s": 0.1, "peak_mb": peak},
+                    "warm": {"first_call_s": warm, "build_s": 0.1, "peak_mb": peak},
+                }
+            }
+            if first_call
+            else {}
+        )
 
     row = lambda e, i, c: {  # noqa: E731
         "eager": {"steady_s": e, "bytes": 1 << 20, "rounds": 9, **fc(0.0, 0.0, 24.0)},
@@ -20,8 +28,14 @@ def _doc(first_call: bool = True) -> dict:
     }
     cases = {"mlp-b32": row(0.010, 0.008, 0.005), "row-sum": row(0.004, 0.006, 0.002)}
     cases["row-sum"]["irc:no-freeze"] = {"steady_s": 0.003, "rounds": 9}
-    meta = {"torch": "2.13.0", "threads": 2, "cpus": 2, "load_before": [0.5, 0.5, 0.5], "started": "2026-11-22 08:00:00",
-            "machine": "Test CPU, 2 CPUs, Linux"}  # fmt: skip
+    meta = {
+        "torch": "2.13.0",
+        "threads": 2,
+        "cpus": 2,
+        "load_before": [0.5, 0.5, 0.5],
+        "started": "2026-11-22 08:00:00",
+        "machine": "Test CPU, 2 CPUs, Linux",
+    }
     return {"meta": meta, "cases": cases, "goals": []}
 
 

@@ -44,9 +44,15 @@ def test_a_damaged_entry_is_a_miss_removed_with_a_warning(store, damage, caplog)
     cache.put_json("mem", _key(2), {"mem": "y"})
     path = store / "mem" / _key(1)[:2] / _key(1)
     data = path.read_bytes()
-    path.write_bytes({"random": os.urandom(100), "empty": b"", "half": data[: len(data) // 2],
-                      "wrong-key": (store / "mem" / _key(2)[:2] / _key(2)).read_bytes(),
-                      "flipped-bit": data[:-1] + bytes([data[-1] ^ 1])}[damage])  # fmt: skip
+    path.write_bytes(
+        {
+            "random": os.urandom(100),
+            "empty": b"",
+            "half": data[: len(data) // 2],
+            "wrong-key": (store / "mem" / _key(2)[:2] / _key(2)).read_bytes(),
+            "flipped-bit": data[:-1] + bytes([data[-1] ^ 1]),
+        }[damage]
+    )
     with caplog.at_level(logging.WARNING, logger="irc.cache"):
         assert cache.get_json("mem", _key(1)) is None
     assert not path.exists()
@@ -99,8 +105,10 @@ def test_stale_temporaries_are_removed(store):
     assert cache.prune(1 << 30) == (1, 4) and not stale.exists()
 
 
-@pytest.mark.parametrize("text, size", [("123", 123), ("500K", 500 << 10), ("500M", 500 << 20), ("1G", 1 << 30),
-                                        ("1.5GiB", 3 << 29), ("2 mb", 2 << 20)])  # fmt: skip
+@pytest.mark.parametrize(
+    "text, size",
+    [("123", 123), ("500K", 500 << 10), ("500M", 500 << 20), ("1G", 1 << 30), ("1.5GiB", 3 << 29), ("2 mb", 2 << 20)],
+)
 def test_sizes(text, size):
     assert env.parse_size(text) == size
 

@@ -13,8 +13,10 @@ from irc.lowering.tensor_to_loop import TensorToLoopPass
 
 
 def body(load_of: str, op: str) -> str:
-    return (f"    %0 = loop.load %{load_of}[affine_map<(d0) -> (d0)>] : tensor<8xf32> -> f32\n"
-            f"    %1 = {op} %0 : f32\n    loop.yield %1 : f32\n")
+    return (
+        f"    %0 = loop.load %{load_of}[affine_map<(d0) -> (d0)>] : tensor<8xf32> -> f32\n"
+        f"    %1 = {op} %0 : f32\n    loop.yield %1 : f32\n"
+    )
 
 
 def nest(name: str, load_of: str, op: str) -> str:
@@ -34,8 +36,13 @@ def nests_of(m) -> list[loop.NestOp]:
 
 
 def test_equal_nests_merge_and_nests_over_one_space_with_other_bodies_stay():
-    m = module(nest("a", "x", "math.exp"), nest("b", "x", "math.exp"), nest("c", "y", "math.exp"), nest("d", "x", "math.tanh"),
-               ret="%a, %b, %c, %d")
+    m = module(
+        nest("a", "x", "math.exp"),
+        nest("b", "x", "math.exp"),
+        nest("c", "y", "math.exp"),
+        nest("d", "x", "math.tanh"),
+        ret="%a, %b, %c, %d",
+    )
     cse(m)
     m.verify()
     kept = nests_of(m)
@@ -68,10 +75,12 @@ def test_the_same_module_as_xdsls_cse_on_a_train_step():
 
 def _kernel(name: str, op: str, width: int = 8, index: str = "d0", arg: str = "a") -> str:
     """A bufferized kernel: one nest reading its first buffer and writing its second."""
-    return (f"func.func @{name}(%{arg}: memref<{width}xf32>, %o: memref<{width}xf32>) {{\n"
-            f'  loop.nest space = affine_map<() -> ({width})> iterators = ["parallel"] outs(%o : memref<{width}xf32>) {{\n'
-            f"    %v = loop.load %{arg}[affine_map<(d0) -> ({index})>] : memref<{width}xf32> -> f32\n"
-            f"    %r = {op} %v : f32\n    loop.yield %r : f32\n  }}\n  func.return\n}}\n")
+    return (
+        f"func.func @{name}(%{arg}: memref<{width}xf32>, %o: memref<{width}xf32>) {{\n"
+        f'  loop.nest space = affine_map<() -> ({width})> iterators = ["parallel"] outs(%o : memref<{width}xf32>) {{\n'
+        f"    %v = loop.load %{arg}[affine_map<(d0) -> ({index})>] : memref<{width}xf32> -> f32\n"
+        f"    %r = {op} %v : f32\n    loop.yield %r : f32\n  }}\n  func.return\n}}\n"
+    )
 
 
 def test_structural_key_names_a_kernel_up_to_its_value_names():
@@ -85,5 +94,12 @@ def test_structural_key_names_a_kernel_up_to_its_value_names():
 
     base = key(_kernel("kernel", "math.exp"))
     assert key(_kernel("kernel", "math.exp", arg="input")) == base
-    assert all(key(k) != base for k in (_kernel("kernel", "math.tanh"), _kernel("kernel", "math.exp", width=9),
-                                          _kernel("kernel", "math.exp", index="7 - d0"), _kernel("other", "math.exp")))  # fmt: skip
+    assert all(
+        key(k) != base
+        for k in (
+            _kernel("kernel", "math.tanh"),
+            _kernel("kernel", "math.exp", width=9),
+            _kernel("kernel", "math.exp", index="7 - d0"),
+            _kernel("other", "math.exp"),
+        )
+    )

@@ -37,13 +37,16 @@ SUFFIXES = ("py", "md", "toml", "sh", "json", "png", "mlir", "txt", "cfg", "ini"
 NOT_SOURCES = {".git", ".venv", "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache", "build", "results"}
 
 # Files and folders that irc, its tools or the reader write, named in the docs as examples.
-GENERATED = [re.compile(p) for p in (
-    r"bench/results/.*",                      # compare's JSON, tables and figures (ignored by git)
-    r"\.?irc-fuzz/.*|CORPUS/.*|failures/.*|NNN-.*|running\.(py|mlir)",  # the fuzzer's corpus
-    r"(.*/)?graph\d+-[\w-]+/.*|\d\d-[\w.-]+\.(mlir|py)|dumps/.*|irc-dump/?|call\.py",  # dumps of stages
-    r"latest\.md",                            # compare's newest table, in bench/results/
-    r"(file|bad|g|sa\.\w+|irc-opt-reproducer)\.mlir|my_models\.py|train\.py",  # the reader's own files
-)]  # fmt: skip
+GENERATED = [
+    re.compile(p)
+    for p in (
+        r"bench/results/.*",  # compare's JSON, tables and figures (ignored by git)
+        r"\.?irc-fuzz/.*|CORPUS/.*|failures/.*|NNN-.*|running\.(py|mlir)",  # the fuzzer's corpus
+        r"(.*/)?graph\d+-[\w-]+/.*|\d\d-[\w.-]+\.(mlir|py)|dumps/.*|irc-dump/?|call\.py",  # dumps of stages
+        r"latest\.md",  # compare's newest table, in bench/results/
+        r"(file|bad|g|sa\.\w+|irc-opt-reproducer)\.mlir|my_models\.py|train\.py",  # the reader's own files
+    )
+]
 
 SEP = re.compile(r"[\s`'\"(),;:\[\]|!]+")
 SUFFIX = re.compile(rf"[\w-]\.({'|'.join(SUFFIXES)})$")
@@ -120,9 +123,13 @@ def test_every_path_the_docs_name_exists():
 
 def test_no_doc_points_outside_the_repository():
     # The docs travel with the repository: a pointer to notes beside it is a dead link for every other reader.
-    bad = [f"{p.relative_to(ROOT)}:{n}: {m[0]}" for p in [*DOCS, *(s for s in _sources() if s.suffix == ".py")]
-           for n, line in enumerate(p.read_text().splitlines(), 1) for m in OUTSIDE.finditer(line)
-           if p.suffix == ".md" or "../" not in m[0]]  # fmt: skip
+    bad = [
+        f"{p.relative_to(ROOT)}:{n}: {m[0]}"
+        for p in [*DOCS, *(s for s in _sources() if s.suffix == ".py")]
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        for m in OUTSIDE.finditer(line)
+        if p.suffix == ".md" or "../" not in m[0]
+    ]
     assert bad == [], "docs that point outside the repository:\n" + "\n".join(bad)
 
 

@@ -82,8 +82,13 @@ def test_a_bad_value_in_a_fresh_process_is_one_clear_error():
     """The issue's case: a module-level int() in the cpu target used to print a ValueError traceback and
     run the graph eagerly. Now the first compile stops with irc's message."""
     code = "import torch; print(torch.compile(lambda x: x + 1, backend='irc')(torch.ones(2)))"
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                         env={**os.environ, "IRC_PARALLEL_MIN_WORK": "abc", "IRC_PROGRESS": "0"})  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "IRC_PARALLEL_MIN_WORK": "abc", "IRC_PROGRESS": "0"},
+    )
     assert run.returncode != 0, run.stdout
     assert "IRC_PARALLEL_MIN_WORK='abc' is not valid; valid values: a whole number >= 0" in run.stderr, run.stderr
     assert "invalid literal for int()" not in run.stderr and "tensor(" not in run.stdout

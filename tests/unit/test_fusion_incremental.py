@@ -60,19 +60,37 @@ def test_the_same_fusions_and_refusals_as_checking_everything(case):
 def nest(name: str, extents: str, result: str, body: str) -> str:
     dims = len(extents.split(","))
     kinds = ", ".join(['"parallel"'] * dims)
-    return f"  %{name} = loop.nest space = affine_map<() -> ({extents})> iterators = [{kinds}] : {result} {{\n{body}  }}\n"
+    return (
+        f"  %{name} = loop.nest space = affine_map<() -> ({extents})> iterators = [{kinds}] : {result} {{\n{body}  }}\n"
+    )
 
 
 EXPS = "".join(f"    %e{i + 1} = math.exp %e{i} : f32\n" for i in range(13))
 STAYS = (
     "func.func @f(%x: tensor<4x8xf32>) -> (tensor<8x4xf32>, tensor<4x8x2xf32>) {\n"
-    + nest("p", "4, 8", "tensor<4x8xf32>", "    %e0 = loop.load %x[affine_map<(d0, d1) -> (d0, d1)>] : tensor<4x8xf32> -> f32\n"
-           + EXPS + "    loop.yield %e13 : f32\n")
-    + nest("c2", "8, 4", "tensor<8x4xf32>", "    %a = loop.load %p[affine_map<(d0, d1) -> (d1, d0)>] : tensor<4x8xf32> -> f32\n"
-           "    %b = loop.load %p[affine_map<(d0, d1) -> (0, d0)>] : tensor<4x8xf32> -> f32\n"
-           "    %s = arith.addf %a, %b : f32\n    loop.yield %s : f32\n")
-    + nest("c1", "4, 8, 2", "tensor<4x8x2xf32>", "    %a = loop.load %p[affine_map<(d0, d1, d2) -> (d0, d1)>] : tensor<4x8xf32> -> f32\n"
-           "    %n = arith.negf %a : f32\n    loop.yield %n : f32\n")
+    + nest(
+        "p",
+        "4, 8",
+        "tensor<4x8xf32>",
+        "    %e0 = loop.load %x[affine_map<(d0, d1) -> (d0, d1)>] : tensor<4x8xf32> -> f32\n"
+        + EXPS
+        + "    loop.yield %e13 : f32\n",
+    )
+    + nest(
+        "c2",
+        "8, 4",
+        "tensor<8x4xf32>",
+        "    %a = loop.load %p[affine_map<(d0, d1) -> (d1, d0)>] : tensor<4x8xf32> -> f32\n"
+        "    %b = loop.load %p[affine_map<(d0, d1) -> (0, d0)>] : tensor<4x8xf32> -> f32\n"
+        "    %s = arith.addf %a, %b : f32\n    loop.yield %s : f32\n",
+    )
+    + nest(
+        "c1",
+        "4, 8, 2",
+        "tensor<4x8x2xf32>",
+        "    %a = loop.load %p[affine_map<(d0, d1, d2) -> (d0, d1)>] : tensor<4x8xf32> -> f32\n"
+        "    %n = arith.negf %a : f32\n    loop.yield %n : f32\n",
+    )
     + "  func.return %c2, %c1 : tensor<8x4xf32>, tensor<4x8x2xf32>\n}"
 )
 

@@ -103,12 +103,19 @@ class Exact(Arith):
 ranges = st.tuples(st.integers(-6, 6), st.integers(0, 3)).map(lambda t: (t[0], t[0] + t[1]))
 
 
-@given(exprs(), st.lists(st.integers(-20, 20), min_size=DIMS, max_size=DIMS), st.lists(st.integers(-20, 20), min_size=SYMS, max_size=SYMS))
+@given(
+    exprs(),
+    st.lists(st.integers(-20, 20), min_size=DIMS, max_size=DIMS),
+    st.lists(st.integers(-20, 20), min_size=SYMS, max_size=SYMS),
+)
 def test_evaluation_floors_like_the_definitions(e, dims, syms):
     want = evaluate(e, Exact(dims, syms))
     assert e.eval(dims, syms) == want
     # the reference evaluates on index tensors: the same values elementwise
-    assert torch.equal(e.eval([torch.tensor([d, d]) for d in dims], syms) * torch.ones(2, dtype=torch.int64), torch.tensor([want, want]))
+    assert torch.equal(
+        e.eval([torch.tensor([d, d]) for d in dims], syms) * torch.ones(2, dtype=torch.int64),
+        torch.tensor([want, want]),
+    )
 
 
 @given(exprs(), st.lists(ranges, min_size=DIMS, max_size=DIMS), st.lists(ranges, min_size=SYMS, max_size=SYMS))
@@ -152,15 +159,21 @@ def test_cpu_coefficient_is_the_step_along_the_dim(e, d, sym):
 
 def lane_exprs():
     """Expressions of dims and a symbol whose divisors include multiples and divisors of the vector widths."""
-    leaves = st.one_of(st.integers(-40, 40).map(AffineConstantExpr), st.integers(0, DIMS - 1).map(AffineDimExpr),
-                       st.just(AffineSymExpr(0)))  # fmt: skip
+    leaves = st.one_of(
+        st.integers(-40, 40).map(AffineConstantExpr),
+        st.integers(0, DIMS - 1).map(AffineDimExpr),
+        st.just(AffineSymExpr(0)),
+    )
     divisors = st.sampled_from([1, 2, 3, 4, 6, 8, 12, 16, 32, 48]).map(AffineConstantExpr)
 
     def extend(inner):
-        return st.one_of(st.tuples(inner, inner).map(_binary(K.Add)),
-                         st.tuples(inner, st.integers(-4, 8).map(AffineConstantExpr)).map(_binary(K.Mul)),
-                         st.tuples(inner, divisors).map(_binary(K.FloorDiv)), st.tuples(inner, divisors).map(_binary(K.Mod)),
-                         st.tuples(inner, divisors).map(_binary(K.CeilDiv)))  # fmt: skip
+        return st.one_of(
+            st.tuples(inner, inner).map(_binary(K.Add)),
+            st.tuples(inner, st.integers(-4, 8).map(AffineConstantExpr)).map(_binary(K.Mul)),
+            st.tuples(inner, divisors).map(_binary(K.FloorDiv)),
+            st.tuples(inner, divisors).map(_binary(K.Mod)),
+            st.tuples(inner, divisors).map(_binary(K.CeilDiv)),
+        )
 
     return st.recursive(leaves, extend, max_leaves=8)
 
@@ -182,8 +195,15 @@ def test_cpu_lane_coefficient_over_every_two_level_split():
     """Exhaustively, (a*d + b) split twice by floordiv/mod: where a step is claimed it holds in every lane of every
     aligned vector (random expressions rarely hit the edges: a lane group that just reaches a multiple of k)."""
     d, claimed = AffineDimExpr(0), 0
-    for lanes, a, b, k1, k2, op1, op2 in itertools.product([2, 4, 16], [1, 2, 3], [0, 1, 3, 4, 16], [2, 3, 4, 8, 16, 32],
-                                                           [2, 4, 8, 16, 64], [K.FloorDiv, K.Mod], [K.FloorDiv, K.Mod]):  # fmt: skip
+    for lanes, a, b, k1, k2, op1, op2 in itertools.product(
+        [2, 4, 16],
+        [1, 2, 3],
+        [0, 1, 3, 4, 16],
+        [2, 3, 4, 8, 16, 32],
+        [2, 4, 8, 16, 64],
+        [K.FloorDiv, K.Mod],
+        [K.FloorDiv, K.Mod],
+    ):
         inner = AffineBinaryOpExpr(K.Add, AffineBinaryOpExpr(K.Mul, d, AffineConstantExpr(a)), AffineConstantExpr(b))
         e = AffineBinaryOpExpr(op2, AffineBinaryOpExpr(op1, inner, AffineConstantExpr(k1)), AffineConstantExpr(k2))
         c = lane_coefficient(e, 0, lanes)
@@ -192,17 +212,25 @@ def test_cpu_lane_coefficient_over_every_two_level_split():
         claimed += 1
         for group in range(-3, 9):
             base = e.eval([group * lanes], [])
-            assert [e.eval([group * lanes + lane], []) for lane in range(lanes)] == [base + c * lane for lane in range(lanes)], (e, lanes)
+            assert [e.eval([group * lanes + lane], []) for lane in range(lanes)] == [
+                base + c * lane for lane in range(lanes)
+            ], (e, lanes)
     assert claimed > 500  # the analysis does see through most of them
 
 
 def test_cpu_lane_coefficient_sees_views_that_split_the_vector_dim():
     d = AffineDimExpr(0)
-    heads = AffineBinaryOpExpr(K.FloorDiv, AffineBinaryOpExpr(K.Mod, d, AffineConstantExpr(256)), AffineConstantExpr(32))
+    heads = AffineBinaryOpExpr(
+        K.FloorDiv, AffineBinaryOpExpr(K.Mod, d, AffineConstantExpr(256)), AffineConstantExpr(32)
+    )
     assert lane_coefficient(heads, 0, 16) == 0 and coefficient(heads, 0) is None
     assert lane_coefficient(AffineBinaryOpExpr(K.Mod, d, AffineConstantExpr(32)), 0, 16) == 1
-    assert lane_coefficient(AffineBinaryOpExpr(K.FloorDiv, d, AffineConstantExpr(8)), 0, 16) is None  # 2 heads per vector
-    assert lane_coefficient(AffineBinaryOpExpr(K.Mod, d, AffineConstantExpr(12)), 0, 16) is None  # heads of 12 cross vectors
+    assert (
+        lane_coefficient(AffineBinaryOpExpr(K.FloorDiv, d, AffineConstantExpr(8)), 0, 16) is None
+    )  # 2 heads per vector
+    assert (
+        lane_coefficient(AffineBinaryOpExpr(K.Mod, d, AffineConstantExpr(12)), 0, 16) is None
+    )  # heads of 12 cross vectors
 
 
 @given(exprs(), extents)
@@ -218,7 +246,7 @@ def test_linear_coefficients_give_the_values(e, sym):
     form = linear_coefficients(AffineMap(DIMS, SYMS, (e,)))
     if form is None:
         return
-    (coefs, const), = form
+    ((coefs, const),) = form
     for dims, syms in points([(0, 3)] * DIMS, [(sym, sym)]):
         assert e.eval(dims, syms) == const + sum(c * x for c, x in zip(coefs, dims))
 

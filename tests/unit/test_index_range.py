@@ -56,8 +56,10 @@ def programs(draw):
     outs = values[2:]
     body = "\n".join(lines)
     types = ", ".join(["tensor<5xi64>"] * len(outs))
-    text = (f"func.func @main(%x: tensor<5xi64>, %y: tensor<5xi64>, %c: tensor<5xi1>) -> ({types}) {{\n{body}\n"
-            f"    func.return {', '.join(outs)} : {types}\n}}")
+    text = (
+        f"func.func @main(%x: tensor<5xi64>, %y: tensor<5xi64>, %c: tensor<5xi1>) -> ({types}) {{\n{body}\n"
+        f"    func.return {', '.join(outs)} : {types}\n}}"
+    )
     return text, outs
 
 
@@ -76,7 +78,11 @@ def _holds(claims, results):
 
 
 @settings(max_examples=150, deadline=None)
-@given(programs(), st.lists(st.integers(-300, 300), min_size=2 * N, max_size=2 * N), st.lists(st.booleans(), min_size=N, max_size=N))
+@given(
+    programs(),
+    st.lists(st.integers(-300, 300), min_size=2 * N, max_size=2 * N),
+    st.lists(st.booleans(), min_size=N, max_size=N),
+)
 def test_proven_ranges_hold_on_every_value(program, xy, cond):
     text, outs = program
     module = parse_module(make_context(ALL_DIALECTS), text)

@@ -139,10 +139,14 @@ def test_error_in_a_later_split_chunk_has_its_file_line(capsys, tmp_path):
 
 
 def test_verify_diagnostics_checks_expected_errors(capsys, tmp_path):
-    unexpected = write(tmp_path, BAD_VERIFY + "// -----\n// expected-error @+1 {{is not registered}}\n%x = tn.frobnicate\n")
+    unexpected = write(
+        tmp_path, BAD_VERIFY + "// -----\n// expected-error @+1 {{is not registered}}\n%x = tn.frobnicate\n"
+    )
     code, out, err = run(capsys, "--split-input-file", "--verify-diagnostics", unexpected)
     assert code == 1 and location(err) == (unexpected, 2, 3) and "unexpected error: tn.add: result element type" in err
-    expected = write(tmp_path, "// expected-error @+2 {{result element type i32 is wrong}}\n" + BAD_VERIFY, "expected.mlir")
+    expected = write(
+        tmp_path, "// expected-error @+2 {{result element type i32 is wrong}}\n" + BAD_VERIFY, "expected.mlir"
+    )
     assert run(capsys, "--verify-diagnostics", expected)[:2] == (0, "")
     missing = write(tmp_path, "// expected-error @+1 {{no such error}}\n" + GOOD, "missing.mlir")
     code, out, err = run(capsys, "--verify-diagnostics", missing)
@@ -253,7 +257,9 @@ def _backend_stages(fn, x, tmp_path) -> dict[str, str]:
     with torch.no_grad():
         torch.compile(fn, backend=irc.backend, options={"dump_dir": str(tmp_path / "dump")})(x)
     (folder,) = (tmp_path / "dump").iterdir()
-    return {f.stem.split("-", 1)[1]: f.read_text() for f in folder.iterdir() if f.name != "call.py"}  # call.py: no stage
+    return {
+        f.stem.split("-", 1)[1]: f.read_text() for f in folder.iterdir() if f.name != "call.py"
+    }  # call.py: no stage
 
 
 def _body(text: str) -> str:
@@ -265,7 +271,9 @@ def test_model_prints_what_the_backend_compiled(capsys, tmp_path):
     stage run through irc-opt --stage mem gives that same mem stage (same passes for the same options)."""
     import torch
 
-    path = write(tmp_path, "import torch\n\ndef build():\n    return lambda x: torch.softmax(x @ x.t(), -1).sum(0) * 2\n", "m.py")
+    path = write(
+        tmp_path, "import torch\n\ndef build():\n    return lambda x: torch.softmax(x @ x.t(), -1).sum(0) * 2\n", "m.py"
+    )
     stages = _backend_stages(lambda x: torch.softmax(x @ x.t(), -1).sum(0) * 2, torch.randn(6, 5), tmp_path)
     code, out, _ = run(capsys, "--model", f"{path}:build", "--inputs", "6x5xf32", "--stage", "mem")
     assert code == 0 and _body(out).strip() == stages["mem"].strip()

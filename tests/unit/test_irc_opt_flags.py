@@ -24,9 +24,17 @@ class FoldNegs(ModulePass):
 @pytest.mark.parametrize(
     "pipeline, column, words",
     [
-        ("no-such-pass", 1, ["unknown pass 'no-such-pass'", "note: available passes: " + ", ".join(p.name for p in TENSOR_OPT)]),
+        (
+            "no-such-pass",
+            1,
+            ["unknown pass 'no-such-pass'", "note: available passes: " + ", ".join(p.name for p in TENSOR_OPT)],
+        ),
         ("cse,dce,nope", 9, ["unknown pass 'nope'"]),
-        ("fuse-loops{max-body-ops=lots}", 12, ["option 'max-body-ops' of pass 'fuse-loops' expects int, got lots", "note: options of 'fuse-loops'"]),
+        (
+            "fuse-loops{max-body-ops=lots}",
+            12,
+            ["option 'max-body-ops' of pass 'fuse-loops' expects int, got lots", "note: options of 'fuse-loops'"],
+        ),
         ("fuse-loops{sibling=maybe}", 12, ["option 'sibling' of pass 'fuse-loops' expects bool, got maybe"]),
         ("fuse-loops{frobs=1}", 12, ["pass 'fuse-loops' has no option 'frobs'"]),
         ("cse{", 5, ["Expected argument name here"]),
@@ -52,10 +60,20 @@ def test_statistics_count_rules_by_name(capsys, tmp_path, monkeypatch):
 
 def test_dump_dir_with_split_input_has_a_folder_per_case(capsys, tmp_path):
     dumps = tmp_path / "dumps"
-    code, _, _ = run(capsys, "--split-input-file", "--stage", "tensor-opt", "--dump-dir", str(dumps), write(tmp_path, GOOD + "// -----\n" + GOOD))
+    code, _, _ = run(
+        capsys,
+        "--split-input-file",
+        "--stage",
+        "tensor-opt",
+        "--dump-dir",
+        str(dumps),
+        write(tmp_path, GOOD + "// -----\n" + GOOD),
+    )
     assert code == 0
     assert sorted(str(p.relative_to(dumps)) for p in dumps.rglob("*.mlir")) == [
-        f"chunk-{i}/{n}" for i in (1, 2) for n in ["00-input.mlir"] + [f"{k:02d}-{p.name}.mlir" for k, p in enumerate(TENSOR_OPT, 1)]
+        f"chunk-{i}/{n}"
+        for i in (1, 2)
+        for n in ["00-input.mlir"] + [f"{k:02d}-{p.name}.mlir" for k, p in enumerate(TENSOR_OPT, 1)]
     ]
 
 
@@ -63,7 +81,11 @@ def test_dump_dir_records_a_failing_pass(capsys, tmp_path):
     dumps = tmp_path / "dumps"
     code, _, _ = run(capsys, "-p", "cse,test-break-types", "--dump-dir", str(dumps), write(tmp_path, GOOD))
     assert code == 1
-    assert sorted(p.name for p in dumps.iterdir()) == ["00-input.mlir", "01-cse.mlir", "02-test-break-types.failed.mlir"]
+    assert sorted(p.name for p in dumps.iterdir()) == [
+        "00-input.mlir",
+        "01-cse.mlir",
+        "02-test-break-types.failed.mlir",
+    ]
 
 
 def test_emit_hook(capsys, tmp_path, monkeypatch):
@@ -72,7 +94,9 @@ def test_emit_hook(capsys, tmp_path, monkeypatch):
     monkeypatch.setitem(emit.EMITTERS, "llvm", None)  # a target that does not exist (yet)
     code, _, err = run(capsys, "-t", "llvm", write(tmp_path, GOOD))
     assert code == 1 and "irc-opt: error: target 'llvm' is not available yet" in err
-    monkeypatch.setitem(emit.EMITTERS, "llvm", lambda module: f"; {sum(1 for _ in module.walk())} ops at the mem stage\n")
+    monkeypatch.setitem(
+        emit.EMITTERS, "llvm", lambda module: f"; {sum(1 for _ in module.walk())} ops at the mem stage\n"
+    )
     code, out, _ = run(capsys, "-t", "llvm", write(tmp_path, GOOD))
     assert code == 0 and out.endswith("ops at the mem stage\n")
     code, _, err = run(capsys, "-t", "llvm", "--stage", "loop", write(tmp_path, GOOD))
@@ -92,7 +116,9 @@ def test_debug_shows_the_traceback(capsys, tmp_path, monkeypatch):
 
 
 def test_print_ir_goes_to_stderr_and_keeps_stdout_clean(capsys, tmp_path):
-    code, out, err = run(capsys, "--stage", "tensor-opt", "--print-ir-after-all", "--print-op-generic", write(tmp_path, GOOD))
+    code, out, err = run(
+        capsys, "--stage", "tensor-opt", "--print-ir-after-all", "--print-op-generic", write(tmp_path, GOOD)
+    )
     assert code == 0 and "IR Dump" not in out and out.startswith('"builtin.module"')
     assert err.count("// -----// IR Dump After") == len(TENSOR_OPT) and '"tn.add"' in err  # printed in the chosen form
 

@@ -58,7 +58,9 @@ def wrong_loop_stage(monkeypatch):
 
 def test_verify_each_names_the_wrong_pass_and_the_reproducer_replays(capsys, tmp_path, wrong_loop_stage):
     repro = tmp_path / "repro.mlir"
-    code, out, err = run(capsys, "--stage", "mem", "--verify-each", "--seed", "7", "--reproducer", str(repro), write(tmp_path, PROGRAM))
+    code, out, err = run(
+        capsys, "--stage", "mem", "--verify-each", "--seed", "7", "--reproducer", str(repro), write(tmp_path, PROGRAM)
+    )
     assert code == 1 and not out
     assert "irc-opt: error: --verify-each: pass 'test-flip-subf' changed the result of @main: result 0 at [" in err
     assert "(run in f64)" in err and f"replay with: irc-opt --run-reproducer {repro}" in err
@@ -102,7 +104,17 @@ def test_the_default_reproducer_goes_to_the_dump_dir(capsys, tmp_path, wrong_loo
 @pytest.mark.parametrize("program", [PROGRAM, DYNAMIC], ids=["static", "dynamic"])
 def test_the_real_pipeline_keeps_the_result(capsys, tmp_path, program):
     for seed in ("0", "3"):
-        code, out, err = run(capsys, "--stage", "mem", "--verify-each", "--seed", seed, "--reproducer", str(tmp_path / "r.mlir"), write(tmp_path, program))
+        code, out, err = run(
+            capsys,
+            "--stage",
+            "mem",
+            "--verify-each",
+            "--seed",
+            seed,
+            "--reproducer",
+            str(tmp_path / "r.mlir"),
+            write(tmp_path, program),
+        )
         assert code == 0 and not err and "func.func @main" in out, err
 
 
@@ -114,7 +126,17 @@ def test_a_program_that_does_not_run_is_noted_not_failed(capsys, tmp_path):
         "  %e = tn.exp %r : tensor<5x8xf32>\n"
         "  func.return %e : tensor<5x8xf32>\n}\n"
     )
-    code, out, err = run(capsys, "--stage", "loop", "--verify-each", "--seed", "1", "--reproducer", str(tmp_path / "r.mlir"), write(tmp_path, bad))
+    code, out, err = run(
+        capsys,
+        "--stage",
+        "loop",
+        "--verify-each",
+        "--seed",
+        "1",
+        "--reproducer",
+        str(tmp_path / "r.mlir"),
+        write(tmp_path, bad),
+    )
     assert code == 0 and "loop.nest" in out
     assert f"irc-opt: note: --verify-each did not check @main around {', '.join(_FIRST_PASSES)}" in err
     assert "it does not run on random inputs (RuntimeError: shape '[5, 8]' is invalid for input of size 48)" in err
@@ -129,7 +151,11 @@ def test_a_program_that_does_not_run_is_noted_not_failed(capsys, tmp_path):
     ],
 )
 def test_bad_replays(capsys, tmp_path, argv, words):
-    paths = {"repro": str(tmp_path / "repro.mlir"), "bogus": write(tmp_path, PROGRAM, "bogus.mlir"), "missing": str(tmp_path / "missing.mlir")}
+    paths = {
+        "repro": str(tmp_path / "repro.mlir"),
+        "bogus": write(tmp_path, PROGRAM, "bogus.mlir"),
+        "missing": str(tmp_path / "missing.mlir"),
+    }
     Path(paths["repro"]).write_text("// pass: cse\n// seed: 0\n" + PROGRAM)
     code, out, err = run(capsys, *[a.format(**paths) for a in argv])
     assert code == 1 and not out and all(w in err for w in words), err

@@ -34,16 +34,20 @@ ALLOWED: dict[str, set[str]] = {
     "rules": set(),
 }  # any other top-level part (the root __init__, tools, bench, tests) may import anything
 
-SOFT_CAP = 400
+SOFT_CAP = 440  # lines as ruff format writes them at 120 columns (formatting grew the code by 8%: 400 before)
 # Modules allowed past the soft cap, each with its own hard limit and the reason.
 OVERSIZE = {
     "dialects/tensor/elementwise.py": 600,  # ~70 five-line op declarations; split unary/binary when it grows
+    "lowering/tensor_to_loop.py": 460,  # the loop form of every tn op family without a module of its own
+    "bench/models.py": 460,  # the demo and benchmark models, one class each
 }
 
 
 def sources() -> list[Path]:
     skip = {".venv", "__pycache__", ".git", "build", "dist"}
-    return sorted(p for p in ROOT.rglob("*.py") if not skip & set(p.relative_to(ROOT).parts) and not p.name.startswith("."))
+    return sorted(
+        p for p in ROOT.rglob("*.py") if not skip & set(p.relative_to(ROOT).parts) and not p.name.startswith(".")
+    )
 
 
 def layer_of(path: Path) -> str:
@@ -105,7 +109,9 @@ def test_targets_do_not_import_each_other():
         for line, module in imported_modules(path):
             names = module.split(".")
             if names[:2] == ["irc", "targets"] and len(names) > 2 and (TARGETS / names[2]).is_dir():
-                if names[2] not in (parts[1], SHARED_TARGET) or (parts[1] == SHARED_TARGET and names[2] != SHARED_TARGET):
+                if names[2] not in (parts[1], SHARED_TARGET) or (
+                    parts[1] == SHARED_TARGET and names[2] != SHARED_TARGET
+                ):
                     bad.append(f"{path.relative_to(ROOT)}:{line}: target {parts[1]} imports {module}")
     assert not bad, "sideways imports between targets:\n  " + "\n  ".join(bad)
 
@@ -114,7 +120,13 @@ def test_import_parser_resolves_relative_and_absolute_imports():
     text = "import torch\nfrom irc import report\nfrom .. import loop\nfrom .base import x\nimport irc.ir.types\n"
     text += "def f():\n    from irc.lowering.pipeline import STAGES\n"
     found = imported_modules(ROOT / "dialects" / "tensor" / "shape.py", text)
-    assert found == [(2, "irc.report"), (3, "irc.dialects"), (4, "irc.dialects.tensor.base"), (5, "irc.ir.types"), (7, "irc.lowering.pipeline")]
+    assert found == [
+        (2, "irc.report"),
+        (3, "irc.dialects"),
+        (4, "irc.dialects.tensor.base"),
+        (5, "irc.ir.types"),
+        (7, "irc.lowering.pipeline"),
+    ]
     assert [target_layer(m) for _, m in found] == ["report", "dialects", "dialects", "ir", "lowering"]
 
 

@@ -82,8 +82,10 @@ def test_stage_fusion_and_cache_messages_for_a_compiled_graph(caplog, tmp_path, 
     with caplog.at_level(logging.DEBUG):
         torch.testing.assert_close(compile_irc(fn)(x), fn(x))
     stages = _records(caplog, "stages")
-    assert any("graph" in m and "(inference)" in m and "compiled in" in m and "tensor-opt" in m and "runs on cpu" in m
-               for m in stages), stages  # fmt: skip
+    assert any(
+        "graph" in m and "(inference)" in m and "compiled in" in m and "tensor-opt" in m and "runs on cpu" in m
+        for m in stages
+    ), stages
     assert any(" pass " in m for m in stages), stages  # DEBUG: each pass's time
     assert any("fused kernels" in m for m in _records(caplog, "fusion"))
     cache = _records(caplog, "cache")

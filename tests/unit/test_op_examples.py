@@ -54,7 +54,11 @@ def defined_tn_ops() -> list[type[IRDLOperation]]:
     for info in pkgutil.iter_modules(tn_package.__path__):
         module = importlib.import_module(f"{tn_package.__name__}.{info.name}")
         for _, cls in inspect.getmembers(module, inspect.isclass):
-            if cls.__module__ == module.__name__ and issubclass(cls, IRDLOperation) and str(getattr(cls, "name", "")).startswith("tn."):
+            if (
+                cls.__module__ == module.__name__
+                and issubclass(cls, IRDLOperation)
+                and str(getattr(cls, "name", "")).startswith("tn.")
+            ):
                 found.append(cls)
     return found
 
@@ -67,7 +71,9 @@ def ctx():
 def test_every_defined_tn_op_is_registered():
     registered = set(OPS)
     missing = sorted(f"{c.__module__}.{c.__name__} ({c.name})" for c in defined_tn_ops() if c not in registered)
-    assert not missing, "tn ops defined but missing from TensorDialect (so irc-opt cannot parse them):\n  " + "\n  ".join(missing)
+    assert not missing, (
+        "tn ops defined but missing from TensorDialect (so irc-opt cannot parse them):\n  " + "\n  ".join(missing)
+    )
 
 
 def test_op_names_are_unique_and_namespaced():

@@ -155,7 +155,9 @@ def test_eager_ops_run_the_named_op_eagerly_with_the_reason(name):
     report = irc.explain(_mm_relu, a, b, options={"eager_ops": [name], "strict": True})
     assert ("aten::mm.default", "named in options['eager_ops']") in report.fallbacks, report
     assert "aten::relu.default" in report.graphs[0].imported or "aten::add.Tensor" in report.graphs[0].imported
-    torch.testing.assert_close(torch.compile(_mm_relu, backend="irc", options={"eager_ops": [name]})(a, b), _mm_relu(a, b))
+    torch.testing.assert_close(
+        torch.compile(_mm_relu, backend="irc", options={"eager_ops": [name]})(a, b), _mm_relu(a, b)
+    )
 
 
 def test_eager_ops_of_another_overload_leave_the_op_compiled():

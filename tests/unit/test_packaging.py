@@ -18,8 +18,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository root is the `irc` package
 NOT_SOURCE = shutil.ignore_patterns(".*", "__pycache__", "build", "dist", "*.egg-info", "irc-dump", "results")
-PYTEST_SELECTION = ["pyproject.toml", "tests/__init__.py", "tests/conftest.py", "tests/numeric/__init__.py",
-                    "tests/numeric/test_smoke.py"]  # fmt: skip
+PYTEST_SELECTION = [
+    "pyproject.toml",
+    "tests/__init__.py",
+    "tests/conftest.py",
+    "tests/numeric/__init__.py",
+    "tests/numeric/test_smoke.py",
+]
 
 INSTALLED_CHECK = """
 import importlib, sys
@@ -39,7 +44,7 @@ torch.testing.assert_close(torch.compile(fn, backend="irc", options={"strict": T
 print(f"imported {len(names)} modules; compiled")
 """
 
-INSTALLED_TESTS = '''
+INSTALLED_TESTS = """
 import irc
 import pytest
 
@@ -51,7 +56,7 @@ def test_irc_is_the_installed_wheel():
 @pytest.mark.slow
 def test_the_default_selection_leaves_out_slow_tests():
     raise AssertionError("pyproject.toml's addopts (-m 'not slow') should have deselected this test")
-'''
+"""
 
 
 def run(*argv, cwd: Path, env: dict | None = None) -> str:
@@ -68,13 +73,27 @@ def built(tmp_path_factory):
     source = tmp / "checkout"
     shutil.copytree(ROOT, source, ignore=NOT_SOURCE)
     modules = {p.relative_to(source).as_posix() for p in source.rglob("*.py")}  # before the build adds build/
-    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
-        "--wheel-dir", tmp / "wheels", source, cwd=tmp)  # fmt: skip
+    run(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--quiet",
+        "--no-deps",
+        "--no-build-isolation",
+        "--no-index",
+        "--wheel-dir",
+        tmp / "wheels",
+        source,
+        cwd=tmp,
+    )
     (wheel,) = (tmp / "wheels").glob("irc_compiler-*.whl")
     run(sys.executable, "-m", "venv", "--without-pip", tmp / "venv", cwd=tmp)
     python = tmp / "venv" / "bin" / "python"
     # Installed before the .pth line exists: pip then sees no irc-compiler to replace (the editable one here).
-    run(sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps", "--no-index", wheel, cwd=tmp)
+    run(
+        sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps", "--no-index", wheel, cwd=tmp
+    )
     site = Path(run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=tmp).strip())
     here = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (site / "installed-dependencies.pth").write_text("".join(f"{p}\n" for p in sorted(here)))
@@ -100,7 +119,9 @@ def test_the_installed_wheel_imports_every_module_and_compiles(built, tmp_path):
     _, _, _, python, site = built
     out = run(python, "-c", INSTALLED_CHECK, site, cwd=tmp_path, env=env_outside_the_checkout(tmp_path))
     assert out.strip().endswith("; compiled"), out
-    assert "usage: irc-opt" in run(python.parent / "irc-opt", "--help", cwd=tmp_path, env=env_outside_the_checkout(tmp_path))
+    assert "usage: irc-opt" in run(
+        python.parent / "irc-opt", "--help", cwd=tmp_path, env=env_outside_the_checkout(tmp_path)
+    )
 
 
 def test_plain_pytest_runs_a_selection_against_the_installed_wheel(built, tmp_path):

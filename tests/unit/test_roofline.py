@@ -83,13 +83,23 @@ def test_a_report_classifies_every_step_and_adds_up_with_a_fake_timer(monkeypatc
     calls = []
     found = {id(program): [program, args]}
     rates = {"tn.mm 32x64 @ 64x48 float32": (2**-11, "fake")}  # no library timing in a unit test
-    r = roofline.measure("tiny", lambda: calls.append(1), found, bounds.Bandwidth(10.0), rounds=3, reps=2, clock=clock,
-                         profile=profile, rates=rates)  # fmt: skip
+    r = roofline.measure(
+        "tiny",
+        lambda: calls.append(1),
+        found,
+        bounds.Bandwidth(10.0),
+        rounds=3,
+        reps=2,
+        clock=clock,
+        profile=profile,
+        rates=rates,
+    )
     assert len(calls) == 6 and r.measured == r.iqr[0] == r.iqr[1] == 2**-7
     assert len(r.parts) == len(names)  # one part per profiled step, in order, named after it
     for part, name in zip(r.parts, names):
         assert part.name.startswith(name.split(" (")[0]) and part.kind == {"extern": "library", "launch": "kernel"}.get(
-            name.split()[0], "runtime")
+            name.split()[0], "runtime"
+        )
     kinds = {p.kind for p in r.parts}
     assert kinds <= {"library", "kernel", "runtime"} and {"library", "kernel"} <= kinds
     lib = [p for p in r.parts if p.kind == "library"]
@@ -115,8 +125,10 @@ def test_a_rows_reductions_run_at_every_point_and_its_per_row_values_do_not():
     names = [op.name for op in arithmetic.per_point_ops(nest)]
     assert names.count("loop.reduce") == 2 and "math.exp" in names  # max, sum of exp(x - max), at every point
     assert "arith.divf" not in names  # 1 / sum: once per row
-    assert arithmetic.point_cost(nest, 16) == sum(arithmetic.math_cost(n.removeprefix("math.")) if n.startswith("math.")
-                                                   else 1 for n in names) / 16  # fmt: skip
+    assert (
+        arithmetic.point_cost(nest, 16)
+        == sum(arithmetic.math_cost(n.removeprefix("math.")) if n.startswith("math.") else 1 for n in names) / 16
+    )
 
 
 def test_a_kernel_of_transcendentals_is_bound_by_its_arithmetic(monkeypatch):
@@ -129,8 +141,9 @@ def test_a_kernel_of_transcendentals_is_bound_by_its_arithmetic(monkeypatch):
     found, bw = {id(program): [program, args]}, bounds.Bandwidth(10.0)
     for rate, limit in ((1e3, "arithmetic"), (1e18, "memory")):
         monkeypatch.setattr(roofline, "vector_rate", lambda rate=rate: rate)
-        r = roofline.measure("chain", lambda: None, found, bw, rounds=2, reps=1,
-                             profile=lambda p, a, reps: [(n, 1.0) for n in names])  # fmt: skip
+        r = roofline.measure(
+            "chain", lambda: None, found, bw, rounds=2, reps=1, profile=lambda p, a, reps: [(n, 1.0) for n in names]
+        )
         (k,) = [p for p in r.parts if p.kind == "kernel"]
         assert k.limit == limit and k.bound == max(k.bytes / 10e9, k.ops / (rate * torch.get_num_threads()))
         assert ("bound by arithmetic" in roofline.detail(r)) == (limit == "arithmetic")

@@ -17,7 +17,9 @@ from irc.ir import make_context, parse_module, print_module
 
 def tensor_stages(tmp_path: Path, fn, *inputs, dynamic=None, backward=False) -> list[str]:
     torch._dynamo.reset()
-    compiled = torch.compile(fn, backend=irc.backend, dynamic=dynamic, options={"dump_dir": str(tmp_path), "strict": True})
+    compiled = torch.compile(
+        fn, backend=irc.backend, dynamic=dynamic, options={"dump_dir": str(tmp_path), "strict": True}
+    )
     out = compiled(*inputs)
     if backward:
         out.sum().backward()
@@ -59,5 +61,7 @@ def test_fx_import_round_trips(tmp_path, case):
 
 
 def test_dynamic_graph_has_index_arguments(tmp_path):
-    (text,) = tensor_stages(tmp_path, lambda x: torch.softmax(x, -1).view(-1) * x.shape[0], torch.randn(5, 7), dynamic=True)
+    (text,) = tensor_stages(
+        tmp_path, lambda x: torch.softmax(x, -1).view(-1) * x.shape[0], torch.randn(5, 7), dynamic=True
+    )
     assert ": index" in text and "?x" in text

@@ -58,8 +58,16 @@ def test_measured_nhwc_speed_outweighs_conversions():
     timer = Timer(1e-3, 0.5e-3)
     text, notes = run("auto", timer)
     assert len(timer.calls) == 2  # once per convolution, with the problem's shape
-    assert timer.calls[0] == dict(x=[2, 16, 8, 8], w=[16, 16, 3, 3], stride=[1, 1], padding=[1, 1], dilation=[1, 1],
-                                  groups=1, dtype="f32", bias=False)  # fmt: skip
+    assert timer.calls[0] == dict(
+        x=[2, 16, 8, 8],
+        w=[16, 16, 3, 3],
+        stride=[1, 1],
+        padding=[1, 1],
+        dilation=[1, 1],
+        groups=1,
+        dtype="f32",
+        bias=False,
+    )
     assert text.count("channels_last") == 2 and text.count("tn.permute") == 2  # one conversion in, one out
     assert notes[0].startswith("region 0 (2 convs, 3 ops): nhwc: cost") and "(measured)" in notes[0]
 

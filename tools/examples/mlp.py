@@ -1,8 +1,8 @@
 """A two-layer MLP with layer norm and GELU, for trying irc-opt on a real model.
 
-    irc-opt --model irc.tools.examples.mlp:make_mlp --inputs 32x1024xf32
-    irc-opt --model irc.tools.examples.mlp:make_mlp --inputs 32x1024xf32 --stage tensor-opt
-    irc-opt --model irc.tools.examples.mlp:gelu_residual --inputs 8x64xf32 8x64xf32
+irc-opt --model irc.tools.examples.mlp:make_mlp --inputs 32x1024xf32
+irc-opt --model irc.tools.examples.mlp:make_mlp --inputs 32x1024xf32 --stage tensor-opt
+irc-opt --model irc.tools.examples.mlp:gelu_residual --inputs 8x64xf32 8x64xf32
 """
 
 import torch

@@ -42,8 +42,16 @@ class Builder:
             return None
         return self.draw(st.sampled_from(ids[::-1]))  # shrinks toward the newest value
 
-    def fresh(self, shape, dtype: str | None = None, *, low: int | None = None, high: int | None = None,
-              layout: str | None = None, grad: bool | None = None) -> int:
+    def fresh(
+        self,
+        shape,
+        dtype: str | None = None,
+        *,
+        low: int | None = None,
+        high: int | None = None,
+        layout: str | None = None,
+        grad: bool | None = None,
+    ) -> int:
         """A new input of this shape (and dtype, drawn when None); its value id."""
         shape = tuple(int(s) for s in shape)
         dtype = dtype or self.draw(st.sampled_from(FLOAT_DTYPES if self.training else self.dtypes))
@@ -61,8 +69,17 @@ class Builder:
         is_float = DTYPES[dtype].is_floating_point
         if grad is None:
             grad = self.training and is_float
-        x = Input(shape, dtype, layout, dynamic, grad and is_float, expanded,
-                  -24 if low is None else low, 25 if high is None else high, seed=len(self.inputs))
+        x = Input(
+            shape,
+            dtype,
+            layout,
+            dynamic,
+            grad and is_float,
+            expanded,
+            -24 if low is None else low,
+            25 if high is None else high,
+            seed=len(self.inputs),
+        )
         self.inputs.append(x)
         self.values.append(self.materialize(x))
         self.input_ids.append(len(self.values) - 1)
@@ -125,7 +142,12 @@ class Builder:
                 out = eval(op.render(names), {"torch": torch, "F": F, "math": math}, env)
         except Exception:
             return None
-        if not isinstance(out, torch.Tensor) or out.numel() > MAX_NUMEL or out.is_complex() or out.dtype not in DTYPES.values():
+        if (
+            not isinstance(out, torch.Tensor)
+            or out.numel() > MAX_NUMEL
+            or out.is_complex()
+            or out.dtype not in DTYPES.values()
+        ):
             return None
         if any(out is v for v in self.values):
             return None  # an op that returns its argument unchanged is no op

@@ -44,8 +44,14 @@ def capture(p: Program) -> list[Captured]:
             else:  # the plan the backend runs: the cpu target's rules over these arguments (compiler.record)
                 placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
                 record(result.module, graph_args(placeholders, result.constants), Options())
-            g = Captured(f"graph{len(graphs)}-{kind}", print_module(result.module) if result else "", None,
-                         list(result.constants) if result else [], None, list(result.outputs) if result else [])
+            g = Captured(
+                f"graph{len(graphs)}-{kind}",
+                print_module(result.module) if result else "",
+                None,
+                list(result.constants) if result else [],
+                None,
+                list(result.outputs) if result else [],
+            )
             if result is not None:
                 graphs.append(g)
 
@@ -56,7 +62,9 @@ def capture(p: Program) -> list[Captured]:
                 outs = gm.forward(*args)
                 if first:
                     flat = list(outs) if isinstance(outs, (list, tuple)) else [outs]
-                    g.results = [_value(flat[j]) for j, (kind, _) in enumerate(g.outputs) if kind == "result" and j < len(flat)]
+                    g.results = [
+                        _value(flat[j]) for j, (kind, _) in enumerate(g.outputs) if kind == "result" and j < len(flat)
+                    ]
                 return outs
 
             run._boxed_call = True
@@ -64,8 +72,12 @@ def capture(p: Program) -> list[Captured]:
 
         return compile_graph
 
-    backend = aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
-                           inference_compiler=compiler("inference"), decompositions=decomposition_table())
+    backend = aot_autograd(
+        fw_compiler=compiler("forward"),
+        bw_compiler=compiler("backward"),
+        inference_compiler=compiler("inference"),
+        decompositions=decomposition_table(),
+    )
     loaded = load(p)
     torch._dynamo.reset()
     compiled = torch.compile(loaded.fn, backend=backend)

@@ -131,9 +131,21 @@ class Campaign:
         return given(programs(max_ops=self.args.max_ops))(program_property)
 
     def run_round(self, prop: str, i: int) -> None:
-        phases = [Phase.generate, Phase.shrink] if i >= len(self.args.property) else [Phase.reuse, Phase.generate, Phase.shrink]
-        conf = settings(database=self.db, max_examples=ROUND, deadline=None, phases=phases, suppress_health_check=SUPPRESS,
-                        verbosity=Verbosity.quiet, print_blob=False, report_multiple_bugs=True)
+        phases = (
+            [Phase.generate, Phase.shrink]
+            if i >= len(self.args.property)
+            else [Phase.reuse, Phase.generate, Phase.shrink]
+        )
+        conf = settings(
+            database=self.db,
+            max_examples=ROUND,
+            deadline=None,
+            phases=phases,
+            suppress_health_check=SUPPRESS,
+            verbosity=Verbosity.quiet,
+            print_blob=False,
+            report_multiple_bugs=True,
+        )
         test = conf(seed(self.args.seed * 100003 + i)(self.test_for(prop)))  # settings after seed: keep the database
         self.failing = False
         try:
@@ -162,12 +174,17 @@ class Campaign:
             from .programs import source
 
             head = _comment("#", f"{sig}\nfound after {found:.0f} s")  # a message of several lines stays a comment
-            stem.with_suffix(".py").write_text(head + source(f.program, options={"target": f.target} if f.target else None))
+            stem.with_suffix(".py").write_text(
+                head + source(f.program, options={"target": f.target} if f.target else None)
+            )
             if f.mlir:
                 stem.with_suffix(".mlir").write_text(_comment("//", f.stage) + f.mlir)
         else:
             stem.with_suffix(".mlir").write_text(_comment("//", f"irc-opt {' '.join(f.flags)}: {f.message}") + f.text)
-        print(f"\n{'=' * 100}\nFAILURE {len(self.reported)} (first seen after {found:.0f} s; saved as {stem}.*)\n{text}\n", file=sys.stderr)
+        print(
+            f"\n{'=' * 100}\nFAILURE {len(self.reported)} (first seen after {found:.0f} s; saved as {stem}.*)\n{text}\n",
+            file=sys.stderr,
+        )
 
     def run(self) -> int:
         from .properties import targets
@@ -183,8 +200,11 @@ class Campaign:
             seeds()  # warm up (it runs irc-opt on every seed) before the clock starts
         self.start = time.monotonic()
         self.deadline = self.start + self.args.budget
-        print(f"irc-fuzz: properties {', '.join(self.args.property)}; targets {', '.join(self.targets)}; "
-              f"budget {self.args.budget:g} s; seed {self.args.seed}; corpus {self.corpus}", file=sys.stderr)
+        print(
+            f"irc-fuzz: properties {', '.join(self.args.property)}; targets {', '.join(self.targets)}; "
+            f"budget {self.args.budget:g} s; seed {self.args.seed}; corpus {self.corpus}",
+            file=sys.stderr,
+        )
         i = 0
         while time.monotonic() < self.deadline:
             self.run_round(self.args.property[i % len(self.args.property)], i)
@@ -200,10 +220,16 @@ class Campaign:
         done = min(1.0, (now - self.start) / max(self.args.budget, 1e-9))
         bar = "#" * int(done * 30) + "-" * (30 - int(done * 30))
         s = self.stats
-        line = (f"[{bar}] {now - self.start:5.0f}/{self.args.budget:g} s  {s['examples']} examples  ok {s['ok']}  "
-                f"skipped {s['inconclusive']}  known {sum(self.known.values())}  failures {len(self.reported)}  "
-                f"({s['examples'] / max(now - self.start, 1e-9):.1f}/s)")
-        print(("\r" + line) if sys.stderr.isatty() and not final else line, end="" if sys.stderr.isatty() and not final else "\n", file=sys.stderr)
+        line = (
+            f"[{bar}] {now - self.start:5.0f}/{self.args.budget:g} s  {s['examples']} examples  ok {s['ok']}  "
+            f"skipped {s['inconclusive']}  known {sum(self.known.values())}  failures {len(self.reported)}  "
+            f"({s['examples'] / max(now - self.start, 1e-9):.1f}/s)"
+        )
+        print(
+            ("\r" + line) if sys.stderr.isatty() and not final else line,
+            end="" if sys.stderr.isatty() and not final else "\n",
+            file=sys.stderr,
+        )
 
     def summary(self) -> int:
         for name, n in self.known.items():
@@ -224,11 +250,19 @@ def _failures(e: BaseException) -> list:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="irc-fuzz", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="irc-fuzz", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--budget", type=float, default=300, help="seconds to fuzz (default 300)")
     p.add_argument("--seed", type=int, default=0, help="seed of the first round (each round adds one)")
-    p.add_argument("--property", action="append", choices=PROPERTIES, help="what to fuzz (repeatable; default all three)")
-    p.add_argument("--target", action="append", help="irc targets to compare with eager (default: every target irc.options accepts)")
+    p.add_argument(
+        "--property", action="append", choices=PROPERTIES, help="what to fuzz (repeatable; default all three)"
+    )
+    p.add_argument(
+        "--target",
+        action="append",
+        help="irc targets to compare with eager (default: every target irc.options accepts)",
+    )
     p.add_argument("--corpus", default=".irc-fuzz", help="where failures are saved (default .irc-fuzz)")
     p.add_argument("--max-ops", type=int, default=5, help="ops per program (default 5)")
     p.add_argument("--timeout", type=float, default=120, help="seconds one example may take before it counts as a hang")

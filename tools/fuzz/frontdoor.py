@@ -22,14 +22,69 @@ ROOT = Path(__file__).resolve().parents[2]
 LOCATED = re.compile(r"^\S[^\n]*?:\d+:\d+: error: ", re.M)
 STAGE_ORDER = re.compile(r"^irc-opt: error: --stage \S+ comes before the input's stage", re.M)
 FLAGS = ((), ("--stage", "loop"), ("--stage", "mem"), ("--stage", "mem", "--verify-each"), ("--split-input-file",))
-TOKENS = ("f32", "f64", "i1", "i64", "index", "tensor<4x8xf32>", "tensor<?xf32>", "memref<4xf32>", "%0", "%arg0", "0", "-1",
-          "4", "?", "x", ",", ":", "(", ")", "{", "}", "<", ">", "[", "]", "->", "=", "\"", "tn.add", "loop.nest",
-          "loop.yield", "func.return", "affine_map<(d0) -> (d0)>", "dense<1.0>", "#", "^bb0", "@main", "\n")
-KINDS = ("digit",) * 4 + ("type",) * 2 + ("op", "iterator", "truncate", "truncate", "delete", "token", "insert", "duplicate", "swap-word")
+TOKENS = (
+    "f32",
+    "f64",
+    "i1",
+    "i64",
+    "index",
+    "tensor<4x8xf32>",
+    "tensor<?xf32>",
+    "memref<4xf32>",
+    "%0",
+    "%arg0",
+    "0",
+    "-1",
+    "4",
+    "?",
+    "x",
+    ",",
+    ":",
+    "(",
+    ")",
+    "{",
+    "}",
+    "<",
+    ">",
+    "[",
+    "]",
+    "->",
+    "=",
+    '"',
+    "tn.add",
+    "loop.nest",
+    "loop.yield",
+    "func.return",
+    "affine_map<(d0) -> (d0)>",
+    "dense<1.0>",
+    "#",
+    "^bb0",
+    "@main",
+    "\n",
+)
+KINDS = (
+    ("digit",) * 4
+    + ("type",) * 2
+    + ("op", "iterator", "truncate", "truncate", "delete", "token", "insert", "duplicate", "swap-word")
+)
 SWAPS = {  # words that may stand for one another: the text still parses, the types or the meaning change
     "type": ("f32", "f64", "f16", "i1", "i8", "i32", "i64", "index"),
-    "op": ("tn.add", "tn.mul", "tn.sub", "tn.maximum", "tn.sum", "tn.amax", "tn.mean", "tn.exp", "tn.neg", "tn.relu",
-           "arith.addf", "arith.mulf", "arith.maximumf", "arith.addi"),
+    "op": (
+        "tn.add",
+        "tn.mul",
+        "tn.sub",
+        "tn.maximum",
+        "tn.sum",
+        "tn.amax",
+        "tn.mean",
+        "tn.exp",
+        "tn.neg",
+        "tn.relu",
+        "arith.addf",
+        "arith.mulf",
+        "arith.maximumf",
+        "arith.addi",
+    ),
     "iterator": ('"parallel"', '"reduction"'),
 }
 BUILTIN = (
@@ -78,7 +133,7 @@ def _mutate(draw, text: str) -> str:
         found = list(re.finditer("|".join(rf"(?<![\w.]){re.escape(w)}(?![\w.])" for w in SWAPS[kind]), text))
         if found:
             w = draw(st.sampled_from(found))
-            return text[: w.start()] + draw(st.sampled_from(SWAPS[kind])) + text[w.end():]
+            return text[: w.start()] + draw(st.sampled_from(SWAPS[kind])) + text[w.end() :]
     words = [m for m in re.finditer(r"[%@#^]?[\w.]+|[^\w\s]", text)]
     if not words:
         return text[:i]
@@ -87,9 +142,9 @@ def _mutate(draw, text: str) -> str:
         nums = list(re.finditer(r"(?<![A-Za-wyz_.\d])\d+(?![\d.])", text))  # sizes, offsets, indices; not f32 or %0
         if nums:
             w = draw(st.sampled_from(nums))
-            return text[: w.start()] + str(draw(st.sampled_from((0, 1, 2, 3, 5, 8, 64, 2**31)))) + text[w.end():]
+            return text[: w.start()] + str(draw(st.sampled_from((0, 1, 2, 3, 5, 8, 64, 2**31)))) + text[w.end() :]
     other = draw(st.sampled_from(words)).group() if kind == "swap-word" else draw(st.sampled_from(TOKENS))
-    return text[: w.start()] + other + text[w.end():]
+    return text[: w.start()] + other + text[w.end() :]
 
 
 def run_opt(text: str, flags: tuple[str, ...] = (), timeout: float = 30.0) -> tuple[int, str, str]:
@@ -102,7 +157,11 @@ def run_opt(text: str, flags: tuple[str, ...] = (), timeout: float = 30.0) -> tu
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), time_limit(timeout):
             try:
-                code = main([str(path), *flags, "--reproducer", str(Path(tmp) / "repro.mlir")] if "--verify-each" in flags else [str(path), *flags])
+                code = main(
+                    [str(path), *flags, "--reproducer", str(Path(tmp) / "repro.mlir")]
+                    if "--verify-each" in flags
+                    else [str(path), *flags]
+                )
             except Hang:
                 raise
             except BaseException as e:  # an exception escaping main() is a traceback for the user
@@ -140,8 +199,10 @@ class FrontDoorFailure(AssertionError):
         super().__init__(self.report())
 
     def report(self) -> str:
-        return (f"irc-fuzz: front-door: {self.problem}\n# ---- reproduce: save the input below as input.mlir, then run ----\n"
-                f"irc-opt input.mlir {' '.join(self.flags)}\n// ---- input.mlir ----\n{self.text}")
+        return (
+            f"irc-fuzz: front-door: {self.problem}\n# ---- reproduce: save the input below as input.mlir, then run ----\n"
+            f"irc-opt input.mlir {' '.join(self.flags)}\n// ---- input.mlir ----\n{self.text}"
+        )
 
 
 def check_front_door(text: str, flags: tuple[str, ...] = ()) -> None:

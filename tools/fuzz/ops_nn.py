@@ -25,7 +25,11 @@ def matmul(b: Builder) -> Op | None:
         return Op("bmm", (x, b.fresh((t.shape[0], k, n), dt)), "torch.bmm({0}, {1})")
     if f == "addmm" and t.dim() == 2:
         bias = b.fresh(b.draw(st.sampled_from(((n,), (t.shape[0], n), (1, n)))), dt)
-        return Op("addmm", (bias, x, b.fresh((k, n), dt)), f"torch.addmm({{0}}, {{1}}, {{2}}, beta={b.scalar(t)!r}, alpha={b.scalar(t)!r})")
+        return Op(
+            "addmm",
+            (bias, x, b.fresh((k, n), dt)),
+            f"torch.addmm({{0}}, {{1}}, {{2}}, beta={b.scalar(t)!r}, alpha={b.scalar(t)!r})",
+        )
     if f == "linear":
         w = b.fresh((n, k), dt)
         if b.draw(st.booleans()):
@@ -60,7 +64,11 @@ def conv(b: Builder) -> Op | None:
         args.append(b.fresh((out,), dt))
         bias = "{2}"
     f = ("F.conv_transpose2d" if two else "F.conv_transpose1d") if transposed else ("F.conv2d" if two else "F.conv1d")
-    return Op(f.split(".")[-1], tuple(args), f"{f}({{0}}.reshape{tup(shape)}, {{1}}, {bias}, stride={stride}, padding={pad}, dilation={dil}, groups={groups})")
+    return Op(
+        f.split(".")[-1],
+        tuple(args),
+        f"{f}({{0}}.reshape{tup(shape)}, {{1}}, {bias}, stride={stride}, padding={pad}, dilation={dil}, groups={groups})",
+    )
 
 
 def _as_image(b: Builder, n: int, rank: int) -> tuple[int, ...] | None:
@@ -80,7 +88,9 @@ def pool(b: Builder) -> Op | None:
         return None
     f = b.draw(st.sampled_from(("F.max_pool2d", "F.avg_pool2d", "F.adaptive_avg_pool2d")))
     if f == "F.adaptive_avg_pool2d":
-        return Op("adaptive_avg_pool2d", (x,), f"{f}({{0}}, {tup((b.draw(st.integers(1, 3)), b.draw(st.integers(1, 3))))})")
+        return Op(
+            "adaptive_avg_pool2d", (x,), f"{f}({{0}}, {tup((b.draw(st.integers(1, 3)), b.draw(st.integers(1, 3))))})"
+        )
     k = b.draw(st.sampled_from((2, 1, 3)))
     stride = b.draw(st.sampled_from((None, 1, 2)))
     pad = b.draw(st.integers(0, k // 2))
@@ -104,7 +114,11 @@ def norm(b: Builder) -> Op | None:
     if b.draw(st.booleans()):
         if f == "rms_norm":
             return Op("rms_norm", (x, b.fresh(shape, dt)), f"F.rms_norm({{0}}, {tup(shape)}, {{1}}, eps=1e-3)")
-        return Op("layer_norm", (x, b.fresh(shape, dt), b.fresh(shape, dt)), f"F.layer_norm({{0}}, {tup(shape)}, {{1}}, {{2}}, eps=1e-3)")
+        return Op(
+            "layer_norm",
+            (x, b.fresh(shape, dt), b.fresh(shape, dt)),
+            f"F.layer_norm({{0}}, {tup(shape)}, {{1}}, {{2}}, eps=1e-3)",
+        )
     return Op(f, (x,), f"F.{f}({{0}}, {tup(shape)}, eps=1e-3)")
 
 
@@ -122,12 +136,20 @@ def indexing(b: Builder) -> Op | None:
         return Op("masked_fill", (x,), f"{{0}}.masked_fill({{0}} > {b.scalar(t)!r}, {b.scalar(t)!r})")
     if f == "gather":
         shape = tuple(min(s, b.draw(st.sampled_from((1, 2, 3)))) if i != d else m for i, s in enumerate(t.shape))
-        return Op("gather", (x, b.fresh(shape, "i64", low=0, high=n, layout="contiguous")), f"torch.gather({{0}}, {d}, {{1}})")
+        return Op(
+            "gather", (x, b.fresh(shape, "i64", low=0, high=n, layout="contiguous")), f"torch.gather({{0}}, {d}, {{1}})"
+        )
     if f == "scatter_add":
         src = b.fresh(t.shape, DTYPE_NAMES[t.dtype])
-        return Op("scatter_add", (x, b.fresh(t.shape, "i64", low=0, high=n, layout="contiguous"), src), f"{{0}}.scatter_add({d}, {{1}}, {{2}})")
+        return Op(
+            "scatter_add",
+            (x, b.fresh(t.shape, "i64", low=0, high=n, layout="contiguous"), src),
+            f"{{0}}.scatter_add({d}, {{1}}, {{2}})",
+        )
     if f == "embedding" and t.dim() == 2 and _float(t):
-        return Op("embedding", (b.fresh((m,), "i64", low=0, high=t.shape[0], layout="contiguous"), x), "F.embedding({0}, {1})")
+        return Op(
+            "embedding", (b.fresh((m,), "i64", low=0, high=t.shape[0], layout="contiguous"), x), "F.embedding({0}, {1})"
+        )
     idx = b.fresh((m,), "i64", low=-n if f == "index" else 0, high=n, layout="contiguous")
     if f == "index":
         return Op("index", (x, idx), f"{{0}}[{':, ' * d}{{1}}]")
@@ -160,11 +182,25 @@ def inplace(b: Builder) -> Op | None:
     name = f"_t{len(b.values)}"
     d = b.draw(st.integers(0, t.dim() - 1))
     n = t.shape[d]
-    where = b.draw(st.sampled_from((f"[{':, ' * d}{n // 2}:]", f"[{':, ' * d}::2]", "" if n == 0 else f"[{':, ' * d}{n - 1}]", "")))
+    where = b.draw(
+        st.sampled_from((f"[{':, ' * d}{n // 2}:]", f"[{':, ' * d}::2]", "" if n == 0 else f"[{':, ' * d}{n - 1}]", ""))
+    )
     f = b.draw(st.sampled_from(("mul_", "add_", "relu_", "fill_", "zero_", "clamp_")))
-    arg = {"mul_": repr(b.scalar(t)), "add_": repr(b.scalar(t)), "fill_": repr(b.scalar(t)), "clamp_": f"min={b.scalar(t)!r}"}.get(f, "")
+    arg = {
+        "mul_": repr(b.scalar(t)),
+        "add_": repr(b.scalar(t)),
+        "fill_": repr(b.scalar(t)),
+        "clamp_": f"min={b.scalar(t)!r}",
+    }.get(f, "")
     return Op(f"inplace_{f}", (x,), f"({name} := {{0}}.clone(), {name}{where}.{f}({arg}), {name})[2]")
 
 
-FAMILIES = (("matmul", matmul, 2), ("conv", conv, 1), ("pool", pool, 1), ("norm", norm, 1), ("indexing", indexing, 1),
-            ("creation", creation, 1), ("inplace", inplace, 1))
+FAMILIES = (
+    ("matmul", matmul, 2),
+    ("conv", conv, 1),
+    ("pool", pool, 1),
+    ("norm", norm, 1),
+    ("indexing", indexing, 1),
+    ("creation", creation, 1),
+    ("inplace", inplace, 1),
+)

@@ -5,8 +5,20 @@ from hypothesis import strategies as st
 from .builder import Builder, tup
 from .programs import Op
 
-MULTI_DIM = ("torch.sum", "torch.mean", "torch.amax", "torch.amin", "torch.logsumexp", "torch.var", "torch.std",
-             "torch.any", "torch.all", "torch.nansum", "torch.count_nonzero", "torch.linalg.vector_norm")
+MULTI_DIM = (
+    "torch.sum",
+    "torch.mean",
+    "torch.amax",
+    "torch.amin",
+    "torch.logsumexp",
+    "torch.var",
+    "torch.std",
+    "torch.any",
+    "torch.all",
+    "torch.nansum",
+    "torch.count_nonzero",
+    "torch.linalg.vector_norm",
+)
 ONE_DIM = ("torch.argmax", "torch.argmin", "torch.prod", "max", "min", "torch.median")
 SCANS = ("torch.softmax", "torch.log_softmax", "torch.cumsum", "torch.cumprod", "torch.logcumsumexp", "torch.cummax")
 FULL = ("sum", "mean", "amax", "prod", "max", "min", "any", "all", "argmax", "std", "norm")
@@ -63,4 +75,9 @@ def scan(b: Builder) -> Op | None:
     return Op(f.split(".")[-1], (x,), f"{f}({{0}}, dim={d})")
 
 
-FAMILIES = (("reduction", reduction, 4), ("reduction_one", reduction_one, 2), ("full_reduction", full_reduction, 1), ("scan", scan, 2))
+FAMILIES = (
+    ("reduction", reduction, 4),
+    ("reduction_one", reduction_one, 2),
+    ("full_reduction", full_reduction, 1),
+    ("scan", scan, 2),
+)

@@ -91,7 +91,9 @@ def expand(b: Builder) -> Op | None:
     x = b.pick()
     t = b.val(x)
     lead = [b.draw(st.sampled_from((2, 3, 1)))] if b.draw(st.integers(0, 2)) == 0 else []
-    shape = lead + [b.draw(st.sampled_from((3, 2, 5, 1))) if n == 1 else (-1 if b.draw(st.booleans()) else n) for n in t.shape]
+    shape = lead + [
+        b.draw(st.sampled_from((3, 2, 5, 1))) if n == 1 else (-1 if b.draw(st.booleans()) else n) for n in t.shape
+    ]
     f = b.draw(st.sampled_from(("expand", "broadcast_to")))
     return Op(f, (x,), f"{{0}}.expand{tup(shape)}" if f == "expand" else f"torch.broadcast_to({{0}}, {tup(shape)})")
 
@@ -113,7 +115,11 @@ def cat(b: Builder) -> Op | None:
     shape[d] = b.draw(st.sampled_from((1, 2, 0, 3)))
     y = b.pick(lambda u: list(u.shape) == shape) if b.draw(st.booleans()) else None
     y = b.fresh(shape, DTYPE_NAMES[t.dtype] if b.draw(st.integers(0, 3)) else None) if y is None else y
-    return Op("cat", (x, y), f"torch.cat([{{0}}, {{1}}], dim={d})" if b.draw(st.booleans()) else f"torch.cat([{{1}}, {{0}}], dim={d})")
+    return Op(
+        "cat",
+        (x, y),
+        f"torch.cat([{{0}}, {{1}}], dim={d})" if b.draw(st.booleans()) else f"torch.cat([{{1}}, {{0}}], dim={d})",
+    )
 
 
 def split(b: Builder) -> Op | None:
@@ -151,11 +157,26 @@ def movement(b: Builder) -> Op | None:
         return Op("pad", (x,), f"F.pad({{0}}, {tup(pads)}, value={b.scalar(t)!r})")
     if f in ("tril", "diagonal") and t.dim() >= 2:
         k = b.draw(st.integers(-2, 2))
-        return Op(f, (x,), f"torch.tril({{0}}, {k})" if f == "tril" else f"torch.diagonal({{0}}, {k}, {d}, {(d + 1) % t.dim()})")
+        return Op(
+            f,
+            (x,),
+            f"torch.tril({{0}}, {k})" if f == "tril" else f"torch.diagonal({{0}}, {k}, {d}, {(d + 1) % t.dim()})",
+        )
     if f == "unfold" and t.shape[d]:
-        return Op("unfold", (x,), f"{{0}}.unfold({d}, {b.draw(st.integers(1, t.shape[d]))}, {b.draw(st.integers(1, 3))})")
+        return Op(
+            "unfold", (x,), f"{{0}}.unfold({d}, {b.draw(st.integers(1, t.shape[d]))}, {b.draw(st.integers(1, 3))})"
+        )
     return Op(f, (x,), "{0}.contiguous()" if f == "contiguous" else "{0}.clone()")
 
 
-FAMILIES = (("reshape", reshape, 3), ("permute", permute, 2), ("slice", slice_, 3), ("select", select, 1),
-            ("unsqueeze", unsqueeze, 1), ("expand", expand, 2), ("cat", cat, 2), ("split", split, 1), ("movement", movement, 2))
+FAMILIES = (
+    ("reshape", reshape, 3),
+    ("permute", permute, 2),
+    ("slice", slice_, 3),
+    ("select", select, 1),
+    ("unsqueeze", unsqueeze, 1),
+    ("expand", expand, 2),
+    ("cat", cat, 2),
+    ("split", split, 1),
+    ("movement", movement, 2),
+)

@@ -33,7 +33,9 @@ def widen(inputs: list) -> list:
 
 def close(got, want, want64=None, what: str = "output") -> str | None:
     """None when `got` matches `want` (or `want64` where `want` disagrees), else how it differs."""
-    return compare_results(_leaves(want), _leaves(got), None if want64 is None else _leaves(want64), what=what, ref="eager gives")
+    return compare_results(
+        _leaves(want), _leaves(got), None if want64 is None else _leaves(want64), what=what, ref="eager gives"
+    )
 
 
 def compare(fn: Callable, compiled: Callable, make_inputs: Callable, dtypes: list | None = None) -> str | None:
@@ -44,7 +46,11 @@ def compare(fn: Callable, compiled: Callable, make_inputs: Callable, dtypes: lis
         want64 = _run64(fn, make_inputs)
         if dtypes is not None:
             want = [w.to(d) if isinstance(w, torch.Tensor) else w for w, d in zip(_leaves(want), dtypes)]
-            want64 = None if want64 is None else [w.to(d) if isinstance(w, torch.Tensor) else w for w, d in zip(_leaves(want64), dtypes)]
+            want64 = (
+                None
+                if want64 is None
+                else [w.to(d) if isinstance(w, torch.Tensor) else w for w, d in zip(_leaves(want64), dtypes)]
+            )
         return close(got, want, want64)
 
 
@@ -62,7 +68,9 @@ def meta_dtypes(fn: Callable, make_inputs: Callable) -> list | None:
     except Exception:
         return None
     dtypes = [f.dtype if isinstance(f, torch.Tensor) else None for f in fake]
-    same = len(eager) == len(fake) and all(not isinstance(e, torch.Tensor) or e.dtype == d for e, d in zip(eager, dtypes))
+    same = len(eager) == len(fake) and all(
+        not isinstance(e, torch.Tensor) or e.dtype == d for e, d in zip(eager, dtypes)
+    )
     return None if same else dtypes
 
 
@@ -100,6 +108,7 @@ def compare_training(fn: Callable, compiled: Callable, make_inputs: Callable) ->
 def deterministic(fn: Callable, make_inputs: Callable, training: bool, runs: int = 8) -> bool:
     """Does eager give bitwise the same results (and gradients) every time? Some torch kernels read memory
     they never wrote (bf16 convolution_backward on CPU, torch 2.13): then neither eager nor irc can be judged."""
+
     def once(i):
         _dirty_the_allocator(3.0e38 if i % 2 else -7.0)
         if training:
@@ -135,8 +144,14 @@ class _Nudge(TorchDispatchMode):
         out = func(*args, **(kwargs or {}))
         if func._schema.is_mutable or any(a.alias_info is not None for a in func._schema.returns):
             return out
-        return tree_map(lambda t: torch.nextafter(t, torch.full_like(t, self.to))
-                        if isinstance(t, torch.Tensor) and t.is_floating_point() else t, out)  # fmt: skip
+        return tree_map(
+            lambda t: (
+                torch.nextafter(t, torch.full_like(t, self.to))
+                if isinstance(t, torch.Tensor) and t.is_floating_point()
+                else t
+            ),
+            out,
+        )
 
 
 def ill_conditioned(fn: Callable, compiled: Callable, make_inputs: Callable, training: bool = False) -> bool:
@@ -164,7 +179,11 @@ def ill_conditioned(fn: Callable, compiled: Callable, make_inputs: Callable, tra
         return False
     found = False
     for i, (g, w) in enumerate(zip(got, want)):
-        if not (isinstance(g, torch.Tensor) and isinstance(w, torch.Tensor)) or g.shape != w.shape or not w.is_floating_point():
+        if (
+            not (isinstance(g, torch.Tensor) and isinstance(w, torch.Tensor))
+            or g.shape != w.shape
+            or not w.is_floating_point()
+        ):
             continue
         differ = ~close_elements(g, w)
         if not bool(differ.any()):

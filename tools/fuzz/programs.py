@@ -14,8 +14,14 @@ from dataclasses import dataclass, replace
 import torch
 
 DTYPES = {
-    "f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16,
-    "i64": torch.int64, "i32": torch.int32, "u8": torch.uint8, "bool": torch.bool,
+    "f32": torch.float32,
+    "f64": torch.float64,
+    "f16": torch.float16,
+    "bf16": torch.bfloat16,
+    "i64": torch.int64,
+    "i32": torch.int32,
+    "u8": torch.uint8,
+    "bool": torch.bool,
 }
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
 LAYOUTS = ("contiguous", "transposed", "strided", "offset", "expanded")
@@ -74,7 +80,9 @@ class Program:
         keep_ops = [i for i in range(len(self.ops)) if n_in + i in need]
         new_id = {old: new for new, old in enumerate(keep_in + [n_in + i for i in keep_ops])}
         ops = tuple(replace(self.ops[i], args=tuple(new_id[a] for a in self.ops[i].args)) for i in keep_ops)
-        return replace(self, inputs=tuple(self.inputs[i] for i in keep_in), ops=ops, outputs=tuple(new_id[o] for o in self.outputs))
+        return replace(
+            self, inputs=tuple(self.inputs[i] for i in keep_in), ops=ops, outputs=tuple(new_id[o] for o in self.outputs)
+        )
 
     def names(self) -> list[str]:
         return [f"a{i}" for i in range(len(self.inputs))] + [f"v{len(self.inputs) + i}" for i in range(len(self.ops))]
@@ -130,7 +138,14 @@ def source(p: Program, *, options: dict | None = None, dynamic: bool = True) -> 
         lines.append(f"    {names[n_in + i]} = {op.render(names)}")
     outs = ", ".join(names[o] for o in p.outputs)
     lines.append(f"    return {outs}{',' if len(p.outputs) == 1 else ''}")
-    lines += ["", "", "def make_inputs(seed=0, grow=0):", "    def g(i):", "        return torch.Generator().manual_seed(1000 * seed + i)", ""]
+    lines += [
+        "",
+        "",
+        "def make_inputs(seed=0, grow=0):",
+        "    def g(i):",
+        "        return torch.Generator().manual_seed(1000 * seed + i)",
+        "",
+    ]
     for i, x in enumerate(p.inputs):
         lines.append(f"    a{i} = {input_expr(x)}")
         if dynamic:
@@ -138,11 +153,18 @@ def source(p: Program, *, options: dict | None = None, dynamic: bool = True) -> 
     lines.append(f"    return [{', '.join(names[:n_in])}]")
     opts = {"strict": True, **(options or {})}
     run = "compare_training" if p.training else "compare"
-    lines += ["", "", "if __name__ == '__main__':", "    import irc",
-              f"    compiled = torch.compile(fn, backend=irc.backend, options={opts!r})",
-              f"    from irc.tools.fuzz.oracle import {run}", f"    print({run}(fn, compiled, make_inputs)"
-              + (f" or {run}(fn, compiled, lambda: make_inputs(grow=1))" if any(x.dynamic for x in p.inputs) else "")
-              + " or 'irc matches eager')", ""]
+    lines += [
+        "",
+        "",
+        "if __name__ == '__main__':",
+        "    import irc",
+        f"    compiled = torch.compile(fn, backend=irc.backend, options={opts!r})",
+        f"    from irc.tools.fuzz.oracle import {run}",
+        f"    print({run}(fn, compiled, make_inputs)"
+        + (f" or {run}(fn, compiled, lambda: make_inputs(grow=1))" if any(x.dynamic for x in p.inputs) else "")
+        + " or 'irc matches eager')",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -165,6 +187,10 @@ def numel(shape) -> int:
 
 
 def describe(p: Program) -> str:
-    ins = ", ".join(f"{x.dtype}{list(x.shape)}" + (f" {x.layout}" if x.layout != "contiguous" else "") + (f" dyn{list(x.dynamic)}" if x.dynamic else "")
-                    for x in p.inputs)
+    ins = ", ".join(
+        f"{x.dtype}{list(x.shape)}"
+        + (f" {x.layout}" if x.layout != "contiguous" else "")
+        + (f" dyn{list(x.dynamic)}" if x.dynamic else "")
+        for x in p.inputs
+    )
     return f"{len(p.ops)} ops ({', '.join(p.op_kinds())}) on {ins}" + (" [training]" if p.training else "")

@@ -25,23 +25,45 @@ import torch
 from .oracle import compare, compare_training, deterministic, gradients, ill_conditioned, meta_dtypes
 from .programs import Program, describe, load, source
 
+
 class FuzzFailure(AssertionError):
     """A property failed: `kind` says which, `stage`/`mlir` hold the IR of the first failing stage."""
 
-    def __init__(self, kind: str, message: str, program: Program, stage: str | None = None, mlir: str | None = None,
-                 target: str | None = None, pass_: str | None = None):
-        self.kind, self.message, self.program, self.stage, self.mlir, self.target = kind, message, program, stage, mlir, target
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        program: Program,
+        stage: str | None = None,
+        mlir: str | None = None,
+        target: str | None = None,
+        pass_: str | None = None,
+    ):
+        self.kind, self.message, self.program, self.stage, self.mlir, self.target = (
+            kind,
+            message,
+            program,
+            stage,
+            mlir,
+            target,
+        )
         self.pass_ = pass_
         super().__init__(self.report())
 
     def report(self) -> str:
         opts = {"target": self.target} if self.target else {}
-        parts = [f"irc-fuzz: {self.kind}: {self.message}", f"program: {describe(self.program)}",
-                 "# ---- runnable reproducer (python repro.py) ----", source(self.program, options=opts)]
+        parts = [
+            f"irc-fuzz: {self.kind}: {self.message}",
+            f"program: {describe(self.program)}",
+            "# ---- runnable reproducer (python repro.py) ----",
+            source(self.program, options=opts),
+        ]
         if self.mlir:
             parts += [f"// ---- first failing stage: {self.stage} ----", self.mlir.rstrip()]
         if self.pass_:
-            parts.append(f"// replay: save the IR above as stage.mlir; irc-opt stage.mlir -p '{self.pass_}' --verify-each")
+            parts.append(
+                f"// replay: save the IR above as stage.mlir; irc-opt stage.mlir -p '{self.pass_}' --verify-each"
+            )
         return "\n".join(parts)
 
 
@@ -121,7 +143,9 @@ def compile_on(p: Program, target: str, dump: Path) -> str | None:
 
     loaded = load(p)
     torch._dynamo.reset()
-    compiled = torch.compile(loaded.fn, backend=irc.backend, options={"target": target, "strict": True, "dump_dir": str(dump)})
+    compiled = torch.compile(
+        loaded.fn, backend=irc.backend, options={"target": target, "strict": True, "dump_dir": str(dump)}
+    )
     run = compare_training if p.training else compare
     try:
         diff = run(loaded.fn, compiled, loaded.make_inputs)
@@ -131,12 +155,16 @@ def compile_on(p: Program, target: str, dump: Path) -> str | None:
     except Exception as e:
         if not _torch_compiles(p):
             raise Inconclusive(f"torch.compile with aot_eager fails too: {type(e).__name__}: {e}") from e
-        raise FuzzFailure("crash", f"irc on target {target!r} raised {_cause(e)}", p, *_first_stage(dump), target=target) from e
+        raise FuzzFailure(
+            "crash", f"irc on target {target!r} raised {_cause(e)}", p, *_first_stage(dump), target=target
+        ) from e
     if diff is not None and not deterministic(loaded.fn, loaded.make_inputs, p.training):
         raise Inconclusive("eager gives different results on every run (a torch kernel reads uninitialised memory)")
     if diff is not None and not p.training and (dtypes := meta_dtypes(loaded.fn, loaded.make_inputs)) is not None:
         if compare(loaded.fn, compiled, loaded.make_inputs, dtypes) is None:
-            raise Inconclusive(f"torch's meta functions type the outputs {dtypes}, eager's kernels otherwise; irc follows the meta")
+            raise Inconclusive(
+                f"torch's meta functions type the outputs {dtypes}, eager's kernels otherwise; irc follows the meta"
+            )
     if diff is not None:
         inputs = (lambda: loaded.make_inputs(grow=1)) if diff.startswith("called again") else loaded.make_inputs
         if ill_conditioned(loaded.fn, compiled, inputs, p.training):
@@ -157,7 +185,9 @@ def _as_aot_eager(p: Program, compiled) -> bool:
     loaded = load(p)
     reference = torch.compile(loaded.fn, backend="aot_eager")
     run = compare_training if p.training else compare
-    sizes = [{}] + ([{"grow": 1}] if any(x.dynamic for x in p.inputs) and _eager_runs(loaded, p.training, grow=1) else [])
+    sizes = [{}] + (
+        [{"grow": 1}] if any(x.dynamic for x in p.inputs) and _eager_runs(loaded, p.training, grow=1) else []
+    )
     try:
         return all(run(reference, compiled, lambda kw=kw: loaded.make_inputs(**kw)) is None for kw in sizes)
     except Exception:  # noqa: BLE001 - aot_eager cannot run it: no evidence either way
@@ -217,8 +247,10 @@ def check_targets(p: Program, *, only: list[str] | None = None) -> None:
             if diff is not None:
                 from .localize import localize
 
-                stage, mlir = localize(p) or (f"none: every stage agrees with the FX graph; the {target} target's code or runtime differs",
-                                              _first_stage(Path(tmp))[1])
+                stage, mlir = localize(p) or (
+                    f"none: every stage agrees with the FX graph; the {target} target's code or runtime differs",
+                    _first_stage(Path(tmp))[1],
+                )
                 raise FuzzFailure("mismatch", f"irc on target {target!r}: {diff}", p, stage, mlir, target=target)
             if target == "triton":
                 check_aot(p, Path(tmp))
@@ -240,7 +272,9 @@ def check_aot(p: Program, dump: Path, arch: str = "sm_90") -> None:
             try:
                 aot.compile_kernel(kernel, arch, kernel.configs[0])
             except aot.AotFailure as e:
-                raise FuzzFailure("aot", f"{g.name}: {e}", p, f"mem ({g.name})", g.stages["mem"], target="triton") from e
+                raise FuzzFailure(
+                    "aot", f"{g.name}: {e}", p, f"mem ({g.name})", g.stages["mem"], target="triton"
+                ) from e
 
 
 def check_passes(p: Program) -> int:
@@ -254,7 +288,9 @@ def check_passes(p: Program) -> int:
     except Exception as e:
         if not _torch_compiles(p):
             raise Inconclusive(f"torch.compile with aot_eager fails too: {type(e).__name__}: {e}") from e
-        raise FuzzFailure("crash", f"importing the graphs (irc's decompositions and importer) raised {_cause(e)}", p) from e
+        raise FuzzFailure(
+            "crash", f"importing the graphs (irc's decompositions and importer) raised {_cause(e)}", p
+        ) from e
     checked = 0
     for g in graphs:
         try:
@@ -262,12 +298,16 @@ def check_passes(p: Program) -> int:
         except stages.StageFailure as e:
             loaded = load(p)
             if e.kind == "pass-mismatch" and not deterministic(loaded.fn, loaded.make_inputs, p.training):
-                raise Inconclusive("eager gives different results on every run (a torch kernel reads uninitialised memory)") from e
+                raise Inconclusive(
+                    "eager gives different results on every run (a torch kernel reads uninitialised memory)"
+                ) from e
             raise FuzzFailure(e.kind, f"{g.name}: {e}", p, e.stage, e.mlir, pass_=e.pass_) from e
     return checked
 
 
-def check_program(p: Program, *, passes: bool = True, only: list[str] | None = None, timeout: float | None = None) -> None:
+def check_program(
+    p: Program, *, passes: bool = True, only: list[str] | None = None, timeout: float | None = None
+) -> None:
     with time_limit(timeout):
         try:
             check_targets(p, only=only)
@@ -275,6 +315,3 @@ def check_program(p: Program, *, passes: bool = True, only: list[str] | None = N
                 check_passes(p)
         except Hang as e:
             raise FuzzFailure("hang", str(e), p) from e
-
-
-

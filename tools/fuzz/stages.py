@@ -32,16 +32,28 @@ def roundtrip(ctx, text: str, where: str) -> None:
         module = parse_module(ctx, text)
         module.verify()
     except Exception as e:
-        raise StageFailure("roundtrip", f"the IR {where} does not parse back: {type(e).__name__}: {_first_line(e)}", where, text) from e
+        raise StageFailure(
+            "roundtrip", f"the IR {where} does not parse back: {type(e).__name__}: {_first_line(e)}", where, text
+        ) from e
     again = print_module(module)
     if again != text:
         raise StageFailure("roundtrip", f"printing the IR {where} is not stable:\n{_diff(text, again)}", where, text)
     try:
         generic = print_module(parse_module(ctx, print_module(module, generic=True)))
     except Exception as e:
-        raise StageFailure("roundtrip", f"the generic form of the IR {where} does not parse back: {type(e).__name__}: {_first_line(e)}", where, text) from e
+        raise StageFailure(
+            "roundtrip",
+            f"the generic form of the IR {where} does not parse back: {type(e).__name__}: {_first_line(e)}",
+            where,
+            text,
+        ) from e
     if generic != text:
-        raise StageFailure("roundtrip", f"the generic form of the IR {where} reads back differently:\n{_diff(text, generic)}", where, text)
+        raise StageFailure(
+            "roundtrip",
+            f"the generic form of the IR {where} reads back differently:\n{_diff(text, generic)}",
+            where,
+            text,
+        )
 
 
 class RoundTrip(Instrument):
@@ -75,11 +87,19 @@ def run_checked(tensor_text: str, *, seed: int = 0, given=()) -> int:
     try:
         run_passes(ctx, module, passes, instruments=[before, RoundTrip(ctx), check])
     except ResultMismatch as m:
-        raise StageFailure("pass-mismatch", str(m), f"before {pass_label(m.pass_)}", m.before, pass_label(m.pass_)) from m
+        raise StageFailure(
+            "pass-mismatch", str(m), f"before {pass_label(m.pass_)}", m.before, pass_label(m.pass_)
+        ) from m
     except StageFailure:
         raise
     except Exception as e:
-        raise StageFailure("pass-crash", f"pass '{before.label}' raised {type(e).__name__}: {_first_line(e)}", f"before {before.label}", before.text, before.label) from e
+        raise StageFailure(
+            "pass-crash",
+            f"pass '{before.label}' raised {type(e).__name__}: {_first_line(e)}",
+            f"before {before.label}",
+            before.text,
+            before.label,
+        ) from e
     return len(passes)
 
 

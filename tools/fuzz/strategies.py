@@ -20,8 +20,15 @@ TRIES = 4
 
 
 @st.composite
-def programs(draw, max_ops: int = 5, max_inputs: int = 3, training: bool = False, families: tuple[str, ...] | None = None,
-             dtypes: tuple[str, ...] = ALL_DTYPES, dynamic: bool = True) -> Program:
+def programs(
+    draw,
+    max_ops: int = 5,
+    max_inputs: int = 3,
+    training: bool = False,
+    families: tuple[str, ...] | None = None,
+    dtypes: tuple[str, ...] = ALL_DTYPES,
+    dynamic: bool = True,
+) -> Program:
     b = Builder(draw, training=training, dtypes=FLOAT_DTYPES if training else dtypes, allow_dynamic=dynamic)
     choices = WEIGHTED if families is None else tuple(f for f in WEIGHTED if f in families)
     for _ in range(draw(st.integers(1, max_inputs))):
@@ -56,4 +63,3 @@ def _backward_runs(p: Program) -> bool:
         return True
     except Exception:
         return False
-

@@ -24,7 +24,9 @@ def contiguous_argspecs(module: ModuleOp, entry: str = "main") -> list[ArgSpec]:
             strides, step = [], 1
             for k in reversed(range(len(sizes))):
                 strides.append(step)
-                step = step * sizes[k] if isinstance(step, int) and isinstance(sizes[k], int) else f"{name}_stride{k - 1}"
+                step = (
+                    step * sizes[k] if isinstance(step, int) and isinstance(sizes[k], int) else f"{name}_stride{k - 1}"
+                )
             specs.append(ArgSpec(name, "tensor", torch_dtype(t.get_element_type()), sizes, tuple(reversed(strides))))
         elif isinstance(t, IndexType):
             specs.append(ArgSpec(name, "index", value=name))

@@ -60,8 +60,9 @@ def flops(x, w, stride, padding, dilation) -> int:
     return 2 * x[0] * w[0] * math.prod(out) * math.prod(w[1:])
 
 
-def conv_seconds(*, x, w, stride, padding, dilation, groups, dtype: str, bias: bool,
-                 use_cache: bool = True) -> tuple[float, float, bool] | None:
+def conv_seconds(
+    *, x, w, stride, padding, dilation, groups, dtype: str, bias: bool, use_cache: bool = True
+) -> tuple[float, float, bool] | None:
     """(seconds in NCHW, seconds in NHWC, whether both give the same numbers) for one convolution, or None when
     it cannot be measured or is too small to be worth measuring (below tuning.CONV_MIN_FLOPS the layouts differ by
     microseconds; the pass estimates)."""

@@ -196,10 +196,18 @@ def _convolution(op, weight_is_argument: bool = False, note=lambda problem, path
         path = chosen.get(key)
         if path is None:
             path = chosen[key] = k.choose(x, channels_last=last)  # an NHWC region's input may still be an NCHW view
-            layout = "NCHW" if x.is_contiguous() else "channels-last" if x.is_contiguous(memory_format=torch.channels_last) else "strided"
+            layout = (
+                "NCHW"
+                if x.is_contiguous()
+                else "channels-last"
+                if x.is_contiguous(memory_format=torch.channels_last)
+                else "strided"
+            )
             layout = "NHWC region" if last else layout  # computed channels-last whatever the view's strides
             weight = ", constant weight" if k.constant else ""
-            note(f"{op.name} {_dims(x.shape)} * {_dims(k.weight.shape)} {_dtype(x.dtype)}, {layout} input{weight}", path)
+            note(
+                f"{op.name} {_dims(x.shape)} * {_dims(k.weight.shape)} {_dtype(x.dtype)}, {layout} input{weight}", path
+            )
         return path
 
     def compute(ins, out):
@@ -234,7 +242,9 @@ def _embedding_backward(op: tn.EmbeddingBackwardOp, note) -> Extern | None:
     the reference path would then copy. The sums run in aten's order: the same bits."""
     dtype = torch_dtype(op.grad.type.get_element_type())
     if op.scale_grad_by_freq is not None or dtype not in (torch.float32, torch.float64):
-        return None  # rows divided by their index's count, or narrow types (aten sums those in float32): aten's own call
+        return (
+            None  # rows divided by their index's count, or narrow types (aten sums those in float32): aten's own call
+        )
     padding, table = op.padding_idx.value.data, op.result.type.get_shape()[0]  # table: DYN when an operand gives it
 
     def run(ins, outs):
@@ -299,7 +309,11 @@ def _single_op(ext: memory.ExternOp):
         return None
     inner = ops[0]
     values = list(ops[1].values)
-    if list(inner.operands) != list(ext.body.block.args) or len(values) != len(inner.results) or set(values) != set(inner.results):
+    if (
+        list(inner.operands) != list(ext.body.block.args)
+        or len(values) != len(inner.results)
+        or set(values) != set(inner.results)
+    ):
         return None
     return inner
 

@@ -251,7 +251,8 @@ class ConvKernel:
             shape = tuple(x.shape)
             if shape not in self._packed:  # the reorder depends on the input size
                 self._packed[shape] = torch.ops.mkldnn._reorder_convolution_weight(
-                    self.weight.contiguous(), self.padding, self.stride, self.dilation, self.groups, list(shape))
+                    self.weight.contiguous(), self.padding, self.stride, self.dilation, self.groups, list(shape)
+                )
             attr, scalars, alg = _ONEDNN_ATTR[self.epilogue]
             xc = x.contiguous(memory_format=torch.channels_last)
             packed, conv = self._packed[shape], (self.padding, self.stride, self.dilation, self.groups)

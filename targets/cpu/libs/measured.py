@@ -27,7 +27,9 @@ class Measured:
         _ALL.add(self)
 
     def get(self, problem: str, measure, *, use_cache: bool = True) -> dict:
-        key = cache.make_key(self.kind, problem, host().cpu, str(torch.get_num_threads()), torch.__version__, versions())
+        key = cache.make_key(
+            self.kind, problem, host().cpu, str(torch.get_num_threads()), torch.__version__, versions()
+        )
         if (rec := self.memory.get(key)) is not None:
             return rec
         with self.lock:

@@ -33,7 +33,8 @@ STATS = {"pooled_bytes": 0, "reused": 0, "mapped": 0}
 # torch's CPU allocation without the Python argument parser (the call inductor's generated code makes): about half
 # torch.empty_strided's cost, paid for a small graph's every output and dynamic intermediate
 empty_small = getattr(torch._C._dynamo.guards, "_empty_strided_cpu", None) or (
-    lambda shape, strides, dtype: torch.empty_strided(shape, strides, dtype=dtype))
+    lambda shape, strides, dtype: torch.empty_strided(shape, strides, dtype=dtype)
+)
 
 
 def empty(shape, strides, dtype: torch.dtype) -> torch.Tensor:

@@ -48,7 +48,9 @@ SMALL_MACS = 1 << 18  # products up to this many multiply-adds are measured gene
 
 
 def _key(compiled) -> str:
-    return cache.make_key("autotune", VERSION, compiled.llvm_ir, jit.host().cpu, str(parallel.num_threads()), jit.versions())
+    return cache.make_key(
+        "autotune", VERSION, compiled.llvm_ir, jit.host().cpu, str(parallel.num_threads()), jit.versions()
+    )
 
 
 def _inputs(compiled) -> list:
@@ -147,7 +149,12 @@ def _measure(compiled, executor, use_cache: bool) -> tuple[list[list], dict]:
         best, times = _race(cands, base, deadline)
         if best is not None:
             us = ", ".join(f"{lanes}{'p' if par else ''} {t * 1e6:.1f}" for (lanes, par), t in times.items())
-            chosen[j] = [best[0], best[1], f"{ln.key[0]}: {best[0]} lanes, {'parallel' if best[1] else 'serial'} (median us: {us})", None]
+            chosen[j] = [
+                best[0],
+                best[1],
+                f"{ln.key[0]}: {best[0]} lanes, {'parallel' if best[1] else 'serial'} (median us: {us})",
+                None,
+            ]
         incumbent[j] = best or base
     _measure_tiles(compiled, cx, index, chosen, incumbent, deadline, use_cache)
     return chosen, _measure_mm(compiled, cx, deadline)
@@ -175,8 +182,13 @@ def _measure_tiles(compiled, cx, index, chosen, incumbent, deadline, use_cache: 
             continue
         us = ", ".join(f"{_tile_name(t)}{'p' if par else ''} {v * 1e6:.1f}" for (t, par), v in times.items())
         tile, par = best
-        chosen[j] = [lanes[j], par, f"{ln.key[0]}: {lanes[j]} lanes, {_tile_name(tile)} tiles, "
-                                    f"{'parallel' if par else 'serial'} (median us: {us})", list(tile)]  # fmt: skip
+        chosen[j] = [
+            lanes[j],
+            par,
+            f"{ln.key[0]}: {lanes[j]} lanes, {_tile_name(tile)} tiles, "
+            f"{'parallel' if par else 'serial'} (median us: {us})",
+            list(tile),
+        ]
 
 
 def _tile_name(t: Tile) -> str:
@@ -198,8 +210,10 @@ def _measure_mm(compiled, cx, deadline) -> dict[str, list]:
         times = measure(cands, reps=9, budget_s=max(0.02, min(0.3, deadline - time.perf_counter())))
         if times[1] < MARGIN * times["mkl"]:
             (m, k), n = a.shape, b.shape[1]
-            out[str(i)] = [1, f"mm {m}x{k}x{n}: one MKL thread (median us: {times[1] * 1e6:.1f}, "
-                              f"MKL's own {times['mkl'] * 1e6:.1f})"]  # fmt: skip
+            out[str(i)] = [
+                1,
+                f"mm {m}x{k}x{n}: one MKL thread (median us: {times[1] * 1e6:.1f}, MKL's own {times['mkl'] * 1e6:.1f})",
+            ]
     return out
 
 
@@ -221,10 +235,15 @@ def tune(compiled, executor, use_cache: bool) -> tuple[Choices | None, list[str]
         if use_cache and cache.quiet():
             cache.put_json("autotune", key, rec)
     variants = [
-        Variant() if lanes is None else
-        Variant(lanes if lanes != compiled.default_lanes(ln) else None, 0 if par else SERIAL, Tile(*tile) if tile else DEFAULT_TILE)
+        Variant()
+        if lanes is None
+        else Variant(
+            lanes if lanes != compiled.default_lanes(ln) else None,
+            0 if par else SERIAL,
+            Tile(*tile) if tile else DEFAULT_TILE,
+        )
         for ln, (lanes, par, _, tile) in zip(compiled.launches, rec["launches"])
-    ]  # fmt: skip
+    ]
     mm_threads = {int(i): threads for i, (threads, _) in rec["mm"].items()}
     changed = any(lanes is not None for lanes, *_ in rec["launches"]) or bool(mm_threads)
     notes = [note for _, _, note, _ in rec["launches"] if note]

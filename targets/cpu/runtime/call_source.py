@@ -119,7 +119,9 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
     for c, w in g.checks:  # such a stride is never checked (executor._unit_stride)
         unit = f" or sh{w[1]}[{w[2]}] == 1 or a{w[1]}.numel() == 0" if w[0] == "stride" else ""
         sizes.append(f"(v{c} == {read(w)}{unit})" if unit else f"v{c} == {read(w)}")
-    sizes += [f"sh{i}[{d}] != 1" for i, d in sorted(nonunit)] + [f"a{i}.numel() != 0" for i in sorted({i for i, _ in nonunit})]
+    sizes += [f"sh{i}[{d}] != 1" for i, d in sorted(nonunit)] + [
+        f"a{i}.numel() != 0" for i in sorted({i for i, _ in nonunit})
+    ]
     if sizes:
         lines += [f"if not ({' and '.join(sizes)}):", "    return slow(args)"]
     prologue = len(lines)
@@ -149,13 +151,17 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
         if spec is not None and None not in consts and x.dtype == spec.dtype:  # a static view of an argument
             n, a = len(x.sizes), f"a{root.arg}"
             offset = f"{a}.storage_offset()" + (f" + {consts[-1]}" if consts[-1] else "")
-            return f"{a}.as_strided({tuple(consts[:n])}, {tuple(consts[n:2 * n])}, {offset})"
+            return f"{a}.as_strided({tuple(consts[:n])}, {tuple(consts[n : 2 * n])}, {offset})"
         return fresh_view(x) or f"tensor_of(cx, {name('B', x)})"
 
     def fresh_view(x) -> str | None:
         """A static view of a fresh allocation (a reshape, a transpose), made in the call; None for anything else."""
         root = g.roots[x.root]
-        if root.kind != "alloc" or x.dtype != root.buf.dtype or not all(q.static for q in (*x.sizes, *x.strides, x.offset)):
+        if (
+            root.kind != "alloc"
+            or x.dtype != root.buf.dtype
+            or not all(q.static for q in (*x.sizes, *x.strides, x.offset))
+        ):
             return None
         shape, strides = (tuple(q.const for q in qs) for qs in (x.sizes, x.strides))
         return f"roots[{x.root}].as_strided({shape}, {strides}, {x.offset.const})"
@@ -181,7 +187,10 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
             make = f"empty_small({shape}, {strides}, {dt})" if small else f"empty({shape}, {strides}, {dt})"
             if not static:  # alloc.empty's own test, written out: a small buffer is torch's at once
                 make = f"empty_small({shape}, {strides}, {dt}) if {nbytes} < {HUGE_MIN} else {make}"
-            fresh = [f"roots[{st.root}] = t = {make}", f"{'' if static else f'vals[{root.cell}] = '}frame[{root.cell}] = t.data_ptr()"]
+            fresh = [
+                f"roots[{st.root}] = t = {make}",
+                f"{'' if static else f'vals[{root.cell}] = '}frame[{root.cell}] = t.data_ptr()",
+            ]
             if st.root in scratch:  # the context's scratch, grown where this call needs more; a larger buffer is fresh
                 lines += [
                     f"if {nbytes} <= {SCRATCH_MAX}:",
@@ -232,8 +241,17 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
             outs.append(fresh_view(r) or f"tensor_of(cx, {name('B', r)})")
     clear = [r for r, root in enumerate(g.roots) if root.kind != "arena"]
     names["G"], names["_views"] = g, views
-    code = ["def call(args):", *(f"    {x}" for x in lines[:prologue]), "    try:", *(f"        {x}" for x in lines[prologue:])]
-    code += [f"        return [{', '.join(outs)}]", "    finally:", f"        {' = '.join(f'roots[{r}]' for r in clear)} = None" if clear else "        pass"]
+    code = [
+        "def call(args):",
+        *(f"    {x}" for x in lines[:prologue]),
+        "    try:",
+        *(f"        {x}" for x in lines[prologue:]),
+    ]
+    code += [
+        f"        return [{', '.join(outs)}]",
+        "    finally:",
+        f"        {' = '.join(f'roots[{r}]' for r in clear)} = None" if clear else "        pass",
+    ]
     return "\n".join(code) + "\n", names
 
 

@@ -72,8 +72,16 @@ class Launch:
 class Compiled:
     """A mem-stage module's @main planned (graph.py), specialised, emitted and JITed; see the module docstring."""
 
-    def __init__(self, module, args, *, entry: str = "main", lanes: int | None = None, mode: str = "default",
-                 key: str | None = None):  # fmt: skip
+    def __init__(
+        self,
+        module,
+        args,
+        *,
+        entry: str = "main",
+        lanes: int | None = None,
+        mode: str = "default",
+        key: str | None = None,
+    ):
         self.module, self.g, self.mode, self.key = module, plan_graph(module, args, entry), mode, key
         self.lanes = lanes or jit.host().lanes(32)
         self.fixed: dict[tuple[int, int], int] = {}  # (arena root, byte offset) -> cell set once per context
@@ -209,9 +217,19 @@ class Compiled:
             return None
         h = jit.host()
         launches = repr([(ln.key, self.built_variant(ln)) for ln in self.launches])
-        return disk.make_key("emitted", self.key, launches, str(self.lanes), str(parallel.runtime() is not None),
-                             f"prefetch={tuning.PREFETCH},{tuning.PREFETCH_MIN_BYTES},stream={tuning.STREAM_MIN_BYTES}",  # each changes the code
-                             h.triple, h.cpu, h.features, jit.versions(), disk.sources("targets/cpu", "ir", "dialects"))  # fmt: skip
+        return disk.make_key(
+            "emitted",
+            self.key,
+            launches,
+            str(self.lanes),
+            str(parallel.runtime() is not None),
+            f"prefetch={tuning.PREFETCH},{tuning.PREFETCH_MIN_BYTES},stream={tuning.STREAM_MIN_BYTES}",  # each changes the code
+            h.triple,
+            h.cpu,
+            h.features,
+            jit.versions(),
+            disk.sources("targets/cpu", "ir", "dialects"),
+        )
 
     def _from_record(self, key: str):
         """The object code an emission record names, loaded, with the record's `emitted` (per launch: function name

@@ -52,8 +52,12 @@ class Executor:
         self._tensor_args = [(r.arg, r.cell) for r in g.roots if r.kind == "input"]
         self._pack = struct.Struct(f"<{len(self._tensor_args)}q")
         # results that are whole buffers this program allocates: they never share memory with an input
-        self.fresh = [isinstance(r, Buf) and g.roots[r.root].kind == "alloc" and g.roots[r.root].buf is r for r in g.returns]
-        self.result_strides = [_dense_static_strides(r, g.roots[r.root]) if isinstance(r, Buf) else None for r in g.returns]
+        self.fresh = [
+            isinstance(r, Buf) and g.roots[r.root].kind == "alloc" and g.roots[r.root].buf is r for r in g.returns
+        ]
+        self.result_strides = [
+            _dense_static_strides(r, g.roots[r.root]) if isinstance(r, Buf) else None for r in g.returns
+        ]
         self.launcher_error: str | None = None  # why a context runs its steps one by one under reduce-overhead
         self.reset()
 
@@ -107,18 +111,29 @@ class Executor:
                 self._code = compile(self.call_source, f"<irc {self._events[5:-1] or 'graph'} call>", "exec"), names
             cx.call = call_source.bind(*self._code, cx, bound, lambda args: self._run(cx, args))
         segments = enumerate(c.launch_plan.segments if cx.calls is not cx.steps else ())
-        cx.recorded = Recorded([events[id(f)] if id(f) in events else self._segment_event(*next(segments), f) for f in cx.calls],
-                               [events[id(f)] for f in cx.steps], cx.guard)  # fmt: skip
+        cx.recorded = Recorded(
+            [events[id(f)] if id(f) in events else self._segment_event(*next(segments), f) for f in cx.calls],
+            [events[id(f)] for f in cx.steps],
+            cx.guard,
+        )
         return cx
 
     # -- profiler events -----------------------------------------------------------------------------
     def _event(self, cx, st, ln, step):
         """`step` as a profiler event: a launch under its kernel's name, an extern under its op and path."""
         if st.kind == "extern":
-            return partial(steps.extern, cx, self.compiled.g, st, partial(_extern_event, self._events, self.compiled.externs[id(st)]))
+            return partial(
+                steps.extern,
+                cx,
+                self.compiled.g,
+                st,
+                partial(_extern_event, self._events, self.compiled.externs[id(st)]),
+            )
         if st.kind == "launch":
             kernel = st.op.callee.root_reference.data
-            return partial(_event, self._events + (kernel if ln.fn is not None else f"{kernel} (reference evaluator)"), step)
+            return partial(
+                _event, self._events + (kernel if ln.fn is not None else f"{kernel} (reference evaluator)"), step
+            )
         return partial(_event, self._events + st.kind, step)
 
     def _segment_event(self, s, seg, call):
@@ -218,8 +233,16 @@ class Executor:
         roots, ptrs = cx.roots, []
         for r, (i, _) in enumerate(self._tensor_args):
             t, s = args[i], specs[i]
-            if not (isinstance(t, torch.Tensor) and t.dtype is s.dtype and t.is_cpu and t.shape == s.sizes
-                    and t.stride() == s.strides) or not static:  # fmt: skip
+            if (
+                not (
+                    isinstance(t, torch.Tensor)
+                    and t.dtype is s.dtype
+                    and t.is_cpu
+                    and t.shape == s.sizes
+                    and t.stride() == s.strides
+                )
+                or not static
+            ):
                 _check(t, s, i)
             roots[r] = t
             ptrs.append(t.data_ptr())
@@ -245,8 +268,10 @@ class Executor:
             elif _where(args, where) != vals[c]:
                 kind, i = where[0], where[1]
                 what = f"{kind} of dim {where[2]}" if kind != "index" else "value"
-                raise InputMismatch(f"irc: argument {i} ({g.args[i].name}): {what} is {_where(args, where)}, "
-                                    f"but the same symbol was bound to {vals[c]} by an earlier argument")  # fmt: skip
+                raise InputMismatch(
+                    f"irc: argument {i} ({g.args[i].name}): {what} is {_where(args, where)}, "
+                    f"but the same symbol was bound to {vals[c]} by an earlier argument"
+                )
 
     def _result(self, cx, r):
         if isinstance(r, Lin):

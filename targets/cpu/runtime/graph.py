@@ -73,7 +73,9 @@ class Graph:
     steps: list[Step] = field(default_factory=list)
     returns: list = field(default_factory=list)  # Buf | Lin per func.return operand
     kernels: dict[str, loop.NestOp] = field(default_factory=dict)
-    in_place: list[int] = field(default_factory=list)  # inputs whose new values the program writes into them (write_in_place)
+    in_place: list[int] = field(
+        default_factory=list
+    )  # inputs whose new values the program writes into them (write_in_place)
 
     def new_cell(self) -> int:
         self.ncells += 1
@@ -135,7 +137,9 @@ class Planner:
         for i, (a, spec) in enumerate(zip(block.args, g.args)):
             if isinstance(a.type, MemRefType):
                 if spec.kind != "tensor" or len(spec.sizes) != len(a.type.get_shape()):
-                    raise Unsupported(f"argument {i} ({spec.name}) is a rank-{len(a.type.get_shape())} buffer, spec {spec}")
+                    raise Unsupported(
+                        f"argument {i} ({spec.name}) is a rank-{len(a.type.get_shape())} buffer, spec {spec}"
+                    )
                 g.roots.append(Root("input", g.new_cell(), arg=i))
         for i, (a, spec) in enumerate(zip(block.args, g.args)):
             if isinstance(a.type, MemRefType):
@@ -161,7 +165,9 @@ class Planner:
             if off % size:
                 raise Unsupported("slot offset not a multiple of its element size")
             sizes = tuple(Lin(d) for d in t.get_shape())
-            self.val[op.result] = Buf(self.val[op.arena], t.get_element_type(), sizes, tuple(row_major(sizes)), Lin(off // size))
+            self.val[op.result] = Buf(
+                self.val[op.arena], t.get_element_type(), sizes, tuple(row_major(sizes)), Lin(off // size)
+            )
         elif isinstance(op, memory.AllocOp):
             t = op.result.type
             sizes = self.shape(t, op.sizes)
@@ -272,13 +278,23 @@ def write_in_place(g: Graph) -> list[int]:
         inp = next((r for r, root in enumerate(g.roots) if root.kind == "input" and root.arg == i), None)
         if inp is None or out.dtype != spec.dtype or not all(q.static for q in out.sizes + out.strides):
             continue
-        if tuple(q.const for q in out.sizes) != tuple(spec.sizes) or tuple(q.const for q in out.strides) != tuple(spec.strides):
+        if tuple(q.const for q in out.sizes) != tuple(spec.sizes) or tuple(q.const for q in out.strides) != tuple(
+            spec.strides
+        ):
             continue
-        touch = [t for t, st in enumerate(g.steps) if any(isinstance(b, Buf) and b.root == out.root for b in st.ins + st.outs)]
-        if not touch or g.steps[touch[0]].kind != "launch" or not any(b.root == out.root for b in g.steps[touch[0]].outs):
+        touch = [
+            t
+            for t, st in enumerate(g.steps)
+            if any(isinstance(b, Buf) and b.root == out.root for b in st.ins + st.outs)
+        ]
+        if (
+            not touch
+            or g.steps[touch[0]].kind != "launch"
+            or not any(b.root == out.root for b in g.steps[touch[0]].outs)
+        ):
             continue
         w = touch[0]
-        if any(isinstance(b, Buf) and b.root == inp for st in g.steps[w + 1:] for b in st.ins + st.outs):
+        if any(isinstance(b, Buf) and b.root == inp for st in g.steps[w + 1 :] for b in st.ins + st.outs):
             continue
         if not _pointwise_over(g, g.steps[w], inp, out):
             continue
@@ -313,7 +329,9 @@ def _pointwise_over(g: Graph, st: Step, inp: int, out: Buf) -> bool:
 
 
 def _identity(m: AffineMap, rank: int) -> bool:
-    return len(m.results) == rank and all(isinstance(e, AffineDimExpr) and e.position == d for d, e in enumerate(m.results))
+    return len(m.results) == rank and all(
+        isinstance(e, AffineDimExpr) and e.position == d for d, e in enumerate(m.results)
+    )
 
 
 def _rebind(g: Graph, old: int, new: int) -> None:

@@ -225,8 +225,16 @@ def sgemm_call(st, a, b, c, threads: int | None = None):
     ta, tb, n, m, k, lda, ldb, ldc = mm_args(st)
     P = ctypes.c_void_p
     fn = ctypes.CFUNCTYPE(None, *[P] * 13)(sgemm_address())
-    keep = [ctypes.c_char(ta.encode()), ctypes.c_char(tb.encode()), *map(ctypes.c_int32, (n, m, k)), ctypes.c_float(1.0),
-            ctypes.c_int32(lda), ctypes.c_int32(ldb), ctypes.c_float(0.0), ctypes.c_int32(ldc)]  # fmt: skip
+    keep = [
+        ctypes.c_char(ta.encode()),
+        ctypes.c_char(tb.encode()),
+        *map(ctypes.c_int32, (n, m, k)),
+        ctypes.c_float(1.0),
+        ctypes.c_int32(lda),
+        ctypes.c_int32(ldb),
+        ctypes.c_float(0.0),
+        ctypes.c_int32(ldc),
+    ]
     r = [ctypes.addressof(x) for x in keep]
     args = (*r[:6], b.data_ptr(), r[6], a.data_ptr(), r[7], r[8], c.data_ptr(), r[9])
     local = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(blas()["MKL_Set_Num_Threads_Local"]) if threads else None
@@ -256,8 +264,21 @@ def _emit_mm(b, slot, st, compiled, i):
         return p
 
     i8 = ir.IntType(8)
-    args = [const(i8, ord(ta)), const(i8, ord(tb)), const(I32, n), const(I32, m), const(I32, k), const(F32, 1.0),
-            addr(bb), const(I32, lda), addr(a), const(I32, ldb), const(F32, 0.0), addr(c), const(I32, ldc)]  # fmt: skip
+    args = [
+        const(i8, ord(ta)),
+        const(i8, ord(tb)),
+        const(I32, n),
+        const(I32, m),
+        const(I32, k),
+        const(F32, 1.0),
+        addr(bb),
+        const(I32, lda),
+        addr(a),
+        const(I32, ldb),
+        const(F32, 0.0),
+        addr(c),
+        const(I32, ldc),
+    ]
     ty = ir.FunctionType(VOID, [x.type for x in args])
     threads = compiled.mm_threads.get(i)  # max-autotune's MKL thread count for this product
     if threads:
@@ -316,7 +337,9 @@ def describe(compiled) -> list[str]:
         return ["no launcher: the graph has runtime sizes (each call binds them in Python)"]
     native = sum(len(seg) for seg in p.segments)
     threads = " (large launches on torch's OpenMP threads)" if p.threaded else ""
-    notes = [f"{len(p.segments)} JITed launcher(s) run {native} of {len(compiled.g.steps)} steps{threads}; "
-             f"{p.python_steps} stay Python steps"]
+    notes = [
+        f"{len(p.segments)} JITed launcher(s) run {native} of {len(compiled.g.steps)} steps{threads}; "
+        f"{p.python_steps} stay Python steps"
+    ]
     notes += [f"python step: {why}" for why in p.reasons]
     return notes

@@ -42,7 +42,9 @@ def tensor_of(cx: Ctx, buf: Buf) -> torch.Tensor:
     if r.dtype != buf.dtype:
         r = r.view(buf.dtype)
     v = cx.vals
-    return r.as_strided([s.eval(v) for s in buf.sizes], [s.eval(v) for s in buf.strides], r.storage_offset() + buf.offset.eval(v))
+    return r.as_strided(
+        [s.eval(v) for s in buf.sizes], [s.eval(v) for s in buf.strides], r.storage_offset() + buf.offset.eval(v)
+    )
 
 
 def derive(cx, c, fn, a, b):
@@ -96,7 +98,7 @@ def reference_launch(cx, g, st):
     params = list(nest.parent_block().args)
     views = [tensor_of(cx, b) for b in st.ins + st.outs]
     env = dict(zip(params, views))
-    run_nest(nest, env.__getitem__, [s.eval(cx.vals) for s in st.syms], views[len(st.ins):])
+    run_nest(nest, env.__getitem__, [s.eval(cx.vals) for s in st.syms], views[len(st.ins) :])
 
 
 def counter(plan, syms):
