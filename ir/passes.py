@@ -6,6 +6,7 @@ in reverse, so the last instrument in the list sits closest to the pass. irc-opt
 dumps, timing, statistics and --verify-each are instruments; so is the backend's `verify` option.
 """
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,8 +41,13 @@ class Instrument:
 
 
 def pass_label(p: ModulePass) -> str:
-    """The pass as it is written in a pipeline, options included: `fuse-loops{max-body-ops=8}`."""
-    return str(p.spec()) if hasattr(p, "spec") else p.name
+    """The pass as it is written in a pipeline, options included: `fuse-loops{max-body-ops=8}`. A field that is no
+    option (a target's rule, declared compare=False) has no text and is left out."""
+    if not hasattr(p, "spec"):
+        return p.name
+    if rules := [f.name for f in dataclasses.fields(p) if not f.compare]:
+        p = dataclasses.replace(p, **dict.fromkeys(rules))
+    return str(p.spec())
 
 
 def run_passes(
