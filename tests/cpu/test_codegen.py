@@ -79,14 +79,17 @@ def test_nan_and_inf_propagate():
     check(lambda t: (torch.relu(t), torch.maximum(t, t.flip(0)), t.exp(), t.tanh(), t.sigmoid()), x)
 
 
-@pytest.mark.parametrize("n", [1, 17, 1024])
+@pytest.mark.parametrize("n", [1, 2, 17, 1024])
 def test_max_and_min_reductions_keep_a_nan_wherever_it_stands(n):
-    """reduce.combine's max/min (a compare and a select, not llvm.maximum): a NaN in the first, middle or last
-    lane of a row (a vector tail at 17), or in the column reduced, gives NaN; inf and -inf rows as eager."""
+    """reduce.combine's max/min, both forms: a vector accumulator's compare and selects (n = 1, 17, 1024) and a
+    scalar one's llvm.maximum/minimum (n = 2: the rows, the columns and the max pool's windows): a NaN in the first,
+    middle or last lane of a row (a vector tail at 17), or in the column reduced, gives NaN; inf and -inf rows as
+    eager. A -0 beside a +0 is left out: eager's amax and max pools keep the first, its max() the last."""
     x = randn(6, n)
     x[0, 0], x[1, n // 2], x[2, n - 1] = float("nan"), float("nan"), float("nan")
     x[3], x[4, n - 1] = float("-inf"), float("inf")
-    check(lambda t: (t.amax(-1), t.amin(-1), t.amax(0), t.amin(0), torch.softmax(t, -1)), x)
+    pool = lambda t: F.adaptive_max_pool2d(t[:, None, None], 1)  # noqa: E731
+    check(lambda t: (t.amax(-1), t.amin(-1), t.amax(0), t.amin(0), torch.softmax(t, -1), pool(t)), x)
 
 
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64])

@@ -55,11 +55,15 @@ def combine(b: ir.IRBuilder, kind: str, t, acc, x):
         return b.fmul(acc, x) if flt else (b.and_(acc, x) if bool_ else b.mul(acc, x))
     if kind in ("any", "all") or bool_:
         return b.or_(acc, x) if kind in ("any", "max") else b.and_(acc, x)
+    if flt and not isinstance(acc.type, ir.VectorType):
+        # A scalar accumulator: llvm.maximum/minimum (a NaN on either side stays, -0 below +0) reads acc once a
+        # step. The selects below read it twice, and a fully unrolled chain of them took LLVM 22's loop vectoriser
+        # 2^steps paths (minutes at 32 steps: adaptive_max_pool2d over 16x2, amax of an expanded input).
+        return _call(b, "llvm.maximum" if kind == "max" else "llvm.minimum", acc, x)
     if flt:
-        # x where it beats acc (x86's max/min: acc on a tie or a NaN), then x where x is NaN: a NaN on either side
-        # stays, as torch's. llvm.maximum also orders -0 below +0, which torch's reductions leave to the order of
-        # the elements, and costs 6 AVX-512 ops a step where this takes 4: row and column maxima (softmax's, amax)
-        # run faster this way; a max pool after a relu runs slower, whole models alike (docs/cpu-target.md).
+        # Vectors keep the selects, 4 AVX-512 ops a step where llvm.maximum takes 6: x where it beats acc (x86's
+        # max/min: acc on a tie or a NaN), then x where x is NaN: a NaN on either side stays, as torch's. Row and
+        # column maxima (softmax's, amax) run faster this way; a max pool after a relu slower (docs/cpu-target.md).
         beats = b.fcmp_ordered(">" if kind == "max" else "<", x, acc)
         return b.select(b.fcmp_unordered("uno", x, x), x, b.select(beats, x, acc))
     if is_unsigned(t):
