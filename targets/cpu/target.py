@@ -108,14 +108,11 @@ def _tune(compiled, run, make, opts: Options) -> list[str]:
 def _matmul_candidates(module, opts: Options) -> tuple[str, ...]:
     """The library's products, or generated ones where options ask; max-autotune also builds a graph of small
     static products with generated ones, and keeps the faster whole graph."""
+    if opts.matmul != "auto" or opts.mode != "max-autotune":
+        return ("loops",) if opts.matmul == "loops" else ("extern",)
     from .runtime.autotune import SMALL_MACS
 
-    if opts.matmul != "auto":
-        return ("loops",) if opts.matmul == "loops" else ("extern",)
-    sizes = [
-        (op.lhs.type.get_shape(), op.rhs.type.get_shape()[-1])
-        for op in module.walk()
-        if isinstance(op, tn.MmOp | tn.BmmOp)
-    ]
+    products = (op for op in module.walk() if isinstance(op, tn.MmOp | tn.BmmOp))
+    sizes = [(op.lhs.type.get_shape(), op.rhs.type.get_shape()[-1]) for op in products]
     small = bool(sizes) and all(DYN not in (*a, n) and math.prod(a) * n <= SMALL_MACS for a, n in sizes)
-    return ("extern", "loops") if opts.mode == "max-autotune" and small else ("extern",)
+    return ("extern", "loops") if small else ("extern",)
