@@ -12,6 +12,7 @@ import contextlib
 import difflib
 import math
 import os
+import re
 import warnings
 from dataclasses import dataclass
 
@@ -24,8 +25,10 @@ KINDS = {
     "choice": "",  # the variable's choices
     "choices": "",  # a comma-separated list of the variable's choices
     "logs": "comma-separated: info, debug, or topics (+topic for DEBUG)",
-    "torch": "as torch reads it",  # torch's own variables: torch checks them, irc only looks
+    "torch": "as torch reads it",
+    "cpu": "native, x86-64-v2, x86-64-v3, x86-64-v4, an LLVM x86-64 CPU name (skylake), aarch64, aarch64:NAME (an LLVM AArch64 CPU)",  # torch's own variables: torch checks them, irc only looks
 }
+_CPU_NAME = re.compile(r"(aarch64(:[a-z0-9][a-z0-9._+-]*)?|[a-z0-9][a-z0-9._+-]*)")
 _TRUE, _FALSE = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
 _SCALE = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -59,6 +62,8 @@ class Variable:
             with contextlib.suppress(ValueError):
                 return parse_size(value)
         if self.kind in ("path", "logs", "torch"):  # IRC_LOGS's words are checked by irc.log, which knows the topics
+            return value
+        if self.kind == "cpu" and _CPU_NAME.fullmatch(value):  # whether LLVM knows the name: jit.host() asks it
             return value
         if self.kind == "choice" and value in self.choices:
             return value
@@ -103,6 +108,12 @@ _ALL = (
         "IRC_CACHE_DIR", "path", None, "where the cache lives (unset: `$XDG_CACHE_HOME/irc`, else `~/.cache/irc`)"
     ),
     Variable("IRC_CACHE_MAX_SIZE", "size", "1G", "cap of the on-disk cache; least recently used entries go first"),
+    Variable(
+        "IRC_CPU",
+        "cpu",
+        "native",
+        "cpu: generate code for this CPU instead of the host's (its vector width and instructions); aarch64 code is generated, never run",
+    ),
     Variable("IRC_POOL_BYTES", "size", "1G", "cpu: most free buffer memory the allocator pool keeps for reuse"),
     Variable(
         "IRC_HUGE_PAGES",

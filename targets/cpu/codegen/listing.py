@@ -3,14 +3,17 @@
 Kernels are specialised per launch to the layouts of @main's arguments, which a module alone does not
 fix (the backend knows them from the example inputs). The listing assumes contiguous arguments:
 row-major strides, each dynamic size a runtime value of its own. Kernels the emitter cannot take are
-named in a trailing comment with the reason, as the compile report names them.
+named in a trailing comment with the reason, as the compile report names them. For a CPU of another
+architecture (IRC_CPU=aarch64) the kernels are emitted for its triple and not compiled.
 """
 
+from llvmlite import ir
 from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, TensorType
 
 from irc.ir.types import torch_dtype
 from irc.targets.args import ArgSpec
 
+from ..runtime import jit
 from ..runtime.compiled import Compiled
 
 
@@ -37,6 +40,18 @@ def contiguous_argspecs(module: ModuleOp, entry: str = "main") -> list[ArgSpec]:
 
 def llvm_ir(module: ModuleOp) -> str:
     compiled = Compiled(module, contiguous_argspecs(module))
-    compiled.build(cache=False)
-    notes = "".join(f"; {what} runs on the reference evaluator: {why}\n" for what, why in compiled.fallbacks)
-    return compiled.llvm_ir + notes
+    if jit.host().runs_here:
+        compiled.build(cache=False)
+        text, fallbacks = compiled.llvm_ir, compiled.fallbacks
+    else:
+        mod = ir.Module("irc_graph")
+        mod.triple = jit.host().triple
+        emitted = compiled.emit_kernels(mod, compiled.built_variant)
+        text = str(mod)
+        fallbacks = [
+            (f"kernel {ln.step.op.callee.root_reference.data}", why)
+            for ln, (fname, why) in zip(compiled.launches, emitted, strict=True)
+            if fname is None
+        ]
+    notes = "".join(f"; {what} runs on the reference evaluator: {why}\n" for what, why in fallbacks)
+    return text + notes

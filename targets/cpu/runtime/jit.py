@@ -12,6 +12,9 @@ codegen) makes the on-disk cache trivial: the object bytes are the cache entry, 
 the CPU, its features, the optimisation level and the irc/llvmlite/LLVM versions (irc/cache.py, which
 verifies every entry before it is loaded). A process that loads from the cache parses no IR and runs no pass.
 
+The host is this machine unless IRC_CPU names another CPU (runtime/isa.py): an x86-64 level or CPU that this
+machine can run, or an aarch64 one whose code is only generated (Engine.object_code; compile raises ForeignCPU).
+
 One engine per compiled module keeps symbol names private to it (two kernels may both be called
 "kernel") and lets a module be freed with its CompiledModule: the Engine shares a module compiled
 earlier in the process only while something holds it (weakly referenced), so the machine code of
@@ -36,7 +39,7 @@ from llvmlite import ir
 
 from irc import cache, env
 
-from . import tuning
+from . import isa, tuning
 
 PIPELINE_VERSION = "1"  # bump when the pass pipeline or object loading changes meaning
 
@@ -51,6 +54,10 @@ def _init_llvm() -> None:
     llvm.check_jit_execution()
 
 
+class ForeignCPU(RuntimeError):
+    """IRC_CPU names a CPU of another architecture: irc generates its code but cannot run it here."""
+
+
 @dataclass(frozen=True)
 class HostInfo:
     """The machine code is generated for: triple, CPU name, LLVM feature string, vector width."""
@@ -58,6 +65,11 @@ class HostInfo:
     triple: str
     cpu: str
     features: str
+
+    @property
+    def runs_here(self) -> bool:
+        """This process can run the code (the triple's architecture is the process's)."""
+        return self.triple.split("-")[0] == llvm.get_process_triple().split("-")[0]
 
     def has(self, feature: str) -> bool:
         return f"+{feature}" in self.features.split(",")
@@ -77,8 +89,12 @@ class HostInfo:
 
 @functools.cache
 def host() -> HostInfo:
+    """The CPU code is generated for: this machine's, or the one IRC_CPU names (runtime/isa.py)."""
     _init_llvm()
-    return HostInfo(llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten())
+    spec = env.get("IRC_CPU")
+    if spec == "native":
+        return HostInfo(llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten())
+    return HostInfo(*isa.resolve(spec))
 
 
 @functools.cache
@@ -184,9 +200,16 @@ class Engine:
         with _lock:
             return self._tm.emit_assembly(self.optimize(self._prepare(module)))
 
+    def object_code(self, module: ir.Module | str) -> bytes:
+        """The optimised module as an ELF object for the host, not loaded (the only output for a foreign CPU)."""
+        with _lock:
+            return self._tm.emit_object(self.optimize(self._prepare(module)))
+
     def compile(self, module: ir.Module | str, *, use_cache: bool = True) -> CompiledModule:
         """Compile (or load from the caches) and return the loaded module; use_cache=False neither reads
         nor writes the disk cache (options={"cache": False})."""
+        if not self.host.runs_here:
+            raise ForeignCPU(f"irc: IRC_CPU targets {self.host.triple} ({self.host.cpu}): its code cannot run here")
         t0 = time.perf_counter()
         with _lock:
             text = self._prepare(module)
