@@ -63,3 +63,20 @@ def test_a_hang_inside_native_code_ends_the_process_with_its_stack():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "returned" not in done.stdout
     assert "Timeout" in done.stderr, done.stderr[-2000:]
+
+
+def test_a_compile_slower_than_the_limit_fails(monkeypatch):
+    """The compile-time property: a graph whose compile takes longer than COMPILE_LIMIT_S is a failure of its own
+    kind, named with its stage times, though its values are right; under the limit the same program passes."""
+    import pytest
+
+    from irc.tools.fuzz import properties
+    from irc.tools.fuzz.programs import Input, Op, Program
+
+    p = Program((Input((3, 5), seed=0),), (Op("exp", (0,), "torch.exp({0})"),), (1,))
+    check_program(p, passes=False, only=["cpu"])
+    monkeypatch.setattr(properties, "COMPILE_LIMIT_S", 0.0)
+    with pytest.raises(FuzzFailure) as info:
+        check_program(p, passes=False, only=["cpu"])
+    assert info.value.kind == "slow-compile", info.value.report()
+    assert "limit 0 s" in info.value.message and "llvm" in info.value.message, info.value.message
