@@ -29,13 +29,13 @@ from .check import (
     Mismatch,
     assert_close,
     compare_speed,
-    judge_step,
     loss_fn,
     targets_for,
     train_step,
     twin,
 )
 from .models import DEMOS, Demo
+from .ties import judge_step
 
 
 @dataclass
@@ -46,7 +46,7 @@ class Outcome:
     graphs: list[report.GraphReport] = field(default_factory=list)
     compile_wall: float = 0.0  # first calls: Dynamo + AOT autograd + irc + one run
     speed: dict[str, tuple[float, float]] = field(default_factory=dict)  # what -> (eager s, irc s)
-    # the differences beyond tolerance that float64 steps showed to be rounding ties (check.judge_step)
+    # the differences beyond tolerance that float64 steps showed to be rounding ties (ties.judge_step)
     ties: list[str] = field(default_factory=list)
 
     def fail(self, msg: str) -> None:

@@ -1,4 +1,4 @@
-"""check.judge_step: a training step where irc and eager differ beyond the tolerance passes as a rounding tie only
+"""ties.judge_step: a training step where irc and eager differ beyond the tolerance passes as a rounding tie only
 where each matches a float64 step on its own side of a kink that one element lies within float32 rounding of; any
 other difference stays a Mismatch. The "irc" side here is an eager float32 step that sums in another order."""
 
@@ -9,7 +9,8 @@ from torch import nn
 
 from irc.bench import demo
 from irc.bench import models as M
-from irc.bench.check import Mismatch, compare_steps, judge_step, loss_fn, targets_for, train_step, twin
+from irc.bench.check import Mismatch, compare_steps, loss_fn, targets_for, train_step, twin
+from irc.bench.ties import judge_step
 
 BATCH = 8
 ACTS = {  # op name in the verdict -> the activation

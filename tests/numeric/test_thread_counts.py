@@ -3,7 +3,7 @@ that sets torch.set_num_threads(n) before compiling, at n = 1 and n = 2. Each ch
 or for the training step a rounding tie, as bench/demo.py's check_train judges it), and the irc results at 1 and 2
 threads must agree with each other within the float32 tolerance the checks hold them to against eager.
 
-The sample: the demo's convnet-train training step (judged by check.judge_step exactly as check_train does), the demo
+The sample: the demo's convnet-train training step (judged by ties.judge_step exactly as check_train does), the demo
 MLP's forward (batch 32), and a softmax + layer_norm function. Each child gets its own cold IRC_CACHE_DIR, so that
 machine code compiled at one thread count is never reused at the other."""
 
@@ -15,7 +15,8 @@ import sys
 import torch
 
 from irc.bench import models as M
-from irc.bench.check import FORWARD_TOL, Mismatch, StepResult, assert_close, judge_step, max_error, targets_for, twin
+from irc.bench.check import FORWARD_TOL, Mismatch, StepResult, assert_close, max_error, targets_for, twin
+from irc.bench.ties import judge_step
 
 THREADS = (1, 2)
 
@@ -28,7 +29,8 @@ torch.set_num_threads(n)  # before anything is compiled
 import torch.nn.functional as F
 import irc
 from irc.bench import models as M
-from irc.bench.check import FORWARD_TOL, Mismatch, assert_close, judge_step, loss_fn, targets_for, train_step, twin
+from irc.bench.check import FORWARD_TOL, Mismatch, assert_close, loss_fn, targets_for, train_step, twin
+from irc.bench.ties import judge_step
 
 verdicts, saved = {}, {}
 
