@@ -15,7 +15,7 @@ cannot take the mem stage (TargetError) leaves it to the reference at the mem st
 raises instead of each fallback.
 """
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import torch
@@ -82,7 +82,6 @@ class Attempt:
     lowered: Lowered | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     on_target: bool = False  # the target compiled it (not the reference after a TargetError)
-    mem_key: str | None = None
 
 
 def build(
@@ -143,11 +142,12 @@ def build(
     use_cache = opts.cache and not opts.dump_dir  # a dump wants every stage lowered afresh
     # targets lower differently, and so does one target on machines whose libraries differ
     mem_key = cache.make_key(text, repr(args), target.name, rules.facts) if use_cache else None
-    candidates = rules.matmuls(module)
-    choice_key = cache.make_key("choice", text, repr(args), target.name, rules.facts, str(torch.get_num_threads()))
-    known = cache.get_json("choice", choice_key) if opts.cache and len(candidates) > 1 else None
-    if known is not None and known.get("matmul") in candidates:
-        candidates = (known["matmul"],)
+    candidates, known, choice_key = rules.matmuls(module), None, None
+    if len(candidates) > 1 and opts.cache:  # the target chose among these before, on this machine and thread count
+        choice_key = cache.make_key("choice", text, repr(args), target.name, rules.facts, str(torch.get_num_threads()))
+        known = cache.get_json("choice", choice_key)
+        if known is not None and known.get("matmul") in candidates:
+            candidates = (known["matmul"],)
 
     def attempt(matmul: str) -> Attempt:
         progress_stage("loop+mem")
@@ -169,7 +169,7 @@ def build(
         _log_passes(rep, done.pass_seconds)
         try:
             a.run, a.notes = target.compile(mem, args, opts, key=done.key, label=label)
-            a.on_target, a.mem_key = True, mem_key
+            a.on_target = True
         except TargetError as e:  # the target cannot take this @main: the mem-stage reference runs it
             if opts.strict:
                 raise
@@ -188,7 +188,7 @@ def build(
     note = None
     if len(compiled) > 1:
         choice, why = target.choose({a.matmul: a.run for a in compiled}, args)
-        if opts.cache and cache.quiet():
+        if choice_key is not None and cache.quiet():
             cache.put_json("choice", choice_key, {"matmul": choice, "note": why})
         chosen, note = next(a for a in compiled if a.matmul == choice), f"matmul: {why} (measured)"
     elif compiled:
@@ -208,8 +208,8 @@ def build(
     _write(rep, target.name, opts, chosen.notes)
     if note is not None:
         rep.mode_notes.append(note)
-    if built is not None and chosen.mem_key is not None:
-        built.update(mem_key=chosen.mem_key, matmul=chosen.matmul)
+    if built is not None and mem_key is not None and chosen.on_target:
+        built.update(mem_key=mem_key, matmul=chosen.matmul)
     return chosen.run
 
 
@@ -224,16 +224,8 @@ def resume(
     return run
 
 
-_NOTED = (
-    "kernels",
-    "cache_hit",
-    "target_fallbacks",
-    "python_steps",
-    "mode_notes",
-    "extern_paths",
-    "in_place_writes",
-    "kernel_resources",
-)
+# the notes the report takes field for field (stage_seconds merge into the report's; call_source is dumped)
+_NOTED = tuple(f.name for f in fields(Notes) if f.name not in ("stage_seconds", "call_source"))
 
 
 def _write(rep: report.GraphReport, target: str, opts: Options, notes: Notes) -> None:

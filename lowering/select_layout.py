@@ -41,7 +41,7 @@ from irc.dialects import tensor as tn
 from irc.dialects.tensor.base import element, shape
 from irc.ir.types import DYN
 
-from .layout_rules import TO_NHWC, arrives_nhwc, converted_nhwc, is_image, layout_operands, perm_of, to_nhwc
+from .layout_rules import TO_NHWC, arrives_nhwc, converted_nhwc, layout_operands, perm_of, to_nhwc
 
 LAYOUTS = ("auto", "nchw", "nhwc")
 COPY_BYTES_PER_S = 16e9  # a layout conversion (read + write), which the cpu emitter blocks in tiles: 40% of the

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 import irc
 from irc import report
-from irc.targets.cpu.codegen.tiles import DEFAULT_TILE, Tile
+from irc.targets.cpu.codegen.tiles import Tile
 from irc.targets.cpu.runtime.compiled import Choices, Variant
 
 from .programs import build, check, tolerance

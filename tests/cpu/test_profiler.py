@@ -3,7 +3,6 @@ path, every reduce-overhead launcher under the kernels it runs, and the Triton r
 report says which library path each extern problem took (GraphReport.extern_paths), by externs.py's rule."""
 
 import torch
-import torch.nn.functional as F
 
 from irc import report
 from irc.dynamo.backend import compile_function
