@@ -167,3 +167,22 @@ def test_aarch64_code_is_generated_and_compiles_to_aarch64_objects(tmp_path):
     assert "llvm.x86" not in r["ir"] and "reference evaluator" not in r["ir"]
     assert r["modules"] == 2 and r["elf_machines"] == [183], "not AArch64 ELF objects (EM_AARCH64)"
     assert r["neon"] > 0 and r["refused"]  # NEON f32x4 code; compile() will not load it
+
+
+@pytest.mark.parametrize(
+    "cpu, has, lacks",
+    [
+        ("haswell", {"avx2", "fma", "avx", "sse4.1"}, {"avx512f", "avx512vl"}),
+        ("skylake-avx512", {"avx512f", "avx512vl", "avx2", "fma"}, set()),
+        ("nehalem", {"sse4.1"}, {"avx", "avx2", "fma", "avx512f"}),
+    ],
+)
+def test_a_named_cpus_features_are_read_off_llvms_code(cpu, has, lacks):
+    """IRC_CPU=<LLVM CPU name>: the features irc reads come from the code LLVM generates for that CPU."""
+    import llvmlite.binding as llvm
+
+    from irc.targets.cpu.runtime import isa, jit
+
+    jit.engine()  # LLVM's targets initialised
+    flags = dict((f[1:], f[0] == "+") for f in isa.probe_features(llvm.get_process_triple(), cpu).split(","))
+    assert {f for f, on in flags.items() if on} >= has and not {f for f, on in flags.items() if on} & lacks, flags
