@@ -18,8 +18,9 @@ Paths for conv2d:
 The paths round differently, so the choice is a rule on the problem, never a timing (a compiled
 graph's numbers must not depend on the load of the machine that compiled it):
     linear  float32, constant weight, row-major input, oneDNN -> mkldnn_packed; the same with a weight that
-            changes -> mkldnn where oneDNN outruns MKL on the machine (onednn_outruns_mkl: an AMD CPU, on which
-            MKL runs generic kernels), else aten; anything else (a transposed input, float16, bfloat16) -> aten,
+            changes -> mkldnn where oneDNN outruns MKL on the machine (onednn_outruns_mkl: MKL's own code branch
+            for the CPU, mkl_branch, is below AVX2, as on AMD's CPUs), else aten; anything else (a transposed
+            input, float16, bfloat16) -> aten,
             eager's own call (narrow types: one rounding, as eager; a transposed operand reaches MKL as a
             transpose flag, oneDNN would copy it)
     conv    channels-last input -> mkldnn_packed (constant weight, oneDNN) else aten_cl; an NCHW input
@@ -38,8 +39,11 @@ weights and saved activations never are). IRC_EXTERN_PATH=<path> forces a path w
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import functools
 import math
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -63,17 +67,61 @@ def onednn_available(dtype: torch.dtype = torch.float32) -> bool:
     )
 
 
+# MKL's code branches (its CNR constants, mkl_types.h; oneMKL's Developer Reference, "Named Constants for CNR
+# Control"): AUTO is also what MKL names as its own branch on a CPU that is not Intel's, for which it has none
+MKL_CBWR_BRANCH = 1  # mkl_cbwr_get's option: the branch
+MKL_CBWR_AUTO = 2
+MKL_CBWR_COMPATIBLE = 3  # SSE2; the first fixed branch (4 SSE2, 8 SSE4.2, 10 AVX2, 12 AVX-512, 14 AVX-512 VNNI)
+MKL_CBWR_AVX2 = 10
+
+
+def _torch_library():
+    """torch's CPU library (MKL is linked into it, or is one of its dependencies, which dlsym searches too), or
+    None where there is none to load."""
+    for path in sorted((Path(torch.__file__).parent / "lib").glob("*torch_cpu.*")):
+        with contextlib.suppress(OSError):
+            return ctypes.CDLL(str(path))
+    return None
+
+
+def _mkl_call(lib, names: tuple[str, ...], *args: int) -> int | None:
+    """The first of `names` that `lib` exports (MKL's public name, then its service layer's), called on int `args`."""
+    for name in names:
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            fn.argtypes, fn.restype = [ctypes.c_int] * len(args), ctypes.c_int
+            return int(fn(*args))
+    return None
+
+
 @functools.cache
+def mkl_branch() -> int | None:
+    """The code branch MKL runs torch's products on here, as MKL itself reports it (an MKL_CBWR_* constant), or None
+    where torch has no MKL (another BLAS runs torch.mm) or its library answers no query. MKL picks kernels by the
+    CPU's vendor as well as its features: its auto branch is the ISA's on an Intel CPU (10 AVX2, 12 AVX-512) and
+    MKL_CBWR_AUTO, no ISA branch, on any other, where it runs generic kernels; a branch fixed by MKL_CBWR
+    (COMPATIBLE and up) is the one it runs instead. Read by ctypes from torch's own library, so it is the MKL that
+    torch calls; the queries start no computation (a later mkl_cbwr_set still succeeds)."""
+    if not torch.backends.mkl.is_available() or (lib := _torch_library()) is None:
+        return None
+    auto = _mkl_call(lib, ("mkl_cbwr_get_auto_branch", "mkl_serv_cbwr_get_auto_branch"))
+    if auto is None or auto < MKL_CBWR_AUTO:  # an error code (negative: a CPU type MKL does not know)
+        return None
+    fixed = _mkl_call(lib, ("mkl_cbwr_get", "mkl_serv_cbwr_get"), MKL_CBWR_BRANCH)
+    return fixed if fixed is not None and fixed >= MKL_CBWR_COMPATIBLE else auto
+
+
 def onednn_outruns_mkl() -> bool:
-    """Does oneDNN run a float32 product faster than MKL here, whatever its weight? MKL picks its kernels by the CPU's
-    vendor and runs generic ones on AMD's, where oneDNN runs its AVX-512 ones: about twice as fast, even with a
-    weight that changed since its last product (training) and that oneDNN reorders in every call. A property of the
-    machine, not a timing: every process on it takes the same paths and rounds alike."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            return any(line.startswith("vendor_id") and line.split(":", 1)[1].strip() == "AuthenticAMD" for line in f)
-    except OSError:
-        return False
+    """Does oneDNN run a float32 product faster than torch.mm here, whatever its weight? Where MKL reports a branch
+    below AVX2 (mkl_branch: its generic kernels, on AMD's CPUs), oneDNN, which picks its kernels by the CPU's
+    features alone, runs its ISA's (AVX-512 on the EPYC measured): about twice as fast, even with a weight that changed since its last product
+    (training) and that oneDNN reorders in every call. Where MKL runs its AVX2 or AVX-512 branch, its sgemm stays.
+    Where MKL cannot be asked (no MKL in torch, or no query in its library), the default is torch.mm: no BLAS but
+    MKL is known to fall back to generic kernels on another vendor's CPU (OpenBLAS, Accelerate, Arm PL pick theirs
+    by the CPU, as MKL does on Intel's), and torch.mm is eager's own call, so the default is never slower than
+    eager and rounds as eager does. A property of the machine, not a timing: every process on it takes the same paths and rounds alike."""
+    branch = mkl_branch()
+    return branch is not None and branch < MKL_CBWR_AVX2
 
 
 def _needs_grad(w: torch.Tensor) -> bool:
