@@ -50,6 +50,7 @@ def record(module: ModuleOp, args: list[ArgSpec], opts: Options, matmul: str | N
             "attention": BoolAttr.from_bool(opts.attention),
             "layout": StringAttr(opts.layout),
             "matmul": StringAttr(matmul),
+            "prepack": StringAttr({None: "auto", True: "all", False: "none"}[opts.prepack]),
         }
     )
     module.attributes[ARGS] = ArrayAttr([a.to_attr() for a in args])
@@ -65,7 +66,11 @@ def plan_of(module: ModuleOp) -> Plan:
         return Plan()
     d = rec.data
     opts = replace(
-        Options(), target=d["target"].data, attention=bool(d["attention"].value.data), layout=d["layout"].data
+        Options(),
+        target=d["target"].data,
+        attention=bool(d["attention"].value.data),
+        layout=d["layout"].data,
+        prepack={"all": True, "none": False}.get(d["prepack"].data) if "prepack" in d else None,
     )
     args = [ArgSpec.from_attr(a) for a in module.attributes[ARGS].data] if ARGS in module.attributes else []
     rules = targets.get(opts.target).rules(args, opts)
@@ -119,7 +124,7 @@ def build(
         raise
     rep.stage_seconds["tensor-opt"] = done.seconds["tensor-opt"]
     if refold is not None and (folded := refold(module)):
-        args = [*args, *(replace(ArgSpec.of(t, f"folded{i}"), stable=True) for i, t in enumerate(folded))]
+        args = [*args, *(replace(ArgSpec.of(t, f"folded{i}"), stable=True, example=t) for i, t in enumerate(folded))]
         record(module, args, opts)
         rules = target.rules(args, opts)
         plan = replace(plan, rules=rules)

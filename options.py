@@ -46,6 +46,9 @@ class Options:
     matmul: str = (
         "auto"  # matrix products: "auto", "extern", "loops" (generated nests) or, on triton, "dot" (see MATMULS)
     )
+    prepack: bool | None = (
+        None  # frozen weights in oneDNN's packed layout, a second copy of them: None or "auto" (the default): a convolution's (its packed path runs 1.6x its plain one) but not a linear layer's (a few percent), True: every one, False: none (docs/guide.md)
+    )
     cache: bool = True  # reuse compiled code and extern choices from the on-disk cache (IRC_CACHE_DIR, see cache.py)
     eager_ops: frozenset[str] = (
         frozenset()
@@ -77,6 +80,10 @@ class Options:
         _check_choice("matmul", options.get("matmul", "auto"), MATMULS, "choices")
         if options.get("matmul") == "dot" and options.get("target", "cpu") != "triton":
             raise ValueError("irc: matmul='dot' is a tl.dot template: it needs target='triton'")
+        if not (options.get("prepack") is None or isinstance(options["prepack"], bool) or options["prepack"] == "auto"):
+            raise ValueError("irc: option 'prepack' must be True, False or 'auto'")
+        if options.get("prepack") == "auto":
+            options["prepack"] = None
         for name in ("strict", "verify", "cache", "attention"):
             if name in options and not isinstance(options[name], bool):
                 raise ValueError(f"irc: option {name!r} must be a bool")

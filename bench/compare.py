@@ -9,8 +9,11 @@ Per case and backend:
   first call, cold   a fresh process with empty compile caches (irc: IRC_CACHE_DIR; inductor:
                      TORCHINDUCTOR_CACHE_DIR) times its first call: Dynamo, AOT autograd, compile, one run
   first call, warm   a second fresh process on the caches the cold one filled
+  first-call memory  in the cold process, the resident-memory peak of the first call above the level before it
+                     (the model already built): what compiling and the first run add (VmHWM after writing 5 to
+                     /proc/self/clear_refs, less VmRSS)
   peak memory        in the warm process, the resident-memory peak during steady calls above the level
-                     before them (VmHWM after writing 5 to /proc/self/clear_refs)
+                     before them (the same reset after two warm-up calls: a training step's saved activations)
   steady             in this process, the three backends called in turn (interleaved, so load from other
                      processes hits all alike), median per backend and its spread (IQR: first to third
                      quartile); ratios against eager and inductor
@@ -91,21 +94,33 @@ def child(case_name: str, backend: str) -> None:
     t0 = time.perf_counter()
     with grad_mode(case):
         fn, inputs = build(case, backend)
+        gc.collect()
+        start = _reset_peak()
         t1 = time.perf_counter()
         fn(*inputs)
         first = time.perf_counter() - t1
+        first_peak = _status("VmHWM") - start
         for _ in range(2):
             fn(*inputs)
         gc.collect()
-        before = _status("VmRSS")
-        try:
-            Path("/proc/self/clear_refs").write_text("5")
-        except OSError:
-            pass
+        before = _reset_peak()
         for _ in range(3):
             fn(*inputs)
         peak = _status("VmHWM") - before
-    print(json.dumps({"first_call_s": first, "build_s": t1 - t0, "peak_mb": peak / 2**20}))
+    print(
+        json.dumps(
+            {"first_call_s": first, "build_s": t1 - t0, "first_peak_mb": first_peak / 2**20, "peak_mb": peak / 2**20}
+        )
+    )
+
+
+def _reset_peak() -> int:
+    """Start a new peak (VmHWM := VmRSS, where the kernel allows it); the resident bytes now."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+    return _status("VmRSS")
 
 
 def first_calls(case, backend: str, root: Path, timeout: float) -> dict:

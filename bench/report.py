@@ -18,6 +18,10 @@ def _first(row, kind):
     return fc["first_call_s"], _ms(fc["first_call_s"])
 
 
+def _mb(x) -> str:
+    return f"{x:.0f}" if x is not None else "-"
+
+
 def _iqr(r) -> str:
     q = r.get("iqr_s")
     return f"{_ms(q[0])}-{_ms(q[1])}" if q else "-"
@@ -43,15 +47,15 @@ def markdown(results: dict, meta: dict, header: bool = True) -> str:
                 "",
             ]
     lines += [
-        "| case | backend | first call cold | first call warm | steady | steady IQR | vs eager | vs inductor | peak MB | GB/s (% copy) | max err |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| case | backend | first call cold | first call warm | steady | steady IQR | vs eager | vs inductor | first-call MB | peak MB | GB/s (% copy) | max err |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, row in results.items():
         if "skipped" in row:
-            lines.append(f"| {name} | skipped: {row['skipped']} | | | | | | | | | |")
+            lines.append(f"| {name} | skipped: {row['skipped']} | | | | | | | | | | |")
             continue
         if "error" in row:
-            lines.append(f"| {name} | error: {row['error'][:80]} | | | | | | | | | |")
+            lines.append(f"| {name} | error: {row['error'][:80]} | | | | | | | | | | |")
         eager = row.get("eager", {}).get("steady_s")
         ind = row.get("inductor", {}).get("steady_s")
         nbytes = row.get("eager", {}).get("bytes")
@@ -59,6 +63,7 @@ def markdown(results: dict, meta: dict, header: bool = True) -> str:
             r = row.get(b, {})
             s = r.get("steady_s")
             peak = r.get("first_call", {}).get("warm", {}).get("peak_mb")
+            first_peak = r.get("first_call", {}).get("cold", {}).get("first_peak_mb")
             bw = "-"
             if s and nbytes and CASES[name].bandwidth:
                 gbps = nbytes / s / 1e9
@@ -68,7 +73,7 @@ def markdown(results: dict, meta: dict, header: bool = True) -> str:
                 f"| {name} | {b} | {_first(r, 'cold')[1]} | {_first(r, 'warm')[1]} | {_ms(s)} | {_iqr(r)} | "
                 f"{f'{eager / s:.2f}x' if s and eager and b != 'eager' else '-'} | "
                 f"{f'{ind / s:.2f}x' if s and ind and b.startswith('irc') else '-'} | "
-                f"{f'{peak:.0f}' if peak is not None else '-'} | {bw} | {f'{err:.1e}' if err is not None else '-'} |"
+                f"{_mb(first_peak)} | {_mb(peak)} | {bw} | {f'{err:.1e}' if err is not None else '-'} |"
             )
     if header:
         lines += ["", "Goals (measured, not asserted):", ""] + [f"- {g}" for g in goals(results, meta)]

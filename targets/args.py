@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import torch
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr, UnitAttr
@@ -28,6 +28,9 @@ class ArgSpec:
     # value, which the runtime writes into it after each call; a target may compute that result in the
     # argument's own memory instead, where nothing reads the old value after (the CPU target does).
     written_from: int | None = None
+    # the real tensor every call passes here (a frozen parameter, a constant), where the caller has it: measuring
+    # builds (targets/timing.py) reads it instead of a random copy of a model's weights. Not part of the spec.
+    example: torch.Tensor | None = field(default=None, compare=False, repr=False)
 
     def to_attr(self) -> DictionaryAttr:
         """The spec as an MLIR dictionary, so a dumped module carries what its target's rules read."""
@@ -82,15 +85,22 @@ def _key(x):
     return int(x)
 
 
-def graph_args(placeholders, constants, stable=(), writes=()) -> list[ArgSpec]:
+def graph_args(placeholders, constants, stable=None, writes=()) -> list[ArgSpec]:
     """The ArgSpecs of a graph's @main: its FX placeholders (their example values), then the constants the import
-    added; the constants and the placeholders at the positions in `stable` are marked stable; `writes`: (input,
-    result) pairs, the inputs the graph writes and the results holding their new values."""
+    added; the constants and the placeholders in `stable` (position -> the real tensor) are marked stable, with
+    that tensor as their example; `writes`: (input, result) pairs, the inputs the graph writes and the results
+    holding their new values."""
+    stable = stable or {}
     names = [n.name for n in placeholders] + [f"constant{i}" for i in range(len(constants))]
     values = [n.meta.get("val") for n in placeholders] + list(constants)
-    keep = set(stable) | set(range(len(placeholders), len(values)))
+    real = {**stable, **{len(placeholders) + k: c for k, c in enumerate(constants)}}
     written = dict(writes)
     return [
-        replace(ArgSpec.of(v, name), stable=i in keep, written_from=written.get(i))
+        replace(
+            ArgSpec.of(v, name),
+            stable=i in real,
+            written_from=written.get(i),
+            example=real.get(i) if type(real.get(i)) in (torch.Tensor, torch.nn.Parameter) else None,
+        )
         for i, (v, name) in enumerate(zip(values, names))
     ]

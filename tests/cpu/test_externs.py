@@ -198,8 +198,8 @@ class _Layer(torch.nn.Module):
 
 
 def test_graph_weight_prepacked_once_and_never_stale(monkeypatch):
-    """A matmul whose weight is a parameter of an inference graph (a stable argument) is prepacked once for
-    oneDNN and reused while the weight is unchanged; an in-place update (an optimizer step) is seen, and the
+    """A matmul whose weight is a parameter of an inference graph (a stable argument), with option prepack, is
+    prepacked once for oneDNN and reused while the weight is unchanged; an in-place update (an optimizer step) is seen, and the
     weight is not packed again."""
     from tests.conftest import compile_irc
 
@@ -217,7 +217,7 @@ def test_graph_weight_prepacked_once_and_never_stale(monkeypatch):
 
     monkeypatch.setattr(externs.LinearKernel, "packed", packed)
     layer, x = _Layer(), torch.randn(64, 256)
-    f = compile_irc(layer)
+    f = compile_irc(layer, prepack=True)
     with torch.no_grad():
         for _ in range(2):
             torch.testing.assert_close(f(x), layer(x), **TOL)
@@ -320,7 +320,7 @@ def test_choices_measured_on_a_busy_machine_stay_in_the_process(tmp_path, monkey
 )
 def test_a_frozen_weight_takes_rows_with_gaps_through_onednn(pick, want):
     """A row picked out of each batch (GPT-2's last position before its vocabulary head) has contiguous rows with gaps
-    between them: the rule gathers them and runs oneDNN's prepacked weight, at the compile (a fresh result) and at the
+    between them: the rule gathers them and runs oneDNN's prepacked weight (option prepack), at the compile (a fresh result) and at the
     call alike, where MKL's sgemm ran a wide weight at a fraction of that rate. A transposed input stays on MKL."""
     from irc import report
     from tests.conftest import compile_irc
@@ -330,7 +330,7 @@ def test_a_frozen_weight_takes_rows_with_gaps_through_onednn(pick, want):
     h = torch.randn(16, 5, 256) if want != "aten" else torch.randn(3, 256, 16)
     start = report.mark()
     with torch.no_grad():
-        f = compile_irc(fn)
+        f = compile_irc(fn, prepack=True)
         for _ in range(2):
             torch.testing.assert_close(f(h), fn(h), **TOL)
     (g,) = report.reports_since(start).graphs

@@ -30,9 +30,9 @@ class Attention(torch.nn.Module):
         return F.scaled_dot_product_attention(split(self.q(x)), split(k), split(k)), k
 
 
-def _compile(model, x):
+def _compile(model, x, **options):
     start = report.mark()
-    f = compile_irc(model)
+    f = compile_irc(model, **options)
     torch.testing.assert_close(f(x), model(x), **TOL)
     torch.testing.assert_close(f(x + 1), model(x + 1), **TOL)
     (g,) = report.reports_since(start).graphs
@@ -41,11 +41,11 @@ def _compile(model, x):
 
 @pytest.mark.parametrize("seq", [64, 67], ids=["s64", "s67"])
 def test_bias_of_a_product_read_by_library_calls_joins_onednn(seq):
-    """2 x 8 x seq x 128 x 128 flops a projection: above the small-product cut, so oneDNN's; seq 67 is a prime (the
-    rule and the call do not depend on it)."""
+    """2 x 8 x seq x 128 x 128 flops a projection: above the small-product cut, so oneDNN's prepacked weight (option
+    prepack); seq 67 is a prime (the rule and the call do not depend on it)."""
     model, x = Attention().eval(), torch.randn(8, seq, 128)
     with torch.no_grad():
-        g = _compile(model, x)
+        g = _compile(model, x, prepack=True)
     problems = {p: path for p, path in g.extern_paths.items() if "addmm" in p or "tn.mm" in p}
     if ONEDNN:
         assert problems == {f"tn.addmm {8 * seq}x128 @ 128x128 float32, constant weight": "mkldnn_packed"}, problems
@@ -93,12 +93,12 @@ class FeedForward(torch.nn.Module):
 @pytest.mark.parametrize("act", ["gelu", "gelu_tanh", "gpt2"])
 def test_a_gelu_after_the_bias_joins_onednn(act):
     """The feed-forward's gelu(x @ W1^T + b1) over (batch, seq) rows (8 x 67: the nest splits the product's 536 rows)
-    runs as one oneDNN call with the gelu as its epilogue, NaN kept as eager keeps it; with the down projection's
+    runs as one oneDNN call (its weight prepacked: option prepack) with the gelu as its epilogue, NaN kept as eager keeps it; with the down projection's
     bias folded too, the one kernel left gathers the (8, 67, 128) input into the product's 536 rows."""
     model, x = FeedForward(act).eval(), torch.randn(8, 67, 128)
     x[0, 0, 0] = float("nan")
     with torch.no_grad():
-        g = _compile(model, x)
+        g = _compile(model, x, prepack=True)
     if not ONEDNN:
         assert not any("addmm" in p for p in g.extern_paths), g.extern_paths
         return

@@ -59,10 +59,10 @@ def test_demo_models(mode, demo):
     assert all(g.mode == mode for g in _graphs(start))
 
 
-def _python_steps_and_paths(model, x, mode):
+def _python_steps_and_paths(model, x, mode, **options):
     start = report.mark()
     with torch.no_grad():
-        torch.testing.assert_close(_compiled(model, mode)(x), model(x), rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(_compiled(model, mode, **options)(x), model(x), rtol=1e-4, atol=1e-4)
     (g,) = _graphs(start)
     return g, g.python_steps, set(g.extern_paths.values())
 
@@ -79,12 +79,13 @@ def test_reduce_overhead_runs_a_small_mlp_as_one_launcher():
 
 
 def test_reduce_overhead_keeps_the_default_library_paths():
-    """A product the default runs on oneDNN with its weight prepacked stays that library call under reduce-overhead
-    (not the launcher's sgemm_: it would round differently, and it is slower); the small last layer is sgemm_."""
+    """A product the default runs on oneDNN with its weight prepacked (option prepack) stays that library call under
+    reduce-overhead (not the launcher's sgemm_: it would round differently, and it is slower); the small last layer
+    is sgemm_."""
     model, (x,) = mlp(32)
     model.eval()
-    _, default, default_paths = _python_steps_and_paths(model, x, "default")
-    g, steps, paths = _python_steps_and_paths(model, x, "reduce-overhead")
+    _, default, default_paths = _python_steps_and_paths(model, x, "default", prepack=True)
+    g, steps, paths = _python_steps_and_paths(model, x, "reduce-overhead", prepack=True)
     assert "mkldnn_packed" in default_paths and paths == default_paths - {"aten"} | {"sgemm_"}, (default_paths, paths)
     assert steps < default, (steps, default)
     assert "the default runs as mkldnn_packed" in str(g), str(g)
@@ -200,7 +201,7 @@ def test_max_autotune_keeps_a_constant_weight_prepacked_after_measuring_on_rando
     model, (x,) = mlp(32)
     model.eval()
     start = report.mark()
-    f = _compiled(model, "max-autotune", cache=False)
+    f = _compiled(model, "max-autotune", cache=False, prepack=True)
     with torch.no_grad():
         torch.testing.assert_close(f(x), model(x), **tolerance(torch.float32))
         with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -208,4 +209,5 @@ def test_max_autotune_keeps_a_constant_weight_prepacked_after_measuring_on_rando
     (g,) = _graphs(start)
     assert any("measured" in note for note in g.mode_notes), g.mode_notes  # the programs ran on random inputs
     assert not any("weight changes" in problem for problem in g.extern_paths), g.extern_paths
+    assert {p for p in g.extern_paths.values() if p.startswith("mkldnn")} == {"mkldnn_packed"}, g.extern_paths
     assert sum(e.name == "mkldnn::_linear_pointwise" for e in prof.events()) == 2  # both 1024x1024 products packed

@@ -75,7 +75,7 @@ def test_torch_compile_trace_names_the_graph_and_its_kernels_and_the_report_its_
     model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 8)).eval()
     x = randn(64, 256)
     mark = report.mark()
-    compiled = compile_irc(model)
+    compiled = compile_irc(model, prepack=True)
     with torch.no_grad():
         compiled(x)
         _, names = profiled(compiled, x)

@@ -1,0 +1,77 @@
+"""Frozen weights are used in place: no library-packed second copy unless options={"prepack": True} asks for one,
+and max-autotune measures its builds on the real weights (targets/timing.random_inputs), not on random copies."""
+
+import pytest
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+from irc import report
+from irc.targets.args import ArgSpec
+from irc.targets.cpu.libs import externs
+from irc.targets.timing import random_inputs
+from tests.conftest import compile_irc
+
+TOL = dict(rtol=1e-4, atol=1e-4)
+
+
+def _reorders(model, x, **options) -> tuple[int, dict]:
+    """(oneDNN weight reorders in two calls of the compiled model, the graph's extern paths)."""
+    start = report.mark()
+    f = compile_irc(model, **options)
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU]) as prof:
+        torch.testing.assert_close(f(x), model(x), **TOL)
+        torch.testing.assert_close(f(x + 1), model(x + 1), **TOL)
+    (g,) = report.reports_since(start).graphs
+    return sum(e.name == "mkldnn::_reorder_linear_weight" for e in prof.events()), g.extern_paths
+
+
+def _mlp():
+    return torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 256)).eval()
+
+
+def test_a_frozen_graph_keeps_no_packed_copy_of_its_weights_by_default():
+    model, x = _mlp(), torch.randn(64, 256)
+    reorders, paths = _reorders(model, x)
+    assert reorders == 0 and "mkldnn_packed" not in paths.values(), paths
+    assert any("tn.addmm" in p or "tn.mm" in p for p in paths), paths  # the products are library calls
+
+
+@pytest.mark.skipif(not externs.onednn_available(torch.float32), reason="torch is built without oneDNN: nothing packs")
+def test_prepack_packs_each_frozen_weight():
+    model, x = _mlp(), torch.randn(64, 256)
+    reorders, paths = _reorders(model, x, prepack=True)
+    assert reorders > 0 and list(paths.values()).count("mkldnn_packed") == 2, (reorders, paths)
+
+
+def test_measuring_reads_real_weights_and_shares_one_random_buffer():
+    """A spec with its real tensor gets that tensor (detached); the other read-only tensors of a dtype are views of
+    one buffer; a tensor the graph writes gets its own; integers are zeros, and sizes and strides are the specs'."""
+    w = torch.nn.Parameter(torch.randn(7, 3))
+    specs = [
+        ArgSpec.of(torch.empty(5, 3), "x"),
+        ArgSpec("w", "tensor", torch.float32, (7, 3), (3, 1), stable=True, example=w),
+        ArgSpec.of(torch.empty(4, 6).t(), "xt"),
+        ArgSpec("state", "tensor", torch.float32, (2, 2), (2, 1), written_from=1),
+        ArgSpec.of(torch.empty(3, dtype=torch.int64), "idx"),
+        ArgSpec.of(11, "n"),
+    ]
+    x, wr, xt, state, idx, n = random_inputs(specs)
+    assert wr.data_ptr() == w.data_ptr() and not wr.requires_grad
+    assert x.untyped_storage().data_ptr() == xt.untyped_storage().data_ptr()
+    assert state.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+    assert xt.shape == (6, 4) and xt.stride() == (1, 6) and x.std() > 0.1 and state.std() > 0.1
+    assert idx.dtype == torch.int64 and not idx.any() and n == 11
+
+
+def test_frozen_parameters_are_the_specs_examples():
+    """graph_args gives each frozen parameter and constant its real tensor, and no other argument one."""
+    from irc.targets.args import graph_args
+
+    class P:
+        def __init__(self, name, val):
+            self.name, self.meta = name, {"val": val}
+
+    w, c = torch.randn(3, 3), torch.randn(2)
+    specs = graph_args([P("x", torch.empty(2, 3)), P("w", torch.empty(3, 3))], [c], {1: w})
+    assert [s.example is not None for s in specs] == [False, True, True] and specs[1].example is w
+    assert [s.stable for s in specs] == [False, True, True]
