@@ -240,7 +240,7 @@ def candidates(p: dict) -> dict:
 def best_time(p: dict, reps: int = 51, budget_s: float = 0.5) -> tuple[float | None, str]:
     """(the fastest median of the candidates for `p`, its name), or (None, "") when none applies. Candidates
     run in turn (externs.measure), up to `reps` rounds or `budget_s` (at least 3): small problems get many."""
-    from irc.targets.cpu.libs.externs import measure
+    from irc.targets.timing import measure
 
     c = candidates(p)
     if not c:

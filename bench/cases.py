@@ -3,14 +3,18 @@ microbenchmarks whose ideal traffic is known, so their speed is also reported in
 the trainable demo models and HF BERT/GPT-2 (kind "train"), and AdamW's step compiled (kind "optimizer").
 
     Case.make() -> (fn_or_module, inputs); Case.bytes(inputs, output) -> ideal bytes moved (or None)
-    a "train" or "optimizer" case: Case.make(compile) -> step, a callable of no arguments, where
-    compile(fn) is the backend's (torch.compile with it, or the identity for eager)
+    a "train" or "optimizer" case: Case.make(compile, amp=None, reference=False) -> step, a callable of no
+    arguments, where compile(fn) is the backend's (torch.compile with it, or the identity for eager); a
+    train step runs its forward and loss under autocast(amp) (backward and SGD outside it, as autocast
+    training is written); reference=True: the model and its inputs in float64 without autocast (the step a
+    low-precision run measures errors against); AdamW's step ignores both (autocast changes none of its ops)
 
 A case may carry irc *variants* (a mode or options to compare, such as a layout or a pattern switched
 off); each is timed as one more backend, `irc:<label>`, interleaved with the others.
 """
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import copy
@@ -49,6 +53,20 @@ class Case:
         outs = output if isinstance(output, (tuple, list)) else [output]
         tensors = [t for t in (*inputs, *outs) if isinstance(t, torch.Tensor)]
         return sum(t.numel() * t.element_size() for t in tensors)
+
+
+# bench/compare.py and bench/roofline.py --dtype: autocast's dtype (f32: no autocast)
+DTYPES = {"f32": None, "bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def autocast(dtype: torch.dtype | None):
+    """torch.autocast on the CPU in `dtype` (bench/compare.py --dtype bf16|f16); nothing for float32 (None)."""
+    return torch.autocast("cpu", dtype=dtype) if dtype is not None else nullcontext()
+
+
+def float64(x):
+    """A float tensor in float64, anything else as it is: a case's inputs for its float64 reference."""
+    return x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
 
 
 def chain(x):
@@ -192,20 +210,24 @@ MODELS = tuple(
 
 # -- training (issue 15) ------------------------------------------------------------------------------
 def _train(factory):
-    """make(compile) for a training step of factory()'s model: zero_grad, the forward compiled, cross-entropy,
-    backward, an eager SGD step. The step returns its loss: every backend runs as many steps from the same
-    weights, so compare checks the first step's losses against eager's."""
+    """make(compile, amp, reference) for a training step of factory()'s model: zero_grad, the forward compiled,
+    cross-entropy (both under autocast(amp)), backward, an eager SGD step. The step returns its loss: every
+    backend runs as many steps from the same weights, so compare checks the first step's losses against eager's
+    (and, for a low-precision run, against the reference=True step's: the model and its inputs in float64)."""
 
-    def make(compile_fn):
+    def make(compile_fn, amp: torch.dtype | None = None, reference: bool = False):
         model, inputs = factory()
         model.train()
         target = targets_for(copy.deepcopy(model)(*inputs))  # a twin: a train-mode forward moves BatchNorm statistics
+        if reference:
+            model, inputs, amp = model.double(), tuple(float64(x) for x in inputs), None
         fwd = compile_fn(model)
         opt = torch.optim.SGD(model.parameters(), lr=0.01)
 
         def step():
             opt.zero_grad(set_to_none=True)
-            loss = F.cross_entropy(fwd(*inputs), target)
+            with autocast(amp):
+                loss = F.cross_entropy(fwd(*inputs), target)
             loss.backward()
             opt.step()
             return loss.detach()
@@ -216,9 +238,10 @@ def _train(factory):
     return make
 
 
-def _adamw_step(compile_fn):
+def _adamw_step(compile_fn, amp=None, reference=False):
     """torch.compile(opt.step) for AdamW over 8 Linear(512, 512) with fixed gradients; the step returns the first
-    weight (live: compare reads it after every backend's first two steps)."""
+    weight (live: compare reads it after every backend's first two steps). `amp` and `reference` are ignored:
+    autocast lowers no op of an optimizer step, so a low-precision run times it as it is."""
     torch.manual_seed(0)
     model = nn.Sequential(*[nn.Linear(512, 512) for _ in range(8)])
     for p in model.parameters():

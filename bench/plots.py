@@ -8,7 +8,8 @@
                                                                # (after a change to the plotting)
 
 compare.py calls `write_figures` at the end of every run. Three figures per run, each beside its JSON as
-compare-<time>-<figure>.png and copied to bench/results/latest-<figure>.png:
+compare-<time>-<figure>.png and copied to bench/results/latest-<figure>.png (a `compare --dtype bf16` run:
+compare-bf16-<time>-<figure>.png and latest-bf16-<figure>.png, its caption naming the autocast dtype):
 
     speedup       steady-state latency of eager / that of each compiled backend, per case (log scale; above
                   1 is faster than eager): inductor, irc, and irc's variants (irc:<label>) where a case has them
@@ -128,6 +129,8 @@ def _title(ax, doc: dict, what: str) -> None:
     meta = doc.get("meta", {})
     where = meta.get("machine") or f"{meta.get('cpus', '?')} CPUs"
     run = f"{where}; torch {meta.get('torch', '?')}, {meta.get('threads', '?')} threads, {meta.get('started', '')}"
+    if meta.get("dtype", "f32") != "f32":
+        run += f"; {meta['dtype']} autocast"
     fig = ax.figure
     fig.suptitle(what, fontsize=11)
     # A caption under the case names; constrained layout keeps room for it (a second title line did not fit).
@@ -208,14 +211,15 @@ def figure(doc: dict, name: str):
     return fig if DRAW[name](doc, fig.subplots()) else None
 
 
-def write_figures(doc: dict, out_dir: Path = RESULTS, stem: str = "compare") -> dict[str, Path]:
-    """Draw each figure that has data: out_dir/<stem>-<figure>.png, also copied to out_dir/latest-<figure>.png."""
+def write_figures(doc: dict, out_dir: Path = RESULTS, stem: str = "compare", latest: str = "latest") -> dict[str, Path]:
+    """Draw each figure that has data: out_dir/<stem>-<figure>.png, also copied to out_dir/<latest>-<figure>.png
+    (compare --dtype bf16 passes latest-bf16)."""
     written = {}
     for name in FIGURES:
         if (fig := figure(doc, name)) is not None:
             path = out_dir / f"{stem}-{name}.png"
             fig.savefig(path)
-            shutil.copyfile(path, out_dir / f"latest-{name}.png")
+            shutil.copyfile(path, out_dir / f"{latest}-{name}.png")
             written[name] = path
     return written
 

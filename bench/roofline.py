@@ -2,6 +2,7 @@
 
     .venv/bin/python -m irc.bench.roofline                          # the default models (a few minutes)
     .venv/bin/python -m irc.bench.roofline --models mlp-b32,convnet-eval --rounds 10
+    .venv/bin/python -m irc.bench.roofline --dtype bf16                # under bfloat16 autocast, bf16 rates
 
 Per model (a bench/cases.py case, compiled with torch.compile(backend=irc.backend) under torch.no_grad()):
   machine limits   measured in this process: the copy bandwidth (a copy_ into a preallocated tensor, the
@@ -22,8 +23,14 @@ Per model (a bench/cases.py case, compiled with torch.compile(backend=irc.backen
   efficiency       roofline / measured
 A kernel can still beat its bound (over 100%) where its data were left in a cache the copy of its size does
 not fit: the bound assumes they come from the level that holds its whole working set.
+--dtype bf16 or f16 (bench/compare.py --dtype passes its own): the model is compiled and called under
+torch.autocast("cpu", dtype), and every product's best library time is measured in that dtype for its exact
+shape (torch.mm/addmm/bmm, the linear and convolution paths, sdpa, all on operands of that dtype), so a bf16
+model's efficiency is against bf16 rates; a product irc runs in float32 there is still bounded by the dtype's
+rate (autocast asked for it) and marked "irc: float32" in the detail table. HF BERT and GPT-2 are among the
+default models where transformers is installed.
 Figures are only as good as the machine is quiet (the load average is printed). JSON goes to
-bench/results/roofline-<time>.json. bench/compare.py's report carries the summary table (`summary`).
+bench/results/roofline-<time>.json (roofline-bf16-<time>.json under --dtype bf16; its "dtype" says which). bench/compare.py's report carries the summary table (`summary`).
 """
 
 from __future__ import annotations
@@ -51,6 +58,7 @@ from .bounds import (
     problem,
     shape,
 )
+from .cases import DTYPES, autocast
 
 DEFAULT = (
     "mlp-b32",
@@ -61,7 +69,10 @@ DEFAULT = (
     "bandwidth-chain",
     "transcendental-chain",
     "resnet18",
+    "hf-bert",  # with transformers installed (bench/cases.py has no HF model case without it)
+    "hf-gpt2",
 )
+_FLAGS = {dtype: flag for flag, dtype in DTYPES.items()}  # torch.bfloat16 -> "bf16"
 
 
 @dataclass
@@ -162,10 +173,17 @@ def _values(program, args) -> list:
 
 
 def classify(
-    program, args, named_times: list[tuple[str, float]], bandwidth: Bandwidth, rates: dict, prefix: str = ""
+    program,
+    args,
+    named_times: list[tuple[str, float]],
+    bandwidth: Bandwidth,
+    rates: dict,
+    prefix: str = "",
+    amp: torch.dtype | None = None,
 ) -> list[Part]:
     """Parts of one Executor's call from Executor.profile's (name, seconds): each with its flops or bytes and
-    bound; `rates` caches best_time per problem (key: describe(problem)) and is filled as needed."""
+    bound; `rates` caches best_time per problem (key: describe(problem)) and is filled as needed. `amp`: the
+    run's autocast dtype, the one a float32 product's best time is measured in."""
     g, vals = program.compiled.g, _values(program, args)
     parts = []
     for (name, secs), st in zip(named_times, _match(g, [n for n, _ in named_times])):
@@ -192,6 +210,9 @@ def classify(
                     Part("library", f"{prefix}{name} {what}".rstrip(), secs, bandwidth.seconds(nbytes), bytes=nbytes)
                 )
                 continue
+            as_is = ""
+            if amp is not None and p["dtype"] == "float32":  # autocast asked for it in amp: bound at amp's rate
+                p, as_is = dict(p, dtype=str(amp).removeprefix("torch.")), " (irc: float32)"
             key = describe(p)
             if key not in rates:
                 rates[key] = best_time(p)
@@ -199,13 +220,13 @@ def classify(
             parts.append(
                 Part(
                     "library",
-                    f"{prefix}extern {key}",
+                    f"{prefix}extern {key}{as_is}",
                     secs,
                     best if best else bandwidth.seconds(nbytes),
                     flops(p),
                     nbytes,
-                    key,
-                    how,
+                    problem=key,  # keywords: Part's ops and limit come before them
+                    best=how,
                 )
             )
         else:
@@ -228,12 +249,14 @@ def measure(
     clock=time.perf_counter,
     profile=_profile,
     rates: dict | None = None,
+    amp: torch.dtype | None = None,
 ) -> Roofline:
     """Time `call()` (the compiled model) `reps` times, then Executor.profile each cpu Executor `reps` times,
-    in `rounds` alternating rounds (load from other processes hits both alike); medians over all samples."""
+    in `rounds` alternating rounds (load from other processes hits both alike); medians over all samples. Both
+    under autocast(amp); the library rates outside it, in the products' (or amp's) dtype."""
     programs = [(p, args) for p, args in found.values() if args is not None]
     calls, steps = [], [[] for _ in programs]
-    with torch.no_grad():
+    with torch.no_grad(), autocast(amp):
         for _ in range(rounds):
             for _ in range(reps):
                 t0 = clock()
@@ -246,14 +269,16 @@ def measure(
     rates = {} if rates is None else rates
     for i, ((p, args), runs) in enumerate(zip(programs, steps)):
         named = [(n, statistics.median(r[k][1] for r in runs)) for k, (n, _) in enumerate(runs[0])]
-        out.parts += classify(p, args, named, bandwidth, rates, f"graph{i} " if len(programs) > 1 else "")
+        out.parts += classify(p, args, named, bandwidth, rates, f"graph{i} " if len(programs) > 1 else "", amp)
     if missing := len(found) - len(programs):
         out.notes.append(f"{missing} compiled program(s) never called")
     return out
 
 
-def run_case(case_name: str, bandwidth: Bandwidth, rounds: int, rates: dict) -> Roofline:
-    """Compile the case with irc, capture its Executors, measure."""
+def run_case(
+    case_name: str, bandwidth: Bandwidth, rounds: int, rates: dict, amp: torch.dtype | None = None
+) -> Roofline:
+    """Compile the case with irc (under autocast(amp)), capture its Executors, measure."""
     import irc
     from irc import report
 
@@ -263,11 +288,11 @@ def run_case(case_name: str, bandwidth: Bandwidth, rounds: int, rates: dict) -> 
     fn, inputs = case.make()
     torch._dynamo.reset()  # a model of a class compiled before would reuse that compile: no Executor captured
     mark = report.mark()
-    with capture() as found, torch.no_grad():
+    with capture() as found, torch.no_grad(), autocast(amp):
         compiled = torch.compile(fn, backend=irc.backend, dynamic=case.dynamic)
         compiled(*inputs)
         compiled(*inputs)  # the second call records every program's arguments
-    r = measure(case_name, lambda: compiled(*inputs), found, bandwidth, rounds, rates=rates)
+    r = measure(case_name, lambda: compiled(*inputs), found, bandwidth, rounds, rates=rates, amp=amp)
     if elsewhere := [g for g in report.reports_since(mark).graphs if g.eager_graph or g.target != "cpu"]:
         r.notes.append(f"{len(elsewhere)} graph(s) not on irc's cpu target (eager or reference): counted as overhead")
     torch._dynamo.reset()
@@ -337,7 +362,7 @@ def detail(r: Roofline, top: int = 6) -> str:
     return "\n".join(lines) + "\n"
 
 
-def header(bandwidth: Bandwidth) -> str:
+def header(bandwidth: Bandwidth, amp: torch.dtype | None = None) -> str:
     from .hf_models import available
 
     hf = "" if available() else " HF BERT/GPT-2: not run (transformers is not installed)."
@@ -348,19 +373,27 @@ def header(bandwidth: Bandwidth) -> str:
         if load > os.cpu_count()
         else ""
     )
+    lowp = (
+        f" Under {str(amp).removeprefix('torch.')} autocast: every product's best library time measured in "
+        f"{str(amp).removeprefix('torch.')}."
+        if amp is not None
+        else ""
+    )
     return (
         f"torch {torch.__version__}, {torch.get_num_threads()} threads on {os.cpu_count()} CPUs, load average "
-        f"{load:.1f}; {bandwidth}; {vector_rate() / 1e9:.2f} G vector ops/s per thread.{hf}{busy}\n"
+        f"{load:.1f}; {bandwidth}; {vector_rate() / 1e9:.2f} G vector ops/s per thread.{lowp}{hf}{busy}\n"
     )
 
 
-def run(names, rounds: int = 8, bandwidth: Bandwidth | None = None, log=print) -> list[Roofline]:
+def run(
+    names, rounds: int = 8, bandwidth: Bandwidth | None = None, log=print, amp: torch.dtype | None = None
+) -> list[Roofline]:
     bandwidth = bandwidth or Bandwidth.measure()
     rates: dict = {}
     results = []
     for name in names:
         try:
-            results.append(run_case(name, bandwidth, rounds, rates))
+            results.append(run_case(name, bandwidth, rounds, rates, amp))
             log(detail(results[-1]))
         except Exception as e:  # noqa: BLE001 - one failing model must not lose the others
             results.append(Roofline(name, 0.0, (0.0, 0.0), notes=[f"failed: {type(e).__name__}: {e}"[:300]]))
@@ -368,19 +401,23 @@ def run(names, rounds: int = 8, bandwidth: Bandwidth | None = None, log=print) -
     return results
 
 
-def section(names, memory_gbps: float, rounds: int = 5, before=lambda name: None) -> tuple[str, list[dict]]:
+def section(
+    names, memory_gbps: float, rounds: int = 5, before=lambda name: None, dtype: torch.dtype | None = None
+) -> tuple[str, list[dict]]:
     """bench/compare.py's roofline section: (markdown, JSON rows) for the cases of `names` among DEFAULT;
     `before(name)` runs before each compile (compare points the caches at the case's warm ones); `memory_gbps`:
-    the copy bandwidth compare measured (the best of it and this one's counts)."""
+    the copy bandwidth compare measured (the best of it and this one's counts); `dtype`: compare's autocast
+    dtype (None: float32), which the models run under and the library rates are measured in."""
     chosen = [n for n in names if n in DEFAULT]
     if not chosen:
         return "", []
     results, bandwidth = [], Bandwidth.measure(memory_gbps)
     for name in chosen:
         before(name)
-        results += run([name], rounds, bandwidth, log=lambda s: None)
+        results += run([name], rounds, bandwidth, log=lambda s: None, amp=dtype)
+    flag = f" --dtype {_FLAGS[dtype]}" if dtype is not None else ""
     text = (
-        f"\n## Roofline\n\n`python -m irc.bench.roofline` ({rounds} rounds per model): {header(bandwidth)}"
+        f"\n## Roofline\n\n`python -m irc.bench.roofline{flag}` ({rounds} rounds per model): {header(bandwidth, dtype)}"
         "Roofline = best library time of each product alone + bytes of every other step / copy bandwidth at its size "
         "(or its vector instructions / the vector rate, where that is longer); "
         "efficiency = roofline / measured; overhead = the call minus its library calls and kernels.\n\n"
@@ -396,24 +433,34 @@ def main(argv=None) -> int:
     from .cases import CASES
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", default=",".join(DEFAULT), help=f"bench/cases.py names (default {','.join(DEFAULT)})")
+    default = ",".join(n for n in DEFAULT if n in CASES)
+    ap.add_argument("--models", default=default, help=f"bench/cases.py names (default {default})")
     ap.add_argument("--rounds", "--reps", type=int, default=8, help="alternating rounds of call and profile")
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (default: torch's)")
+    ap.add_argument(
+        "--dtype",
+        choices=list(DTYPES),
+        default="f32",
+        help="run the models under torch.autocast('cpu', dtype), library rates in it (default f32: no autocast)",
+    )
     args = ap.parse_args(argv)
+    amp = DTYPES[args.dtype]
     names = [n for n in args.models.split(",") if n]
     if unknown := [n for n in names if n not in CASES]:
         ap.error(f"unknown model(s) {unknown}; valid: {', '.join(CASES)}")
     if args.threads:
         torch.set_num_threads(args.threads)
     bandwidth = Bandwidth.measure()
-    print(header(bandwidth), flush=True)
-    results = run(names, args.rounds, bandwidth, log=lambda s: print(s, flush=True))
+    print(header(bandwidth, amp), flush=True)
+    results = run(names, args.rounds, bandwidth, log=lambda s: print(s, flush=True), amp=amp)
     print(summary(results))
     from .compare import RESULTS
 
     RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"roofline-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    tag = "" if amp is None else f"-{args.dtype}"
+    path = RESULTS / f"roofline{tag}-{time.strftime('%Y%m%d-%H%M%S')}.json"
     doc = {
+        "dtype": args.dtype,
         "bandwidth_gbps": bandwidth.memory,
         "cached_gbps": bandwidth.cached,
         "threads": torch.get_num_threads(),
