@@ -30,6 +30,8 @@ class Rules:
     transposed_products: OpRule | None = field(default=None, compare=False)
     # fold-bias: the products whose library call adds a bias (and a gelu) in its own pass
     biased_products: OpRule | None = field(default=None, compare=False)
+    # the library runs a tensor-stage tn.addmm (a bf16/f16 linear layer) in one call; else split-addmm splits it
+    library_addmm: bool = False
     # the matrix-product lowerings worth compiling for a tensor-opt module, the incumbent first ("extern": the
     # library's, "loops": generated); with two or more the driver compiles each and the target chooses
     matmuls: Callable[[Any], tuple[str, ...]] = field(default=_library_products, compare=False)

@@ -34,6 +34,7 @@ from .fuse_attention import FuseAttentionPass
 from .fusion.fuse import FuseLoopsPass
 from .layout_rules import FoldPermutesPass
 from .matmul_loops import MatmulToLoopsPass
+from .split_addmm import SplitAddmmPass
 from .orient_products import OrientProductsPass
 from .output_layout import OutputLayoutPass
 from .plan_buffers import PlanBuffersPass, plan_summary
@@ -68,7 +69,7 @@ MEM = (BufferizePass(), PlanBuffersPass())
 FREEZE = (FoldBatchNormPass(), FoldConstantsPass())
 
 # passes an option adds to a stage (Plan.stage_passes); irc-opt can run them like any other
-OPTIONAL = (MatmulToLoopsPass(),)
+OPTIONAL = (SplitAddmmPass(), MatmulToLoopsPass())
 
 STAGES = {"tensor-opt": TENSOR_OPT, "loop": LOOP, "mem": MEM}
 STAGE_ORDER = ("fx", "tensor", "tensor-opt", "loop", "mem")
@@ -117,6 +118,8 @@ class Plan:
             )
             if self.matmul == "loops":
                 passes = (MatmulToLoopsPass(), *passes)
+            if self.matmul == "loops" or not rules.library_addmm:
+                passes = (SplitAddmmPass(), *passes)
         elif stage == "mem" and rules.library_allocates is not None:
             passes = tuple(
                 BufferizePass(rules.library_allocates) if isinstance(p, BufferizePass) else p for p in passes

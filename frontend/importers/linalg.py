@@ -2,7 +2,9 @@
 
 In bfloat16 and float16, eager's CPU kernels for addmm/baddbmm accumulate in float32 and add the bias
 before the one rounding to the narrow type; so do these importers (a bf16 product rounded, then a rounded
-add, differs from eager in one element in three and can flip a ReLU that follows).
+add, differs from eager in one element in three and can flip a ReLU that follows). A linear layer's addmm (a
+bias per column, unit scales) is one narrow tn.addmm, the library's own product in the graph's dtype (AMX or
+AVX512-BF16 where the CPU has them); any other stays a float32 product of the narrow operands, rounded once.
 """
 
 import torch
@@ -51,7 +53,20 @@ def import_bmm(b, node, x, y):
 
 @imports(aten.addmm.default)
 def import_addmm(b, node, bias, x, y, *, beta=1, alpha=1):
+    val = node.meta["val"]
+    if val.dtype in NARROW and beta == 1 and alpha == 1 and _column_bias(node.args[0], val):
+        return b.add(tn.AddmmOp(x, y, b.reshape(bias, (val.shape[1],)), b.result_type(node)))
     return product_plus_bias(b, node, tn.MmOp, bias, x, y, beta, alpha)
+
+
+def _column_bias(bias, val) -> bool:
+    """A bias of the result's dtype with one value per column: shape (N,) or (1, N)."""
+    meta = bias.meta.get("val") if hasattr(bias, "meta") else None
+    return (
+        isinstance(meta, torch.Tensor)
+        and meta.dtype == val.dtype
+        and tuple(meta.shape) in ((val.shape[1],), (1, val.shape[1]))
+    )
 
 
 @imports(aten.baddbmm.default)

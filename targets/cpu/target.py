@@ -46,6 +46,7 @@ class CpuTarget:
             library_allocates=allocates,
             transposed_products=lambda op: computes_transposed(op, args, stable),
             biased_products=allocates,
+            library_addmm=True,
             matmuls=lambda module: _matmul_candidates(module, opts),
         )
 
