@@ -30,8 +30,9 @@ class Rules:
     transposed_products: OpRule | None = field(default=None, compare=False)
     # fold-bias: the products whose library call adds a bias (and a gelu) in its own pass
     biased_products: OpRule | None = field(default=None, compare=False)
-    # the library runs a tensor-stage tn.addmm (a bf16/f16 linear layer) in one call; else split-addmm splits it
-    library_addmm: bool = False
+    # the narrow dtypes ("bfloat16", "float16") in which the library runs a tensor-stage tn.addmm (a linear layer)
+    # whole, on kernels of its own for that dtype; split-addmm splits the others into a float32 product
+    library_addmm: tuple[str, ...] = ()
     # the matrix-product lowerings worth compiling for a tensor-opt module, the incumbent first ("extern": the
     # library's, "loops": generated); with two or more the driver compiles each and the target chooses
     matmuls: Callable[[Any], tuple[str, ...]] = field(default=_library_products, compare=False)

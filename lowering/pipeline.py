@@ -118,8 +118,8 @@ class Plan:
             )
             if self.matmul == "loops":
                 passes = (MatmulToLoopsPass(), *passes)
-            if self.matmul == "loops" or not rules.library_addmm:
-                passes = (SplitAddmmPass(), *passes)
+            keep = () if self.matmul == "loops" else rules.library_addmm
+            passes = (SplitAddmmPass(keep), *passes)
         elif stage == "mem" and rules.library_allocates is not None:
             passes = tuple(
                 BufferizePass(rules.library_allocates) if isinstance(p, BufferizePass) else p for p in passes

@@ -32,21 +32,22 @@ class CpuTarget:
         allocate their results and add a bias in their own pass; f32 products with few rows and a changing weight
         run faster on MKL as their transpose. Convolutions are timed in each layout, once per shape."""
         from .libs.conv_layout import conv_seconds
-        from .libs.externs import mkl_branch, onednn_outruns_mkl
+        from .libs.externs import mkl_branch, narrow_products, onednn_outruns_mkl
         from .libs.mm_rules import allocates_result, computes_transposed
         from .runtime.jit import host
 
         stable = frozenset(i for i, a in enumerate(_packable(args, opts)) if a.stable)
         allocates = lambda op: allocates_result(op, stable)  # noqa: E731
         return Rules(
-            facts=f"cpu={host().cpu} mkl_branch={mkl_branch()} onednn_outruns_mkl={onednn_outruns_mkl()}",
+            facts=f"cpu={host().cpu} mkl_branch={mkl_branch()} onednn_outruns_mkl={onednn_outruns_mkl()} "
+            f"narrow_products={','.join(narrow_products())}",
             conv_timer=(lambda **problem: conv_seconds(**problem, use_cache=opts.cache))
             if opts.layout == "auto"
             else None,
             library_allocates=allocates,
             transposed_products=lambda op: computes_transposed(op, args, stable),
             biased_products=allocates,
-            library_addmm=True,
+            library_addmm=narrow_products(),
             matmuls=lambda module: _matmul_candidates(module, opts),
         )
 

@@ -124,6 +124,16 @@ def onednn_outruns_mkl() -> bool:
     return branch is not None and branch < MKL_CBWR_AVX2
 
 
+@functools.cache
+def narrow_products() -> tuple[str, ...]:
+    """The narrow dtypes whose products torch's CPU library runs on oneDNN kernels of their own (bfloat16 on
+    AVX512-BF16 or AMX, float16 on AVX512-FP16 or AMX-FP16), as torch itself reports; on other CPUs torch runs them
+    in a reference loop (float16 on an AMD EPYC: 0.7 GFLOP/s against float32's 150), so irc takes the float32
+    product of the narrow operands there (lowering/split_addmm.py), which rounds once as eager does."""
+    query = {"bfloat16": "_is_mkldnn_bf16_supported", "float16": "_is_mkldnn_fp16_supported"}
+    return tuple(name for name, fn in query.items() if getattr(torch.ops.mkldnn, fn, lambda: False)())
+
+
 def _needs_grad(w: torch.Tensor) -> bool:
     return w.requires_grad and torch.is_grad_enabled()  # the oneDNN ops have no autograd formula
 

@@ -1,4 +1,5 @@
 // RUN: irc-opt --split-input-file %s -p split-addmm | filecheck %s
+// RUN: irc-opt --split-input-file %s -p 'split-addmm{keep="bfloat16"}' | filecheck %s --check-prefix=KEEP
 // A bf16 linear layer where no library call runs it whole (the generated matmul, the Triton dot template): the
 // float32 product of the widened operands, the bias added in float32, one rounding.
 
@@ -14,6 +15,9 @@ func.func @linear(%a: tensor<4x8xbf16>, %b: tensor<8x16xbf16>, %c: tensor<16xbf1
 // CHECK-NEXT:  %4 = tn.add %2, %3 : tensor<16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
 // CHECK-NEXT:  %r = tn.convert %4 : tensor<4x16xf32> -> tensor<4x16xbf16>
 // CHECK-NEXT:  func.return %r
+// A library with bf16 kernels of its own runs the bf16 one whole:
+// KEEP-LABEL: func.func @linear
+// KEEP-NEXT:  %r = tn.addmm %a, %b bias %c : tensor<4x8xbf16>
 
 // -----
 
