@@ -178,26 +178,30 @@ def _verify(data: bytes, key: str) -> tuple[bytes | None, str]:
     return payload, ""
 
 
-def get(kind: str, key: str) -> bytes | None:
-    """The payload stored under (kind, key), verified, or None (a miss); touches the entry for LRU eviction."""
+def get(kind: str, key: str, *, counted: bool = True) -> bytes | None:
+    """The payload stored under (kind, key), verified, or None (a miss); touches the entry for LRU eviction.
+    counted=False keeps the lookup out of the hit and miss counts (a probe for an entry that rarely exists)."""
     if not usable():
         return None
+    payload = _lookup(kind, key)
+    if counted:
+        count(kind, payload is not None)
+    return payload
+
+
+def _lookup(kind: str, key: str) -> bytes | None:
     path = _path(kind, key)
     try:
         data = path.read_bytes()
     except OSError:
-        count(kind, False)
         return None
     if not (trusted(path.parent.parent, create=False) and trusted(path.parent, create=False)):
-        count(kind, False)
         return None
     payload, why = _verify(data, key)
     if payload is None:
         discard(path, why)
-        count(kind, False)
         return None
     touch(path)
-    count(kind, True)
     return payload
 
 

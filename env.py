@@ -21,6 +21,7 @@ KINDS = {
     "flag": "1 or 0 (also true/false, on/off, yes/no)",
     "count": "a whole number >= 0",
     "size": "bytes, or with a K, M, G or T suffix (500M)",
+    "seconds": "seconds, a number >= 0 (0.5, 60)",
     "path": "a path",
     "choice": "",  # the variable's choices
     "choices": "",  # a comma-separated list of the variable's choices
@@ -61,6 +62,10 @@ class Variable:
         if self.kind == "size":
             with contextlib.suppress(ValueError):
                 return parse_size(value)
+        if self.kind == "seconds":
+            with contextlib.suppress(ValueError):
+                if math.isfinite(seconds := float(value)) and seconds >= 0:
+                    return seconds
         if self.kind in ("path", "logs", "torch"):  # IRC_LOGS's words are checked by irc.log, which knows the topics
             return value
         if self.kind == "cpu" and _CPU_NAME.fullmatch(value):  # whether LLVM knows the name: jit.host() asks it
@@ -113,6 +118,12 @@ _ALL = (
         "cpu",
         "native",
         "cpu: generate code for this CPU instead of the host's (its vector width and instructions); aarch64 code is generated, never run",
+    ),
+    Variable(
+        "IRC_COMPILE_DEADLINE",
+        "seconds",
+        "60",
+        "cpu: most seconds one module's machine code may take to compile, in a worker process: past it the module is compiled again at O1, and past that too the graph runs on the reference target (0: no deadline, compiled in-process)",
     ),
     Variable("IRC_POOL_BYTES", "size", "1G", "cpu: most free buffer memory the allocator pool keeps for reuse"),
     Variable(
@@ -177,6 +188,14 @@ _ALL = (
         "irc-fuzz-ci",
         "the Hypothesis profile of tests/fuzz",
         choices=("irc-fuzz-ci", "irc-fuzz-long"),
+        development=True,
+    ),
+    Variable(
+        "IRC_TEST_COMPILE_HANG",
+        "choices",
+        None,
+        "the compile worker hangs before compiling a module at these levels, as a pass that never ends would (tests/cpu/test_compile_deadline.py)",
+        choices=("O3", "O1"),
         development=True,
     ),
     Variable(

@@ -35,6 +35,7 @@ class GraphReport:
     mode: str = "default"  # the compile mode (options.MODES)
     python_steps: int | None = None  # cpu: Python-level steps one call runs (a JITed launcher counts as one)
     mode_notes: list[str] = field(default_factory=list)  # cpu: what the mode did (launchers, autotuned choices)
+    compile_notes: list[str] = field(default_factory=list)  # cpu: machine code compiled at a cheaper level, and why
     extern_paths: dict[str, str] = field(
         default_factory=dict
     )  # cpu: extern problem -> library path it took (filled by calls)
@@ -83,6 +84,7 @@ class GraphReport:
             )
             for what, reason in self.target_fallbacks:
                 lines.append(f"    reference {what}: {reason}")
+            lines += [f"    llvm: {note}" for note in self.compile_notes]
             if self.input_writes:
                 lines.append(
                     f"  writes {self.input_writes} inputs, {self.in_place_writes} of them in place (the others copied after a call)"

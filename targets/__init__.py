@@ -38,6 +38,7 @@ class Notes:
     target_fallbacks: list[tuple[str, str]] = field(default_factory=list)  # (kernel or extern, why on the reference)
     python_steps: int | None = None  # Python-level steps one call runs
     mode_notes: list[str] = field(default_factory=list)  # what the mode did (launchers, autotuned choices)
+    compile_notes: list[str] = field(default_factory=list)  # cpu: machine code compiled at a cheaper level, and why
     extern_paths: dict[str, str] = field(default_factory=dict)  # the runtime's own dict: calls fill it as they decide
     in_place_writes: int = 0  # inputs written in their own memory
     kernel_resources: list[str] = field(default_factory=list)  # triton: registers, spills, shared memory per kernel

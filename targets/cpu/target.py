@@ -34,8 +34,9 @@ class CpuTarget:
         from .libs.conv_layout import conv_seconds
         from .libs.externs import mkl_branch, narrow_products, onednn_outruns_mkl
         from .libs.mm_rules import allocates_result, computes_transposed
-        from .runtime.jit import host
+        from .runtime.jit import host, start_worker
 
+        start_worker()  # its start overlaps the passes, before the graph's first module needs it
         stable = frozenset(i for i, a in enumerate(_packable(args, opts)) if a.stable)
         allocates = lambda op: allocates_result(op, stable)  # noqa: E731
         return Rules(
@@ -76,6 +77,7 @@ class CpuTarget:
             target_fallbacks=list(compiled.fallbacks),
             python_steps=run.python_steps,
             mode_notes=([error] if error else launcher.describe(compiled)) + tuned,
+            compile_notes=[compiled.lib.note] if compiled.lib is not None and compiled.lib.note else [],
             extern_paths=compiled.extern_paths,
             in_place_writes=len(compiled.g.in_place),
             stage_seconds={"llvm": time.perf_counter() - t0},

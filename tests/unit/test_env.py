@@ -26,6 +26,8 @@ GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide.md"
         ("IRC_CACHE_MAX_SIZE", "4096", 4096),
         ("IRC_EXTERN_PATH", "mkldnn", "mkldnn"),
         ("IRC_DUMP_DIR", "/tmp/d", "/tmp/d"),
+        ("IRC_COMPILE_DEADLINE", "2.5", 2.5),
+        ("IRC_COMPILE_DEADLINE", "0", 0.0),
     ],
 )
 def test_values_parse(monkeypatch, name, text, value):
@@ -50,6 +52,8 @@ def test_unset_and_empty_give_the_default(monkeypatch):
         ("IRC_POOL_BYTES", "inf", "K, M, G or T suffix"),
         ("IRC_CACHE", "maybe", "1 or 0"),
         ("IRC_EXTERN_PATH", "onednn", "aten, aten_cl, mkldnn, mkldnn_packed"),
+        ("IRC_COMPILE_DEADLINE", "-1", "seconds, a number >= 0"),
+        ("IRC_COMPILE_DEADLINE", "nan", "seconds, a number >= 0"),
     ],
 )
 def test_a_bad_value_names_the_variable_and_the_valid_values(monkeypatch, name, text, valid):

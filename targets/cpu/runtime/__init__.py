@@ -10,6 +10,7 @@ autotune.py     mode="max-autotune": per launch, vector width, tile and serial/p
 parallel.py     threads: each kernel's k_par runs on torch's OpenMP threads (GOMP_parallel, static chunks)
 alloc.py        buffers: huge pages, recycled when their storage dies
 jit.py          llvmlite IR -> O3 object code -> ctypes functions; the host's CPU facts (or IRC_CPU's)
+compile_worker.py  the process jit.py compiles in, so that a module past its deadline can be stopped (llvmlite only)
 isa.py          the features of a CPU named by IRC_CPU, read from the code LLVM generates for it
 tuning.py       the runtime's thresholds and sizes (huge pages, scratch, parallel work), each with its unit
 """
