@@ -1,0 +1,83 @@
+"""torch's op_db CPU samples in bfloat16 and float16 through irc, each output (and each input the op writes)
+judged against the op run in float64 on the same tensors upcast exactly: irc's error at most 1.5x eager's own
+narrow-dtype error plus one ulp at the output's scale (tests/numeric/low_precision.py; the runner is
+low_precision_opinfo.py). Eager's bits are not the goal.
+
+CI runs a fixed subset: the entries that run in both dtypes on the CPU with a deterministic output whose
+crc32(name) % CI_MODULUS == CI_RESIDUE (a selection other than the float32 sweep's CI subset, so that the two
+together cover more ops; it holds linear, gelu, the norms, sqrt and rsqrt, multi_dot, ...), CI_SAMPLES sample each,
+in both dtypes: every op in every sample would take far more than this file's share of the suite's time. The
+whole sweep (every entry, FULL_SAMPLES samples) is `IRC_OPINFO_FULL=1 pytest -m slow
+tests/numeric/test_low_precision_opinfo.py` or, in parallel and printing how close each entry came to its bound,
+`python -m tests.numeric.low_precision_opinfo`.
+"""
+
+import zlib
+
+import pytest
+import torch
+
+from irc import env
+from tests.numeric.low_precision_opinfo import DTYPES, run_entry
+from tests.opinfo.harness import RANDOM
+from tests.opinfo.sweep import ops_by_key
+
+OPS = ops_by_key()
+FULL = env.get("IRC_OPINFO_FULL")
+CI_MODULUS, CI_RESIDUE = 13, 1
+CI_SAMPLES, CI_BUDGET_S = 1, 3.0
+FULL_SAMPLES, FULL_BUDGET_S = 4, 10.0
+
+
+def is_testable(key: str) -> bool:
+    """Runs in both dtypes on the CPU, deterministically (jiterator entries list CPU dtypes but run on GPUs only)."""
+    op = OPS[key]
+    both = {torch.bfloat16, torch.float16} <= set(op.supported_dtypes("cpu"))
+    return both and not op.has_nondeterministic_output and key not in RANDOM and not key.startswith("jiterator")
+
+
+CI_KEYS = sorted(k for k in OPS if is_testable(k) and zlib.crc32(k.encode()) % CI_MODULUS == CI_RESIDUE)
+DTYPE_IDS = pytest.mark.parametrize("dtype", list(DTYPES))
+
+
+def test_ci_subset_is_a_fair_sample():
+    """The subset is a few dozen entries of the hundreds that run in bf16 and f16, common ops of models among them."""
+    assert 30 <= len(CI_KEYS) <= 60, len(CI_KEYS)
+    assert {"nn.functional.linear", "nn.functional.gelu", "nn.functional.rms_norm", "native_layer_norm"} <= set(CI_KEYS)
+    assert len([k for k in OPS if is_testable(k)]) > 400
+
+
+@DTYPE_IDS
+@pytest.mark.parametrize("key", CI_KEYS)
+def test_low_precision_opinfo_ci(key, dtype):
+    out = run_entry(OPS[key], DTYPES[dtype], CI_SAMPLES, CI_BUDGET_S)
+    assert out.status == "ok", f"{key} in {dtype}: {out.status}: {out.reason}"
+
+
+# Entries the full sweep fails, each for a named reason (tests/numeric/test_low_precision_ops.py has the first's
+# own test). Both pass rule 1 of low_precision.py; rule 2 (each value in its own ulps) fails them.
+KNOWN = {
+    ("addcdiv", "f16"): "Dynamo writes addcdiv(value=v) as div, mul, add in f16 and irc rounds each intermediate"
+    " (eager rounds once): 1.75 ulp where eager is 0.41",
+    ("nn.functional.bilinear", "f16"): "frontend/decompositions._trilinear multiplies the expanded operands in the"
+    " narrow dtype (each term rounded twice) before the float32 sum; eager rounds one intermediate matrix product:"
+    " on small samples irc's per-element error is 1.8x eager's on average (float32 products would be 0.05x)",
+}
+
+
+def _full_params():
+    if not FULL:
+        return [("all", "bf16")]
+    return [
+        pytest.param(k, d, marks=pytest.mark.xfail(strict=True, reason=KNOWN[k, d])) if (k, d) in KNOWN else (k, d)
+        for k in sorted(k for k in OPS if is_testable(k))
+        for d in DTYPES
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FULL, reason="the full low-precision op_db sweep runs with IRC_OPINFO_FULL=1")
+@pytest.mark.parametrize("key,dtype", _full_params())
+def test_low_precision_opinfo_full(key, dtype):
+    out = run_entry(OPS[key], DTYPES[dtype], FULL_SAMPLES, FULL_BUDGET_S)
+    assert out.status in ("ok", "untestable"), f"{key} in {dtype}: {out.status}: {out.reason}"
