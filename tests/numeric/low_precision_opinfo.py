@@ -104,8 +104,14 @@ def run_sample(op, sample, dtype) -> tuple[str, str]:
     return "ok", f"worst ratio {worst_ratio(got, eager, ref):.2f}"
 
 
-def run_entry(op, dtype, max_samples: int = 2, budget_s: float = 10.0) -> Outcome:
-    """The worst outcome over at most `max_samples` samples of `dtype`, starting none after `budget_s`."""
+def _numel(sample) -> int:
+    return sample.input.numel() if isinstance(sample.input, torch.Tensor) else 0
+
+
+def run_entry(op, dtype, max_samples: int = 2, budget_s: float = 10.0, largest_of: int = 0) -> Outcome:
+    """The worst outcome over at most `max_samples` samples of `dtype`, starting none after `budget_s`; with
+    `largest_of`, the samples are the largest inputs of the first `largest_of` (OpInfo's first samples are often
+    a single number)."""
     t0 = time.perf_counter()
     key = entry_key(op)
     if dtype not in op.supported_dtypes("cpu"):
@@ -114,9 +120,11 @@ def run_entry(op, dtype, max_samples: int = 2, budget_s: float = 10.0) -> Outcom
         return Outcome("untestable", "random or uninitialised output")
     torch.manual_seed(0)
     try:
-        samples = list(islice(op.sample_inputs("cpu", dtype, requires_grad=False), max_samples))
+        samples = list(islice(op.sample_inputs("cpu", dtype, requires_grad=False), largest_of or max_samples))
     except Exception as e:  # noqa: BLE001
         return Outcome("untestable", f"sample generation fails: {_short(e)}")
+    if largest_of:
+        samples = sorted(samples, key=_numel, reverse=True)[:max_samples]  # stable: the first of equal sizes
     worst, used, skipped = Outcome("untestable", f"no {dtype} CPU samples"), 0, []
     for sample in samples:
         if used and time.perf_counter() - t0 > budget_s:
