@@ -40,7 +40,7 @@ class SplitAddmm(RewritePattern):
         wide = [tn.ConvertOp(v, f32) for v in (op.lhs, op.rhs, op.bias)]
         mm = tn.MmOp(wide[0].result, wide[1].result, TensorType(f32, shape(op.result)))
         add = tn.AddOp(wide[2].result, mm.result, mm.result.type)
-        rewriter.replace_op(op, [*wide, mm, add, tn.ConvertOp(add.result, narrow)])
+        rewriter.replace(op, [*wide, mm, add, tn.ConvertOp(add.result, narrow)])
         for new in (*wide, mm, add):
             new.result.name_hint = None  # else xDSL names them all after the replaced result
 

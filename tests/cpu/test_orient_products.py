@@ -76,7 +76,9 @@ def test_inference_turns_only_unfrozen_weights(tmp_path, monkeypatch, onednn_pla
         for freeze in (True, False):
             dump = tmp_path / str(freeze)
             got = torch.compile(
-                model, backend=irc.backend, options={"cache": False, "dump_dir": str(dump), "freeze": freeze, "prepack": True}
+                model,
+                backend=irc.backend,
+                options={"cache": False, "dump_dir": str(dump), "freeze": freeze, "prepack": True},
             )(x)
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
             # a frozen weight is oneDNN's, prepacked as the right operand: turning it would lose the packing

@@ -9,7 +9,7 @@
 // CHECK:      // irc-opt --model irc.tools.examples.mlp:make_mlp --inputs 4x1024xf32 --stage tensor
 // CHECK-NEXT: // graph {{[0-9]+}} (inference, dynamo graph {{[0-9]+}}): {{[0-9]+}} FX nodes
 // The module records what continuing it needs (compiler.record): the target, the options, the arguments.
-// CHECK:      builtin.module attributes {irc.plan = {target = "cpu", attention = true, layout = "auto", matmul = "extern"}, irc.args = [{name = "arg0_1", kind = "tensor", dtype = "float32", sizes = [1024 : i64], strides = [1 : i64]}
+// CHECK:      builtin.module attributes {irc.plan = {target = "cpu", attention = true, layout = "auto", matmul = "extern", prepack = "auto"}, irc.args = [{name = "arg0_1", kind = "tensor", dtype = "float32", sizes = [1024 : i64], strides = [1 : i64]}
 // CHECK-NEXT:   func.func @main(
 // CHECK-SAME:     tensor<4x1024xf32>
 // CHECK-SAME:     -> tensor<4x1024xf32> attributes {irc.output_layout = {{\[\[}}0 : i64, 1 : i64]]} {

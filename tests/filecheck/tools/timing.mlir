@@ -23,6 +23,7 @@ func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  fold-permutes
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  cse
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  dce
+// CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  split-addmm
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  tensor-to-loop
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  simplify-loop
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  fuse-loops
