@@ -3,6 +3,7 @@
 import math
 
 import torch
+from xdsl.ir import SSAValue
 
 from irc.dialects import tensor as tn
 
@@ -41,18 +42,34 @@ def unary(overload, op_cls):
     return imp
 
 
+NARROW = (torch.bfloat16, torch.float16)
+
+
 def binary(overload, op_cls):
-    """Both operands cast to the result dtype, then one tn op (alpha, where given, scales the second)."""
+    """Both operands cast to the result dtype, then one tn op (alpha, where given, scales the second). In bf16/f16,
+    a product or quotient by a Python number, and x + alpha * y, are computed in float32 and rounded once, as eager's
+    kernels do (the number kept in float32: 0.1 rounded to bf16 first puts x * 0.1 up to 0.62 ulp off; alpha in
+    the dtype, as eager takes it)."""
 
     @imports(overload)
     def imp(b, node, x, y, *, alpha=None):
         dt = out_dtype(node)
-        lhs, rhs = b.tensor(x, dt), b.tensor(y, dt)
-        if alpha is not None and alpha != 1:
-            rhs = b.add(tn.MulOp(rhs, b.tensor(alpha, dt)))
-        return b.add(op_cls(lhs, rhs))
+        scaled = alpha is not None and alpha != 1
+        by_number = op_cls in (tn.MulOp, tn.DivOp) and not all(isinstance(v, SSAValue) for v in (x, y))
+        if dt in NARROW and (scaled or by_number):
+            if scaled and isinstance(alpha, int | float):
+                alpha = float(torch.tensor(alpha, dtype=dt))  # eager takes alpha in the dtype, the sum in float32
+            return b.convert(_binary(b, op_cls, x, y, alpha if scaled else None, torch.float32), dt)
+        return _binary(b, op_cls, x, y, alpha if scaled else None, dt)
 
     return imp
+
+
+def _binary(b, op_cls, x, y, alpha, dt):
+    lhs, rhs = b.tensor(x, dt), b.tensor(y, dt)
+    if alpha is not None:
+        rhs = b.add(tn.MulOp(rhs, b.tensor(alpha, dt)))
+    return b.add(op_cls(lhs, rhs))
 
 
 def compare(overload, op_cls):

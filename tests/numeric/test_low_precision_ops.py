@@ -22,16 +22,9 @@ def ulps_off(got: torch.Tensor, exact: torch.Tensor) -> torch.Tensor:
     return (got.double() - exact).abs() / spacing.double()
 
 
-SCALAR_BUG = (
-    "irc rounds the Python scalar of mul/div (Tensor, Scalar) in bf16/f16 to the narrow dtype"
-    " (frontend/importers/elementwise.binary: b.tensor(y, dt)) where eager's kernels compute in float32 with the"
-    " scalar as a float32: x * 0.1 in bf16 is up to 0.62 ulp off (0.1 becomes 0.10009765625), x * 1e-3 in f16 up to"
-    " 1.3 ulp"
-)
-ALPHA_BUG = (
-    "irc imports add/sub with alpha in bf16/f16 as x + (y * alpha) with the product rounded to the narrow dtype"
-    " (frontend/importers/elementwise.binary: a tn.mul of the result dtype), two roundings where eager rounds"
-    " x + alpha * y once"
+RDIV_BUG = (
+    "Dynamo's graph writes c / x as reciprocal(x) * c, the reciprocal typed in the narrow dtype, and irc rounds it"
+    " there: two roundings where eager's div kernel rounds once"
 )
 
 OPS = {
@@ -60,9 +53,16 @@ def _inputs(dtype, n=2):
     return [torch.randn(4096, generator=g).to(dtype) for _ in range(n)]
 
 
-@pytest.mark.xfail(strict=True, reason=SCALAR_BUG)
 @DTYPES
-@pytest.mark.parametrize("op,c", [("mul", 0.1), ("mul", 1e-3), ("div", 0.1), ("rdiv", 0.1)])
+@pytest.mark.parametrize(
+    "op,c",
+    [
+        ("mul", 0.1),
+        ("mul", 1e-3),
+        ("div", 0.1),
+        pytest.param("rdiv", 0.1, marks=pytest.mark.xfail(strict=True, reason=RDIV_BUG)),
+    ],
+)
 def test_python_scalar_of_mul_and_div_is_used_in_float32(op, c, dtype):
     """x op c, c a Python float eager keeps in float32: the exact value correctly rounded."""
     (x,) = _inputs(dtype, 1)
@@ -79,7 +79,6 @@ def test_python_scalar_rounded_as_eager_rounds_it(op, c, dtype):
     _check(lambda x: OPS[op](x, c), OPS[op](x.double(), narrow), x)
 
 
-@pytest.mark.xfail(strict=True, reason=ALPHA_BUG)
 @DTYPES
 @pytest.mark.parametrize("op", ["add", "sub"])
 def test_add_with_alpha_rounds_once(op, dtype):
