@@ -128,9 +128,12 @@ def lowp_goals(results: dict, lowp: str) -> list[str]:
         e, s = (results.get(name, {}).get(k, {}).get("steady_s") for k in ("eager", b))
         return e / s if e and s else None
 
-    models = [n for n in results if CASES[n].kind == "model" and speed(n, "irc") and speed(n, "inductor")]
+    def both(kind):  # the cases of `kind` timed on irc and inductor, and their geomean speeds
+        names = [n for n in results if CASES[n].kind == kind and speed(n, "irc") and speed(n, "inductor")]
+        return names, *(_geomean([speed(n, b) for n in names]) if names else None for b in ("irc", "inductor"))
+
+    models, irc, ind = both("model")
     if models:
-        irc, ind = _geomean([speed(n, "irc") for n in models]), _geomean([speed(n, "inductor") for n in models])
         out.append(
             f"models, geomean speed vs eager-{lowp} over {len(models)}: irc {irc:.2f}x, inductor {ind:.2f}x "
             f"(goal: irc >= 1.6x and >= inductor's: {'met' if irc >= 1.6 and irc >= ind else 'not met'})"
@@ -141,9 +144,8 @@ def lowp_goals(results: dict, lowp: str) -> list[str]:
             + ", ".join(f"{n} {r:.2f}x" for n, r in hf)
             + f" (goal >= 2.0x each: {'met' if all(r >= 2.0 for _, r in hf) else 'not met'})"
         )
-    trains = [n for n in results if CASES[n].kind == "train" and speed(n, "irc") and speed(n, "inductor")]
+    trains, irc, ind = both("train")
     if trains:
-        irc, ind = _geomean([speed(n, "irc") for n in trains]), _geomean([speed(n, "inductor") for n in trains])
         out.append(
             f"training steps, geomean speed vs eager under autocast over {len(trains)}: irc {irc:.2f}x, inductor "
             f"{ind:.2f}x (goal: irc >= 1.3x: {'met' if irc >= 1.3 else 'not met'})"

@@ -57,8 +57,13 @@ def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
             t = t.unsqueeze(d)
         return t
 
+    dtype = i1.dtype
+    narrow = dtype in (torch.bfloat16, torch.float16)  # eager rounds once in the narrow type, not per product
+    if narrow:
+        i1, i2, i3 = (t.float() for t in (i1, i2, i3))
     out = expand(i1, expand1) * expand(i2, expand2) * expand(i3, expand3)
-    return out.sum(list(sumdim)) if len(sumdim) else out
+    out = out.sum(list(sumdim)) if len(sumdim) else out
+    return out.to(dtype) if narrow else out
 
 
 def _embedding_renorm(weight, indices, max_norm, norm_type):

@@ -82,9 +82,6 @@ def test_low_precision_opinfo_ci(key, dtype):
 KNOWN = {
     ("addcdiv", "f16"): "Dynamo writes addcdiv(value=v) as div, mul, add in f16 and irc rounds each intermediate"
     " (eager rounds once): 1.75 ulp where eager is 0.41",
-    ("nn.functional.bilinear", "f16"): "frontend/decompositions._trilinear multiplies the expanded operands in the"
-    " narrow dtype (each term rounded twice) before the float32 sum; eager rounds one intermediate matrix product:"
-    " on small samples irc's per-element error is 1.8x eager's on average (float32 products would be 0.05x)",
 }
 
 
