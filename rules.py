@@ -33,6 +33,9 @@ class Rules:
     # the narrow dtypes ("bfloat16", "float16") in which the library runs a tensor-stage tn.addmm (a linear layer)
     # whole, on kernels of its own for that dtype; split-addmm splits the others into a float32 product
     library_addmm: tuple[str, ...] = ()
+    # the narrow dtypes whose mm, bmm and convolutions the library runs only in a reference loop (no kernels of its
+    # own): split-addmm computes those as float32 products of the widened operands, rounded once
+    widened_products: tuple[str, ...] = ()
     # the matrix-product lowerings worth compiling for a tensor-opt module, the incumbent first ("extern": the
     # library's, "loops": generated); with two or more the driver compiles each and the target chooses
     matmuls: Callable[[Any], tuple[str, ...]] = field(default=_library_products, compare=False)

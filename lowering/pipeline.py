@@ -119,7 +119,7 @@ class Plan:
             if self.matmul == "loops":
                 passes = (MatmulToLoopsPass(), *passes)
             keep = () if self.matmul == "loops" else rules.library_addmm
-            passes = (SplitAddmmPass(keep), *passes)
+            passes = (SplitAddmmPass(keep, rules.widened_products), *passes)
         elif stage == "mem" and rules.library_allocates is not None:
             passes = tuple(
                 BufferizePass(rules.library_allocates) if isinstance(p, BufferizePass) else p for p in passes

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from irc import report
-from irc.targets.cpu.libs.externs import narrow_products
+from irc.targets.cpu.libs.externs import narrow_products, widened_products
 from tests.conftest import compile_irc
 
 
@@ -52,3 +52,59 @@ def test_a_model_cast_whole_to_bfloat16():
     with torch.no_grad():
         got, eager = compile_irc(model)(x.bfloat16()), model(x.bfloat16())
     _judge(got, eager, ref, torch.bfloat16)
+
+
+class _Products(torch.nn.Module):
+    """A convolution, a linear layer without bias (tn.mm) and an attention-like batched product (tn.bmm)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.lin = torch.nn.Linear(8 * 36, 32, bias=False)
+
+    def forward(self, x):
+        h = self.lin(torch.relu(self.conv(x)).flatten(1)).view(-1, 4, 8)
+        return torch.bmm(h, h.transpose(1, 2))
+
+
+PRODUCTS = ("tn.mm", "tn.bmm", "tn.addmm", "tn.convolution")
+
+
+def _products(graphs) -> list[str]:
+    return [p for g in graphs for p in g.extern_paths if p.startswith(PRODUCTS)]
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("channels_last", [False, True], ids=["nchw", "nhwc"])
+def test_every_product_of_a_training_step_runs_in_the_dtype_the_library_has_kernels_for(dtype, channels_last):
+    """Cast whole: forward and backward products (mm, bmm, convolution and its backward) run in the graph's dtype
+    where torch's library has kernels of its own for it (narrow_products), else as float32 products of the widened
+    operands (widened_products), never in a reference loop; gradients judged against float64."""
+    torch.manual_seed(0)
+    model, x = _Products(), torch.randn(4, 3, 6, 6)
+    if channels_last:
+        model, x = model.to(memory_format=torch.channels_last), x.to(memory_format=torch.channels_last)
+    ref = _Products().double()
+    ref.load_state_dict(model.state_dict())
+    narrow, compiled = model.to(dtype), compile_irc(model.to(dtype))
+    start = report.mark()
+    got = compiled(x.to(dtype))
+    got.float().square().sum().backward()
+    grads = [p.grad.clone() for p in narrow.parameters()]
+    narrow.zero_grad()
+    eager = narrow(x.to(dtype))
+    eager.float().square().sum().backward()
+    want = ref(x.double())
+    want.square().sum().backward()
+    for g, e, r in [(got, eager, want)] + list(
+        zip(grads, [p.grad for p in narrow.parameters()], [p.grad for p in ref.parameters()])
+    ):
+        _judge(g, e, r.double(), dtype)
+    products = _products(report.reports_since(start).graphs)
+    name = str(dtype).removeprefix("torch.")
+    runs_in = name if name in narrow_products() else "float32"
+    assert name in narrow_products() or name in widened_products()
+    assert {p.split()[0] for p in products} >= {"tn.mm", "tn.bmm", "tn.convolution", "tn.convolution_backward"}, (
+        products
+    )
+    assert all(f" {runs_in}" in p for p in products), products

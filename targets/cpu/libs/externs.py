@@ -134,6 +134,11 @@ def narrow_products() -> tuple[str, ...]:
     return tuple(name for name, fn in query.items() if getattr(torch.ops.mkldnn, fn, lambda: False)())
 
 
+def widened_products() -> tuple[str, ...]:
+    """The narrow dtypes whose products torch's CPU library runs only in a reference loop here (the others)."""
+    return tuple(name for name in ("bfloat16", "float16") if name not in narrow_products())
+
+
 def _needs_grad(w: torch.Tensor) -> bool:
     return w.requires_grad and torch.is_grad_enabled()  # the oneDNN ops have no autograd formula
 
