@@ -37,11 +37,19 @@ class Unsupported(Exception):
 
 
 def compute_type(el: Attribute) -> Attribute:
+    """What a body computes an element in: f32 for the narrow floats; an unsigned integer zero-extended into a signless
+    one twice as wide (signed arith then means the unsigned thing, and the store truncates mod 2**width as torch wraps)."""
+    if _unsigned(el):
+        return IntegerType(2 * el.width.data)
     return f32 if isinstance(el, Float16Type | BFloat16Type) else el
 
 
+def _unsigned(el: Attribute) -> bool:
+    return isinstance(el, IntegerType) and el.signedness.data == Signedness.UNSIGNED
+
+
 def check_element(el: Attribute) -> None:
-    if isinstance(el, IntegerType) and el.signedness.data != Signedness.SIGNLESS:
+    if _unsigned(el) and el.width.data != 8:
         raise Unsupported(f"no loop form for unsigned element type {el}")
     if not (is_float(el) or isinstance(el, IntegerType)):
         raise Unsupported(f"no loop form for element type {el}")
@@ -178,10 +186,12 @@ class NestBuilder:
                 return self.cast(self.cast(v, f32), to)
             return self.emit(arith.ExtFOp(v, to) if src.bitwidth < to.bitwidth else arith.TruncFOp(v, to))
         if is_float(src):
+            if _unsigned(to):  # through a signed integer, then wrapped: x86's conversion, as eager's
+                return self.cast(self.cast(v, i64), to)
             return self.emit(arith.FPToSIOp(v, to))
         if is_float(to):
-            return self.emit((arith.UIToFPOp if src == i1 else arith.SIToFPOp)(v, to))
-        if src == i1:
+            return self.emit((arith.UIToFPOp if src == i1 or _unsigned(src) else arith.SIToFPOp)(v, to))
+        if src == i1 or (_unsigned(src) and src.width.data < to.width.data):
             return self.emit(arith.ExtUIOp(v, to))
         if src.width.data < to.width.data:
             return self.emit(arith.ExtSIOp(v, to))

@@ -38,6 +38,8 @@ from .split_addmm import SplitAddmmPass
 from .orient_products import OrientProductsPass
 from .output_layout import OutputLayoutPass
 from .plan_buffers import PlanBuffersPass, plan_summary
+from .quant_expand import ExpandQuantPass
+from .quant_fuse import FuseQuantPass
 from .select_layout import SelectLayoutPass
 from .simplify_loop import SimplifyLoopPass
 from .simplify_tensor import SimplifyTensorPass
@@ -47,6 +49,8 @@ cache_log = logger("cache")
 
 # stage name -> passes that produce it from the previous stage (`fx` and `tensor` come from the frontend)
 TENSOR_OPT = (
+    FuseQuantPass(),
+    ExpandQuantPass(),
     FuseAttentionPass(),
     SimplifyTensorPass(),
     SelectLayoutPass(),
@@ -103,7 +107,11 @@ class Plan:
         passes, rules = STAGES.get(stage, ()), self.rules
         if stage == "tensor-opt":
             passes = tuple(
-                SelectLayoutPass(self.layout, rules.conv_timer) if isinstance(p, SelectLayoutPass) else p
+                SelectLayoutPass(self.layout, rules.conv_timer)
+                if isinstance(p, SelectLayoutPass)
+                else FuseQuantPass(rules.int8_products)
+                if isinstance(p, FuseQuantPass)
+                else p
                 for p in passes
                 if self.attention or not isinstance(p, FuseAttentionPass)
             )

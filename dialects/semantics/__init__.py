@@ -7,9 +7,10 @@ calls `bounds.index_checker`, and the other targets are tested against them.
 """
 
 from .nn import NN_SEMANTICS
+from .quant import QUANT_SEMANTICS
 from .scalar import SCALAR, scalar_dtype
 from .tensor import TENSOR_SEMANTICS
 
-SEMANTICS = {**TENSOR_SEMANTICS, **NN_SEMANTICS}
+SEMANTICS = {**TENSOR_SEMANTICS, **NN_SEMANTICS, **QUANT_SEMANTICS}
 
 __all__ = ["SCALAR", "SEMANTICS", "scalar_dtype"]

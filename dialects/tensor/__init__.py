@@ -18,6 +18,7 @@ from . import (
     nn,
     norm,
     pooling,
+    quant,
     reductions,
     shape,
     sorting,
@@ -42,6 +43,7 @@ MODULES = (
     bounds,
     special,
     attention,
+    quant,
 )
 
 from .attention import *  # noqa: F401,F403
@@ -56,6 +58,7 @@ from .linalg import *  # noqa: F401,F403
 from .nn import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
+from .quant import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403

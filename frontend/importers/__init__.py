@@ -1,3 +1,3 @@
 """Importer modules, one per family of aten ops; importing them fills aten_table.IMPORTERS."""
 
-from . import creation, elementwise, indexing, lapack, linalg, nn, reductions, shape, sorting, special  # noqa: F401
+from . import creation, elementwise, indexing, lapack, linalg, nn, quant, reductions, shape, sorting, special  # noqa: F401

@@ -31,6 +31,8 @@ class CpuTarget:
         """The library paths' rules over these arguments (libs/mm_rules.py): oneDNN's products by a stable weight
         allocate their results and add a bias in their own pass; f32 products with few rows and a changing weight
         run faster on MKL as their transpose. Convolutions are timed in each layout, once per shape."""
+        import torch
+
         from .libs.conv_layout import conv_seconds
         from .libs.externs import mkl_branch, narrow_products, onednn_outruns_mkl, widened_products
         from .libs.mm_rules import allocates_result, computes_transposed
@@ -49,6 +51,7 @@ class CpuTarget:
             transposed_products=lambda op: computes_transposed(op, args, stable),
             biased_products=allocates,
             library_addmm=narrow_products(),
+            int8_products=torch.backends.mkldnn.is_available(),
             widened_products=widened_products(),
             matmuls=lambda module: _matmul_candidates(module, opts),
         )

@@ -294,6 +294,9 @@ EXTERNS: dict[type, Callable] = {
     tn.ConvolutionOp: _convolution,
     tn.EmbeddingBackwardOp: _embedding_backward,
 }
+from .quant import qproduct  # noqa: E402  (it builds on this module's helpers)
+
+EXTERNS.update({tn.QConvOp: qproduct, tn.QLinearOp: qproduct})
 """tn op class -> prepare(op, note) -> Extern (or None: this instance goes to the reference)."""
 
 

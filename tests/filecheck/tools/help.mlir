@@ -28,7 +28,7 @@
 // CHECK-DAG: --inputs SHAPE
 // CHECK-DAG: --debug
 // CHECK: stages (in order): fx, tensor, tensor-opt, loop, mem
-// CHECK: passes: fuse-attention, simplify-tensor, select-layout, fold-permutes, cse, dce, tensor-to-loop
+// CHECK: passes: fuse-quant, expand-quant, fuse-attention, simplify-tensor, select-layout, fold-permutes, cse, dce, tensor-to-loop
 // CHECK: examples:
 // CHECK: irc-opt --stage mem --verify-each model.mlir
 // CHECK: irc-opt --model irc.tools.examples.mlp:make_mlp --inputs 32x1024xf32

@@ -16,7 +16,7 @@ func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {
 // NAME:      <pass-pipeline>:1:5: error: unknown pass 'no-such-pass'
 // NAME-NEXT: cse,no-such-pass
 // NAME-NEXT:     ^^^^^^^^^^^^
-// NAME-NEXT: note: available passes: fuse-attention, simplify-tensor, select-layout, fold-permutes, cse, dce, tensor-to-loop, {{.*}}fuse-loops
+// NAME-NEXT: note: available passes: fuse-quant, expand-quant, fuse-attention, simplify-tensor, select-layout, fold-permutes, cse, dce, tensor-to-loop, {{.*}}fuse-loops
 
 // VALUE:      <pass-pipeline>:1:12: error: option 'max-body-ops' of pass 'fuse-loops' expects int, got many
 // VALUE-NEXT: fuse-loops{max-body-ops=many}

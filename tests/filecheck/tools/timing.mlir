@@ -17,6 +17,8 @@ func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
 // CHECK-NEXT:   Total Execution Time: {{[0-9.]+}} seconds
 // CHECK-EMPTY:
 // CHECK-NEXT:   ----Wall Time----  ----Name----
+// CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  fuse-quant{products=false}
+// CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  expand-quant
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  fuse-attention
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  simplify-tensor
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  select-layout

@@ -1,0 +1,206 @@
+"""tn affine quantization: quantize / dequantize (PT2E's quantized_decomposed ops, per tensor or per channel) and the
+int8 products oneDNN runs whole (fuse-quant makes them from dq -> convolution / linear -> q).
+
+Scales and zero points are operands: a 0-d tensor per tensor (the importer keeps a Python float scale as f64, the
+double eager reads), a 1-d one per channel along `axis`. Their meaning is torch's (dialects/semantics/quant.py);
+expand-quant writes q/dq as the elementwise tn ops eager's decomposition runs, in its order and dtypes.
+"""
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, TensorType, f64, i64
+from xdsl.ir import Attribute
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from irc.ir.types import is_float, is_int
+
+from .base import check_shape, element, shape
+from .nn import ConvParams
+
+
+class QParams(IRDLOperation):
+    """An affine (de)quantization: `quant_min`/`quant_max` the integer range, `axis` set for per-channel parameters."""
+
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    zero_point = opt_operand_def(TensorType)
+    quant_min = prop_def(IntegerAttr[i64])
+    quant_max = prop_def(IntegerAttr[i64])
+    axis = opt_prop_def(IntegerAttr[i64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `scale` $scale (`zero_point` $zero_point^)? `range` `=` `[` $quant_min `,` $quant_max `]` "
+        "(`axis` $axis^)? attr-dict `:` type($input) `,` type($scale) (`,` type($zero_point)^)? `->` type($result)"
+    )
+
+    def __init__(self, input, scale, zero_point, quant_min: int, quant_max: int, axis: int | None, element_type):
+        props = {"quant_min": IntegerAttr(quant_min, i64), "quant_max": IntegerAttr(quant_max, i64)}
+        if axis is not None:
+            props["axis"] = IntegerAttr(axis, i64)
+        zp = [zero_point] if zero_point is not None else []
+        super().__init__(
+            operands=[input, scale, zp], result_types=[TensorType(element_type, shape(input))], properties=props
+        )
+
+    @property
+    def axis_value(self) -> int | None:
+        return None if self.axis is None else self.axis.value.data
+
+    @property
+    def bounds(self) -> tuple[int, int]:
+        return self.quant_min.value.data, self.quant_max.value.data
+
+    def verify_(self):
+        check_shape(self.name, "result", shape(self.result), shape(self.input))
+        if not is_float(element(self.scale)):
+            raise VerifyException(f"{self.name}: scale must be float")
+        n = len(shape(self.input))
+        if self.axis is None:
+            if any(len(shape(v)) != 0 for v in (self.scale, self.zero_point) if v is not None):
+                raise VerifyException(f"{self.name}: per-tensor parameters are 0-d")
+            if self.zero_point is None:
+                raise VerifyException(f"{self.name}: per-tensor needs a zero point")
+        elif not 0 <= self.axis_value < n or len(shape(self.scale)) != 1:
+            raise VerifyException(f"{self.name}: axis {self.axis_value} of rank {n}, 1-d scales")
+
+
+@irdl_op_definition
+class QuantizeOp(QParams):
+    """clamp(round(x / scale) + zero_point, quant_min, quant_max) as an integer type.
+    %q = tn.quantize %x scale %s zero_point %z range = [0, 255] : tensor<8xf32>, tensor<f64>, tensor<i64> -> tensor<8xui8>"""
+
+    name = "tn.quantize"
+
+    def verify_(self):
+        super().verify_()
+        if not is_float(element(self.input)) or not is_int(element(self.result)):
+            raise VerifyException(f"{self.name}: float input, integer result")
+
+
+@irdl_op_definition
+class DequantizeOp(QParams):
+    """(q - zero_point) * scale as a float type.
+    %x = tn.dequantize %q scale %s zero_point %z range = [0, 255] : tensor<8xui8>, tensor<f64>, tensor<i64> -> tensor<8xf32>"""
+
+    name = "tn.dequantize"
+
+    def verify_(self):
+        super().verify_()
+        if not is_int(element(self.input)) or not is_float(element(self.result)):
+            raise VerifyException(f"{self.name}: integer input, float result")
+
+
+class QProduct(IRDLOperation):
+    """oneDNN's int8 product: u8/i8 activations (`x_scale`, `x_zero_point`), i8 weights with per-output-channel
+    scales and zero points, an optional float bias, a `post_op` ("none", "relu"), then the result quantized by
+    (`out_scale`, `out_zero_point`) when its type is an integer, else float."""
+
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    w_scale = operand_def(TensorType)
+    w_zero_point = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    x_scale = prop_def(FloatAttr)
+    x_zero_point = prop_def(IntegerAttr[i64])
+    out_scale = prop_def(FloatAttr)
+    out_zero_point = prop_def(IntegerAttr[i64])
+    post_op = prop_def(StringAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    POST_OPS: ClassVar[tuple[str, ...]] = ("none", "relu")
+
+    @staticmethod
+    def qproperties(x_scale, x_zp, out_scale, out_zp, post_op) -> dict[str, Attribute]:
+        return {
+            "x_scale": FloatAttr(float(x_scale), f64),
+            "x_zero_point": IntegerAttr(int(x_zp), i64),
+            "out_scale": FloatAttr(float(out_scale), f64),
+            "out_zero_point": IntegerAttr(int(out_zp), i64),
+            "post_op": StringAttr(post_op),
+        }
+
+    def qcheck(self, channels: int):
+        if self.post_op.data not in self.POST_OPS:
+            raise VerifyException(f"{self.name}: post_op {self.post_op.data!r} is none of {self.POST_OPS}")
+        if not is_int(element(self.input)) or not is_int(element(self.weight)):
+            raise VerifyException(f"{self.name}: integer input and weight")
+        for what, v in (("w_scale", self.w_scale), ("w_zero_point", self.w_zero_point), ("bias", self.bias)):
+            if v is not None:
+                check_shape(self.name, what, shape(v), [channels])
+
+
+@irdl_op_definition
+class QConvOp(QProduct, ConvParams):
+    """A 2-d int8 convolution of NCHW activations and OIHW weights (oneDNN's qconv_pointwise).
+    %y = tn.qconv %x, %w, %ws, %wz, %b x = (0.5 : f64, 128) out = (0.1 : f64, 0) post_op = "relu" stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : ..."""
+
+    name = "tn.qconv"
+    assembly_format = (
+        "$input `,` $weight `,` $w_scale `,` $w_zero_point (`,` $bias^)? `x` `=` `(` $x_scale `,` $x_zero_point `)` "
+        "`out` `=` `(` $out_scale `,` $out_zero_point `)` `post_op` `=` $post_op `stride` `=` $stride "
+        "`padding` `=` $padding `dilation` `=` $dilation `output_padding` `=` $output_padding `groups` `=` $groups (`transposed` $transposed^)? "
+        "attr-dict `:` type($input) `,` type($weight) `,` type($w_scale) `,` type($w_zero_point) (`,` type($bias)^)? "
+        "`->` type($result)"
+    )
+
+    def __init__(
+        self, x, w, w_scale, w_zp, bias, result_type, *, x_q, out_q, post_op, stride, padding, dilation, groups
+    ):
+        props = self.conv_properties(stride, padding, dilation, False, [0] * len(stride), groups)
+        props.update(self.qproperties(*x_q, *out_q, post_op))
+        super().__init__(
+            operands=[x, w, w_scale, w_zp, [bias] if bias is not None else []],
+            result_types=[result_type],
+            properties=props,
+        )
+
+    def verify_(self):
+        if len(shape(self.input)) != 4 or self.transposed is not None:
+            raise VerifyException(f"{self.name}: a 2-d, non-transposed convolution")
+        expected = self.conv_output_shape(shape(self.input), shape(self.weight))
+        check_shape(self.name, "result", shape(self.result), expected)
+        self.qcheck(shape(self.weight)[0])
+
+
+@irdl_op_definition
+class QLinearOp(QProduct):
+    """An int8 linear layer x @ w.T (+ bias) of (M, K) activations and (N, K) weights (oneDNN's qlinear_pointwise).
+    %y = tn.qlinear %x, %w, %ws, %wz, %b x = (0.5 : f64, 128) out = (1.0 : f64, 0) post_op = "none" : ..."""
+
+    name = "tn.qlinear"
+    assembly_format = (
+        "$input `,` $weight `,` $w_scale `,` $w_zero_point (`,` $bias^)? `x` `=` `(` $x_scale `,` $x_zero_point `)` "
+        "`out` `=` `(` $out_scale `,` $out_zero_point `)` `post_op` `=` $post_op "
+        "attr-dict `:` type($input) `,` type($weight) `,` type($w_scale) `,` type($w_zero_point) (`,` type($bias)^)? "
+        "`->` type($result)"
+    )
+
+    def __init__(self, x, w, w_scale, w_zp, bias, result_type: Attribute, *, x_q, out_q, post_op):
+        super().__init__(
+            operands=[x, w, w_scale, w_zp, [bias] if bias is not None else []],
+            result_types=[result_type],
+            properties=self.qproperties(*x_q, *out_q, post_op),
+        )
+
+    def verify_(self):
+        if len(shape(self.input)) != 2 or len(shape(self.weight)) != 2:
+            raise VerifyException(f"{self.name}: 2-d input and weight")
+        (m, k), (n, k2) = shape(self.input), shape(self.weight)
+        check_shape(self.name, "weight", [k2], [k])
+        check_shape(self.name, "result", shape(self.result), [m, n])
+        self.qcheck(n)
+
+
+__all__ = ["DequantizeOp", "QConvOp", "QLinearOp", "QuantizeOp"]

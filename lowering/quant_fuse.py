@@ -1,0 +1,212 @@
+"""fuse-quant: PT2E's int8 patterns become one oneDNN int8 product (tn.qconv, tn.qlinear), as inductor's
+fx_passes/quantization.py does with freezing on:
+
+    q(relu?(convolution(dq(x), dq_per_channel(w), bias)))   -> tn.qconv x, w ... out = (q's scale, zero point)
+    convolution(dq(x), dq_per_channel(w), bias)             -> tn.qconv ... : -> f32 (the float-output form)
+    q(relu?(addmm(bias, dq(x), permute(dq_per_channel(w))))) -> tn.qlinear (and mm without a bias; float form too)
+    q(reshape?(dq(x))), the same parameters                  -> reshape?(x)  (exact for 8-bit integers)
+
+Activations must be uint8 with constant per-tensor parameters (oneDNN's int8 kernels take no int8 activations),
+weights int8 per output channel (axis 0); a quantized output must use its dtype's whole range (oneDNN saturates to
+it). Anything else is left to expand-quant, which computes it as eager does.
+"""
+
+from dataclasses import dataclass
+
+import torch
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+from xdsl.transforms.dead_code_elimination import dce
+
+from irc.dialects import tensor as tn
+from irc.ir.rules import apply_rules, rule
+from irc.ir.types import torch_dtype
+
+_U8 = torch.uint8
+
+
+def _const(v: SSAValue | None):
+    """The value of a 0-d tn.constant, else None."""
+    op = v.owner if v is not None else None
+    if not isinstance(op, tn.ConstantOp) or v.type.get_shape() != ():
+        return None
+    return next(iter(op.value.iter_values()))
+
+
+def _single_use(v: SSAValue) -> bool:
+    return v.has_one_use()
+
+
+def _dtype(v: SSAValue) -> torch.dtype:
+    return torch_dtype(v.type.get_element_type())
+
+
+def _full_range(op) -> bool:
+    info = torch.iinfo(_dtype(op.result if isinstance(op, tn.QuantizeOp) else op.input))
+    return op.bounds == (info.min, info.max)
+
+
+def _per_tensor(op) -> tuple[float, int] | None:
+    """(scale, zero point) of a per-tensor q/dq with constant parameters (0 < scale, 1/scale both finite), else None."""
+    if op.axis is not None:
+        return None
+    s, z = _const(op.scale), _const(op.zero_point)
+    if not isinstance(s, float) or not isinstance(z, int) or not 1e-30 < s < 1e30:
+        return None
+    return s, z
+
+
+def _activation(v: SSAValue):
+    """(uint8 x, scale, zero point) of a dequantized activation, else None."""
+    dq = v.owner
+    if not isinstance(dq, tn.DequantizeOp) or _dtype(dq.input) != _U8 or (q := _per_tensor(dq)) is None:
+        return None
+    return dq.input, *q
+
+
+def _weight(v: SSAValue):
+    """(int8 w, scales, zero points) of a per-output-channel dequantized weight, else None."""
+    dq = v.owner
+    if (
+        not isinstance(dq, tn.DequantizeOp)
+        or dq.axis_value != 0
+        or _dtype(dq.input) != torch.int8
+        or dq.zero_point is None
+        or _dtype(dq.scale) != torch.float32
+    ):
+        return None
+    return dq.input, dq.scale, dq.zero_point
+
+
+def _conv_parts(conv):
+    if not isinstance(conv, tn.ConvolutionOp) or conv.channels_last is not None or conv.transposed is not None:
+        return None
+    if len(conv.input.type.get_shape()) != 4 or (x := _activation(conv.input)) is None:
+        return None
+    if (w := _weight(conv.weight)) is None or (conv.bias is not None and _dtype(conv.bias) != torch.float32):
+        return None
+    return x, w
+
+
+def _linear_parts(mm):
+    if not isinstance(mm, tn.AddmmOp | tn.MmOp) or (isinstance(mm, tn.AddmmOp) and mm.epilogue is not None):
+        return None
+    t = mm.rhs.owner
+    if not isinstance(t, tn.PermuteOp) or list(t.perm.get_values()) != [1, 0]:
+        return None
+    if (x := _activation(mm.lhs)) is None or (w := _weight(t.input)) is None:
+        return None
+    bias = mm.bias if isinstance(mm, tn.AddmmOp) else None
+    if bias is not None and (bias.type.get_shape() != (w[0].type.get_shape()[0],) or _dtype(bias) != torch.float32):
+        return None
+    return x, w
+
+
+def _product(prod, result_type, out_q: tuple[float, int], post_op: str):
+    """The int8 op for a matched convolution or linear layer, or None."""
+    if (parts := _conv_parts(prod)) is not None:
+        (x, xs, xz), (w, ws, wz) = parts
+        return tn.QConvOp(
+            x,
+            w,
+            ws,
+            wz,
+            prod.bias,
+            result_type,
+            x_q=(xs, xz),
+            out_q=out_q,
+            post_op=post_op,
+            stride=list(prod.stride.get_values()),
+            padding=list(prod.padding.get_values()),
+            dilation=list(prod.dilation.get_values()),
+            groups=prod.groups.value.data,
+        )
+    if (parts := _linear_parts(prod)) is not None:
+        (x, xs, xz), (w, ws, wz) = parts
+        bias = prod.bias if isinstance(prod, tn.AddmmOp) else None
+        return tn.QLinearOp(x, w, ws, wz, bias, result_type, x_q=(xs, xz), out_q=out_q, post_op=post_op)
+    return None
+
+
+def _tail(q):
+    """(the product, its post-op) a per-tensor quantize reads through an optional single-use relu, else None."""
+    v, post = q.input, "none"
+    if isinstance(v.owner, tn.ReluOp) and _single_use(v):
+        v, post = v.owner.input, "relu"
+    if not isinstance(v.owner, tn.ConvolutionOp | tn.AddmmOp | tn.MmOp) or not _single_use(v):
+        return None
+    return v.owner, post
+
+
+def _quantized_output(q):
+    """(the product, its post-op, q's scale and zero point) for a quantize that can take its product whole, else None."""
+    if _dtype(q.result) not in (_U8, torch.int8) or not _full_range(q):
+        return None
+    if (out := _per_tensor(q)) is None or (tail := _tail(q)) is None:
+        return None
+    if _conv_parts(tail[0]) is None and _linear_parts(tail[0]) is None:
+        return None
+    return *tail, out
+
+
+@rule(tn.QuantizeOp)
+def fuse_quantized_output(q):
+    """q(relu?(product(dq(x), dq(w)))) -> one int8 product writing q's integer type."""
+    if (found := _quantized_output(q)) is None:
+        return None
+    prod, post, out = found
+    return _product(prod, q.result.type, out, post)
+
+
+@rule((tn.ConvolutionOp, tn.AddmmOp, tn.MmOp))
+def fuse_float_output(prod):
+    """product(dq(x), dq(w)) that no quantize takes -> one int8 product writing float32."""
+    if prod.result.type.get_element_type() != f32:
+        return None
+    for use in prod.result.uses:  # a quantize after it (through a relu) takes the product whole
+        user = use.operation
+        if isinstance(user, tn.ReluOp) and user.result.has_one_use():
+            user = next(iter(user.result.uses)).operation
+        if isinstance(user, tn.QuantizeOp) and _quantized_output(user) is not None:
+            return None
+    return _product(prod, TensorType(f32, prod.result.type.get_shape()), (1.0, 0), "none")
+
+
+@rule(tn.QuantizeOp)
+def fold_requantize(q):
+    """q(reshape?(dq(x))) with the same parameters and an 8-bit type -> reshape?(x): (x - z) * s * (1/s) is within
+    255 * 3 ulp of x - z, which rounds back to it; the range is the dtype's, so the clamp changes nothing."""
+    v, view = q.input, None
+    if isinstance(v.owner, tn.ReshapeOp):
+        view, v = v.owner, v.owner.input
+    dq = v.owner
+    if not isinstance(dq, tn.DequantizeOp) or dq.input.type.get_element_type() != q.result.type.get_element_type():
+        return None
+    if _dtype(q.result) not in (_U8, torch.int8) or not _full_range(q) or (p := _per_tensor(q)) is None:
+        return None
+    if _per_tensor(dq) != p:
+        return None
+    if view is None:
+        return dq.input
+    return tn.ReshapeOp(dq.input, q.result.type, list(view.sizes))
+
+
+PRODUCTS = (fuse_quantized_output, fuse_float_output)
+
+
+@dataclass(frozen=True)
+class FuseQuantPass(ModulePass):
+    """q(dq(x)) of the same parameters becomes x; dq -> convolution / linear -> (relu) -> q one oneDNN int8 call
+    where the target has one (`products`: Rules.int8_products)."""
+
+    name = "fuse-quant"
+    products: bool = True
+
+    def apply(self, ctx: Context, module: ModuleOp) -> None:
+        if apply_rules(module, (fold_requantize, *(PRODUCTS if self.products else ()))):
+            dce(module)  # the float chains the products replaced: expand-quant must not meet them
+
+
+__all__ = ["PRODUCTS", "FuseQuantPass", "fold_requantize"]

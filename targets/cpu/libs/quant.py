@@ -1,0 +1,29 @@
+"""tn.qconv / tn.qlinear on the CPU: oneDNN's int8 products (dialects/semantics/quant.py), each weight packed once
+and kept while the same tensor arrives unchanged (its storage and version counter), so a frozen graph's int8
+weight lives on as the packed copy only: no float copy of it is ever made."""
+
+from irc.dialects.semantics import quant
+
+from .extern_ops import Extern, _dims, _dtype, _into
+
+
+def qproduct(op, note) -> Extern:
+    held: dict = {}
+
+    def packed(x, w, w_scale):
+        key = (w.data_ptr(), w._version, tuple(w.shape), w_scale.data_ptr(), w_scale._version, tuple(x.shape))
+        if held.get("key") != key:
+            held.update(key=key, packed=quant.prepack(op, w, w_scale, list(x.shape)))
+        return held["packed"]
+
+    def compute(ins, out):
+        x, w, w_scale, w_zp, *bias = ins
+        return quant.run(op, x, packed(x, w, w_scale), w, w_scale, w_zp, *bias)
+
+    kinds = ", ".join(f"{_dims(v.type.get_shape())}" for v in (op.input, op.weight))
+    problem = f"{op.name} {kinds} -> {_dtype(quant.result_dtype(op))}, post-op {op.post_op.data}"
+    note(problem, "onednn")
+    return Extern(op.name, _into(compute), lambda ins: "onednn")
+
+
+__all__ = ["qproduct"]

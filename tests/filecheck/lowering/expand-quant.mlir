@@ -1,0 +1,55 @@
+// RUN: irc-opt --split-input-file %s -p expand-quant | filecheck %s
+// What fuse-quant leaves of PT2E's quantize / dequantize becomes eager's own decomposition
+// (torch/ao/quantization/fx/_decomposed.py), in its order and dtypes: 1 / scale in double then float32, round half
+// to even, the zero point added in float32, clamped, converted; per channel the parameters broadcast along `axis`.
+
+func.func @per_tensor(%x: tensor<3x5xf32>, %q: tensor<3x5xui8>) -> (tensor<3x5xui8>, tensor<3x5xf32>) {
+  %s = tn.constant dense<0.03> : tensor<f64> -> tensor<f64>
+  %z = tn.constant dense<128> : tensor<i64> -> tensor<i64>
+  %r = tn.quantize %x scale %s zero_point %z range = [0, 255] : tensor<3x5xf32>, tensor<f64>, tensor<i64> -> tensor<3x5xui8>
+  %d = tn.dequantize %q scale %s zero_point %z range = [0, 255] : tensor<3x5xui8>, tensor<f64>, tensor<i64> -> tensor<3x5xf32>
+  func.return %r, %d : tensor<3x5xui8>, tensor<3x5xf32>
+}
+// CHECK-LABEL: func.func @per_tensor
+// CHECK:       %[[INV:.*]] = tn.reciprocal %s : tensor<f64>
+// CHECK-NEXT:  %[[INV32:.*]] = tn.convert %[[INV]] : tensor<f64> -> tensor<f32>
+// CHECK-NEXT:  %[[M:.*]] = tn.mul %x, %[[INV32]] : tensor<3x5xf32>, tensor<f32> -> tensor<3x5xf32>
+// CHECK-NEXT:  %[[R:.*]] = tn.round %[[M]] : tensor<3x5xf32>
+// CHECK-NEXT:  %[[Z:.*]] = tn.convert %z : tensor<i64> -> tensor<f32>
+// CHECK-NEXT:  %[[A:.*]] = tn.add %[[R]], %[[Z]]
+// CHECK-NEXT:  %[[LO:.*]] = tn.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT:  %[[MX:.*]] = tn.maximum %[[A]], %[[LO]]
+// CHECK-NEXT:  %[[HI:.*]] = tn.constant dense<2.550000e+02> : tensor<f32>
+// CHECK-NEXT:  %[[MN:.*]] = tn.minimum %[[MX]], %[[HI]]
+// CHECK-NEXT:  %[[RES:.*]] = tn.convert %[[MN]] : tensor<3x5xf32> -> tensor<3x5xui8>
+// CHECK-NEXT:  %[[QF:.*]] = tn.convert %q : tensor<3x5xui8> -> tensor<3x5xf32>
+// CHECK-NEXT:  %[[ZF:.*]] = tn.convert %z : tensor<i64> -> tensor<f32>
+// CHECK-NEXT:  %[[SUB:.*]] = tn.sub %[[QF]], %[[ZF]]
+// CHECK-NEXT:  %[[S32:.*]] = tn.convert %s : tensor<f64> -> tensor<f32>
+// CHECK-NEXT:  %[[D:.*]] = tn.mul %[[SUB]], %[[S32]] : tensor<3x5xf32>, tensor<f32> -> tensor<3x5xf32>
+// CHECK-NEXT:  func.return %[[RES]], %[[D]]
+
+// -----
+
+// Per channel along axis 1 of 3: the parameters reshaped to [C, 1]; the integer difference in int64, as eager.
+func.func @per_channel(%x: tensor<2x4x3xf32>, %q: tensor<2x4x3xi8>, %s: tensor<4xf32>, %z: tensor<4xi64>) -> (tensor<2x4x3xi8>, tensor<2x4x3xf32>) {
+  %r = tn.quantize %x scale %s zero_point %z range = [-128, 127] axis 1 : tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xi64> -> tensor<2x4x3xi8>
+  %d = tn.dequantize %q scale %s zero_point %z range = [-128, 127] axis 1 : tensor<2x4x3xi8>, tensor<4xf32>, tensor<4xi64> -> tensor<2x4x3xf32>
+  func.return %r, %d : tensor<2x4x3xi8>, tensor<2x4x3xf32>
+}
+// CHECK-LABEL: func.func @per_channel
+// CHECK:       %[[INV:.*]] = tn.reciprocal %s : tensor<4xf32>
+// CHECK-NEXT:  %[[INVC:.*]] = tn.reshape %[[INV]] : tensor<4xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:  %[[ZC:.*]] = tn.reshape %z : tensor<4xi64> -> tensor<4x1xi64>
+// CHECK-NEXT:  %[[M:.*]] = tn.mul %x, %[[INVC]] : tensor<2x4x3xf32>, tensor<4x1xf32> -> tensor<2x4x3xf32>
+// CHECK-NEXT:  %[[R:.*]] = tn.round %[[M]]
+// CHECK-NEXT:  %[[ZF:.*]] = tn.convert %[[ZC]] : tensor<4x1xi64> -> tensor<4x1xf32>
+// CHECK-NEXT:  tn.add %[[R]], %[[ZF]]
+// CHECK:       %[[RES:.*]] = tn.convert {{.*}} : tensor<2x4x3xf32> -> tensor<2x4x3xi8>
+// CHECK-NEXT:  %[[SC:.*]] = tn.reshape %s : tensor<4xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:  %[[QW:.*]] = tn.convert %q : tensor<2x4x3xi8> -> tensor<2x4x3xi64>
+// CHECK-NEXT:  %[[ZW:.*]] = tn.reshape %z : tensor<4xi64> -> tensor<4x1xi64>
+// CHECK-NEXT:  %[[D:.*]] = tn.sub %[[QW]], %[[ZW]] : tensor<2x4x3xi64>, tensor<4x1xi64> -> tensor<2x4x3xi64>
+// CHECK-NEXT:  %[[DF:.*]] = tn.convert %[[D]] : tensor<2x4x3xi64> -> tensor<2x4x3xf32>
+// CHECK-NEXT:  %[[DQ:.*]] = tn.mul %[[DF]], %[[SC]] : tensor<2x4x3xf32>, tensor<4x1xf32> -> tensor<2x4x3xf32>
+// CHECK-NEXT:  func.return %[[RES]], %[[DQ]]

@@ -1,0 +1,112 @@
+// RUN: irc-opt --split-input-file %s -p fuse-quant | filecheck %s
+// RUN: irc-opt --split-input-file %s -p 'fuse-quant{products=false}' | filecheck %s --check-prefix=NOLIB
+// PT2E's int8 patterns become one oneDNN int8 product (Rules.int8_products): dq -> convolution / linear -> relu? -> q
+// writes the integer type, a product no quantize takes writes float32; q(reshape?(dq(x))) of the same parameters
+// is x. Without the library only the last holds.
+
+func.func @conv_relu_q(%x: tensor<2x3x8x8xui8>, %w: tensor<4x3x3x3xi8>, %ws: tensor<4xf32>, %wz: tensor<4xi64>, %b: tensor<4xf32>) -> tensor<2x4x8x8xui8> {
+  %s = tn.constant dense<0.03> : tensor<f64> -> tensor<f64>
+  %z = tn.constant dense<128> : tensor<i64> -> tensor<i64>
+  %os = tn.constant dense<0.05> : tensor<f64> -> tensor<f64>
+  %oz = tn.constant dense<0> : tensor<i64> -> tensor<i64>
+  %dx = tn.dequantize %x scale %s zero_point %z range = [0, 255] : tensor<2x3x8x8xui8>, tensor<f64>, tensor<i64> -> tensor<2x3x8x8xf32>
+  %dw = tn.dequantize %w scale %ws zero_point %wz range = [-128, 127] axis 0 : tensor<4x3x3x3xi8>, tensor<4xf32>, tensor<4xi64> -> tensor<4x3x3x3xf32>
+  %c = tn.convolution %dx, %dw, %b stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<2x4x8x8xf32>
+  %r = tn.relu %c : tensor<2x4x8x8xf32>
+  %q = tn.quantize %r scale %os zero_point %oz range = [0, 255] : tensor<2x4x8x8xf32>, tensor<f64>, tensor<i64> -> tensor<2x4x8x8xui8>
+  func.return %q : tensor<2x4x8x8xui8>
+}
+// CHECK-LABEL: func.func @conv_relu_q
+// CHECK-NEXT:  %q = tn.qconv %x, %w, %ws, %wz, %b x = (3.000000e-02 : f64, 128) out = (5.000000e-02 : f64, 0) post_op = "relu" stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : {{.*}} -> tensor<2x4x8x8xui8>
+// CHECK-NEXT:  func.return %q
+// NOLIB-LABEL: func.func @conv_relu_q
+// NOLIB:       tn.convolution
+// NOLIB:       tn.quantize
+
+// -----
+
+// No quantize after it: the float32 result.
+func.func @conv_float(%x: tensor<1x3x5x5xui8>, %w: tensor<2x3x3x3xi8>, %ws: tensor<2xf32>, %wz: tensor<2xi64>) -> tensor<1x2x3x3xf32> {
+  %s = tn.constant dense<0.5> : tensor<f64> -> tensor<f64>
+  %z = tn.constant dense<7> : tensor<i64> -> tensor<i64>
+  %dx = tn.dequantize %x scale %s zero_point %z range = [0, 255] : tensor<1x3x5x5xui8>, tensor<f64>, tensor<i64> -> tensor<1x3x5x5xf32>
+  %dw = tn.dequantize %w scale %ws zero_point %wz range = [-128, 127] axis 0 : tensor<2x3x3x3xi8>, tensor<2xf32>, tensor<2xi64> -> tensor<2x3x3x3xf32>
+  %c = tn.convolution %dx, %dw stride = [1, 1] padding = [0, 0] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<1x3x5x5xf32>, tensor<2x3x3x3xf32> -> tensor<1x2x3x3xf32>
+  func.return %c : tensor<1x2x3x3xf32>
+}
+// CHECK-LABEL: func.func @conv_float
+// CHECK-NEXT:  %c = tn.qconv %x, %w, %ws, %wz x = (5.000000e-01 : f64, 7) out = (1.000000e+00 : f64, 0) post_op = "none" {{.*}} -> tensor<1x2x3x3xf32>
+// CHECK-NEXT:  func.return %c
+
+// -----
+
+// A linear layer as AOT autograd writes it (addmm of the transposed weight), its output quantized to int8.
+func.func @linear_q(%x: tensor<4x16xui8>, %w: tensor<8x16xi8>, %ws: tensor<8xf32>, %wz: tensor<8xi64>, %b: tensor<8xf32>) -> tensor<4x8xi8> {
+  %s = tn.constant dense<0.02> : tensor<f64> -> tensor<f64>
+  %z = tn.constant dense<100> : tensor<i64> -> tensor<i64>
+  %os = tn.constant dense<0.1> : tensor<f64> -> tensor<f64>
+  %oz = tn.constant dense<-3> : tensor<i64> -> tensor<i64>
+  %dx = tn.dequantize %x scale %s zero_point %z range = [0, 255] : tensor<4x16xui8>, tensor<f64>, tensor<i64> -> tensor<4x16xf32>
+  %dw = tn.dequantize %w scale %ws zero_point %wz range = [-128, 127] axis 0 : tensor<8x16xi8>, tensor<8xf32>, tensor<8xi64> -> tensor<8x16xf32>
+  %t = tn.permute %dw perm = [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
+  %y = tn.addmm %dx, %t bias %b : tensor<4x16xf32>, tensor<16x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %q = tn.quantize %y scale %os zero_point %oz range = [-128, 127] : tensor<4x8xf32>, tensor<f64>, tensor<i64> -> tensor<4x8xi8>
+  func.return %q : tensor<4x8xi8>
+}
+// CHECK-LABEL: func.func @linear_q
+// CHECK-NEXT:  %q = tn.qlinear %x, %w, %ws, %wz, %b x = (2.000000e-02 : f64, 100) out = (1.000000e-01 : f64, -3) post_op = "none" : tensor<4x16xui8>, tensor<8x16xi8>, tensor<8xf32>, tensor<8xi64>, tensor<8xf32> -> tensor<4x8xi8>
+// CHECK-NEXT:  func.return %q
+
+// -----
+
+// The ConvNet's flatten: q(reshape(dq(x))) of the same parameters is reshape(x); the linear after it reads uint8.
+func.func @requantize(%x: tensor<2x4x3x3xui8>, %w: tensor<5x36xi8>, %ws: tensor<5xf32>, %wz: tensor<5xi64>) -> tensor<2x5xf32> {
+  %s = tn.constant dense<0.0065164482221007347> : tensor<f64> -> tensor<f64>
+  %z = tn.constant dense<0> : tensor<i64> -> tensor<i64>
+  %d = tn.dequantize %x scale %s zero_point %z range = [0, 255] : tensor<2x4x3x3xui8>, tensor<f64>, tensor<i64> -> tensor<2x4x3x3xf32>
+  %v = tn.reshape %d : tensor<2x4x3x3xf32> -> tensor<2x36xf32>
+  %q = tn.quantize %v scale %s zero_point %z range = [0, 255] : tensor<2x36xf32>, tensor<f64>, tensor<i64> -> tensor<2x36xui8>
+  %dq = tn.dequantize %q scale %s zero_point %z range = [0, 255] : tensor<2x36xui8>, tensor<f64>, tensor<i64> -> tensor<2x36xf32>
+  %dw = tn.dequantize %w scale %ws zero_point %wz range = [-128, 127] axis 0 : tensor<5x36xi8>, tensor<5xf32>, tensor<5xi64> -> tensor<5x36xf32>
+  %t = tn.permute %dw perm = [1, 0] : tensor<5x36xf32> -> tensor<36x5xf32>
+  %y = tn.mm %dq, %t : tensor<2x36xf32>, tensor<36x5xf32> -> tensor<2x5xf32>
+  func.return %y : tensor<2x5xf32>
+}
+// CHECK-LABEL: func.func @requantize
+// CHECK-NEXT:  %q = tn.reshape %x : tensor<2x4x3x3xui8> -> tensor<2x36xui8>
+// CHECK-NEXT:  %y = tn.qlinear %q, %w, %ws, %wz x = (0.0065164482221007347 : f64, 0) out = (1.000000e+00 : f64, 0) post_op = "none" {{.*}} -> tensor<2x5xf32>
+// CHECK-NEXT:  func.return %y
+// NOLIB-LABEL: func.func @requantize
+// NOLIB:       %q = tn.reshape %x : tensor<2x4x3x3xui8> -> tensor<2x36xui8>
+// NOLIB:       tn.mm
+
+// -----
+
+// Left as they are: int8 activations (oneDNN's kernels take uint8), a quantize of a range short of its dtype's
+// (oneDNN saturates to the dtype), a weight quantized per tensor, a scale known only at run time.
+func.func @not_fused(%x: tensor<1x3x5x5xi8>, %u: tensor<1x3x5x5xui8>, %w: tensor<2x3x3x3xi8>, %ws: tensor<2xf32>, %wz: tensor<2xi64>, %rs: tensor<f64>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xui8>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>) {
+  %s = tn.constant dense<0.5> : tensor<f64> -> tensor<f64>
+  %z = tn.constant dense<7> : tensor<i64> -> tensor<i64>
+  %dw = tn.dequantize %w scale %ws zero_point %wz range = [-128, 127] axis 0 : tensor<2x3x3x3xi8>, tensor<2xf32>, tensor<2xi64> -> tensor<2x3x3x3xf32>
+  %dx = tn.dequantize %x scale %s zero_point %z range = [-128, 127] : tensor<1x3x5x5xi8>, tensor<f64>, tensor<i64> -> tensor<1x3x5x5xf32>
+  %c1 = tn.convolution %dx, %dw stride = [1, 1] padding = [0, 0] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<1x3x5x5xf32>, tensor<2x3x3x3xf32> -> tensor<1x2x3x3xf32>
+  %du = tn.dequantize %u scale %s zero_point %z range = [0, 255] : tensor<1x3x5x5xui8>, tensor<f64>, tensor<i64> -> tensor<1x3x5x5xf32>
+  %dw2 = tn.dequantize %w scale %ws zero_point %wz range = [-128, 127] axis 0 : tensor<2x3x3x3xi8>, tensor<2xf32>, tensor<2xi64> -> tensor<2x3x3x3xf32>
+  %c2 = tn.convolution %du, %dw2 stride = [1, 1] padding = [0, 0] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<1x3x5x5xf32>, tensor<2x3x3x3xf32> -> tensor<1x2x3x3xf32>
+  %q2 = tn.quantize %c2 scale %s zero_point %z range = [0, 127] : tensor<1x2x3x3xf32>, tensor<f64>, tensor<i64> -> tensor<1x2x3x3xui8>
+  %dt = tn.dequantize %w scale %s zero_point %z range = [-128, 127] : tensor<2x3x3x3xi8>, tensor<f64>, tensor<i64> -> tensor<2x3x3x3xf32>
+  %du3 = tn.dequantize %u scale %s zero_point %z range = [0, 255] : tensor<1x3x5x5xui8>, tensor<f64>, tensor<i64> -> tensor<1x3x5x5xf32>
+  %c3 = tn.convolution %du3, %dt stride = [1, 1] padding = [0, 0] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<1x3x5x5xf32>, tensor<2x3x3x3xf32> -> tensor<1x2x3x3xf32>
+  %dr = tn.dequantize %u scale %rs zero_point %z range = [0, 255] : tensor<1x3x5x5xui8>, tensor<f64>, tensor<i64> -> tensor<1x3x5x5xf32>
+  %dw4 = tn.dequantize %w scale %ws zero_point %wz range = [-128, 127] axis 0 : tensor<2x3x3x3xi8>, tensor<2xf32>, tensor<2xi64> -> tensor<2x3x3x3xf32>
+  %c4 = tn.convolution %dr, %dw4 stride = [1, 1] padding = [0, 0] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<1x3x5x5xf32>, tensor<2x3x3x3xf32> -> tensor<1x2x3x3xf32>
+  func.return %c1, %q2, %c3, %c4 : tensor<1x2x3x3xf32>, tensor<1x2x3x3xui8>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>
+}
+// The short range's product is still int8, its float32 result quantized as the graph says:
+// CHECK-LABEL: func.func @not_fused
+// CHECK:       %c1 = tn.convolution %dx, %dw
+// CHECK-NEXT:  %c2 = tn.qconv %u, %w, %ws, %wz {{.*}} -> tensor<1x2x3x3xf32>
+// CHECK-NEXT:  %q2 = tn.quantize %c2 scale %s zero_point %z range = [0, 127]
+// CHECK:       %c3 = tn.convolution %du3, %dt
+// CHECK:       %c4 = tn.convolution %dr, %dw4
+// CHECK-NEXT:  func.return %c1, %q2, %c3, %c4
