@@ -3,7 +3,8 @@ fx_passes/quantization.py does with freezing on:
 
     q(relu?(convolution(dq(x), dq_per_channel(w), bias)))   -> tn.qconv x, w ... out = (q's scale, zero point)
     convolution(dq(x), dq_per_channel(w), bias)             -> tn.qconv ... : -> f32 (the float-output form)
-    q(relu?(addmm(bias, dq(x), permute(dq_per_channel(w))))) -> tn.qlinear (and mm without a bias; float form too)
+    q(relu?(addmm(bias, dq(x), permute(dq_per_channel(w))))) -> tn.qlinear (and mm, with or without an add of a
+                                                                bias; the float form too)
     q(reshape?(dq(x))), the same parameters                  -> reshape?(x)  (exact for 8-bit integers)
 
 Activations must be uint8 with constant per-tensor parameters (oneDNN's int8 kernels take no int8 activations),
@@ -90,18 +91,40 @@ def _conv_parts(conv):
     return x, w
 
 
-def _linear_parts(mm):
-    if not isinstance(mm, tn.AddmmOp | tn.MmOp) or (isinstance(mm, tn.AddmmOp) and mm.epilogue is not None):
+def _bias_add(add):
+    """(the tn.mm, the bias) of add(bias, mm(...)) with a float32 bias per output column (either order), else None."""
+    if not isinstance(add, tn.AddOp):
+        return None
+    for mm, bias in ((add.rhs, add.lhs), (add.lhs, add.rhs)):
+        n = mm.type.get_shape()[-1:]
+        if (
+            isinstance(mm.owner, tn.MmOp)
+            and _single_use(mm)
+            and bias.type.get_shape() == n
+            and _dtype(bias) == torch.float32
+        ):
+            return mm.owner, bias
+    return None
+
+
+def _linear_parts(op):
+    """((x, scale, zero point), (w, scales, zero points), bias) of a linear layer over dequantized operands: addmm,
+    mm, or the importer's add(bias, mm); else None."""
+    mm, bias = op, None
+    if (found := _bias_add(op)) is not None:
+        mm, bias = found
+    elif isinstance(op, tn.AddmmOp) and op.epilogue is None:
+        bias = op.bias
+    elif not isinstance(op, tn.MmOp):
         return None
     t = mm.rhs.owner
     if not isinstance(t, tn.PermuteOp) or list(t.perm.get_values()) != [1, 0]:
         return None
     if (x := _activation(mm.lhs)) is None or (w := _weight(t.input)) is None:
         return None
-    bias = mm.bias if isinstance(mm, tn.AddmmOp) else None
     if bias is not None and (bias.type.get_shape() != (w[0].type.get_shape()[0],) or _dtype(bias) != torch.float32):
         return None
-    return x, w
+    return x, w, bias
 
 
 def _product(prod, result_type, out_q: tuple[float, int], post_op: str):
@@ -124,10 +147,16 @@ def _product(prod, result_type, out_q: tuple[float, int], post_op: str):
             groups=prod.groups.value.data,
         )
     if (parts := _linear_parts(prod)) is not None:
-        (x, xs, xz), (w, ws, wz) = parts
-        bias = prod.bias if isinstance(prod, tn.AddmmOp) else None
+        (x, xs, xz), (w, ws, wz), bias = parts
         return tn.QLinearOp(x, w, ws, wz, bias, result_type, x_q=(xs, xz), out_q=out_q, post_op=post_op)
     return None
+
+
+def _matches(op) -> bool:
+    return _conv_parts(op) is not None or _linear_parts(op) is not None
+
+
+PRODUCT_OPS = (tn.ConvolutionOp, tn.AddmmOp, tn.MmOp, tn.AddOp)
 
 
 def _tail(q):
@@ -135,7 +164,7 @@ def _tail(q):
     v, post = q.input, "none"
     if isinstance(v.owner, tn.ReluOp) and _single_use(v):
         v, post = v.owner.input, "relu"
-    if not isinstance(v.owner, tn.ConvolutionOp | tn.AddmmOp | tn.MmOp) or not _single_use(v):
+    if not isinstance(v.owner, PRODUCT_OPS) or not _single_use(v):
         return None
     return v.owner, post
 
@@ -146,9 +175,7 @@ def _quantized_output(q):
         return None
     if (out := _per_tensor(q)) is None or (tail := _tail(q)) is None:
         return None
-    if _conv_parts(tail[0]) is None and _linear_parts(tail[0]) is None:
-        return None
-    return *tail, out
+    return (*tail, out) if _matches(tail[0]) else None
 
 
 @rule(tn.QuantizeOp)
@@ -160,13 +187,15 @@ def fuse_quantized_output(q):
     return _product(prod, q.result.type, out, post)
 
 
-@rule((tn.ConvolutionOp, tn.AddmmOp, tn.MmOp))
+@rule(PRODUCT_OPS)
 def fuse_float_output(prod):
     """product(dq(x), dq(w)) that no quantize takes -> one int8 product writing float32."""
     if prod.result.type.get_element_type() != f32:
         return None
-    for use in prod.result.uses:  # a quantize after it (through a relu) takes the product whole
+    for use in prod.result.uses:  # a bias add, or a quantize (through a relu), after it takes the product whole
         user = use.operation
+        if isinstance(user, tn.AddOp) and _linear_parts(user) is not None:
+            return None
         if isinstance(user, tn.ReluOp) and user.result.has_one_use():
             user = next(iter(user.result.uses)).operation
         if isinstance(user, tn.QuantizeOp) and _quantized_output(user) is not None:

@@ -59,6 +59,25 @@ func.func @linear_q(%x: tensor<4x16xui8>, %w: tensor<8x16xi8>, %ws: tensor<8xf32
 
 // -----
 
+// The importer's form of a linear layer with a bias: add(bias, mm(...)); the relu and quantize after it go in too.
+func.func @linear_bias_add(%x: tensor<4x16xui8>, %w: tensor<8x16xi8>, %ws: tensor<8xf32>, %wz: tensor<8xi64>, %b: tensor<8xf32>) -> tensor<4x8xui8> {
+  %s = tn.constant dense<0.02> : tensor<f64> -> tensor<f64>
+  %z = tn.constant dense<100> : tensor<i64> -> tensor<i64>
+  %dx = tn.dequantize %x scale %s zero_point %z range = [0, 255] : tensor<4x16xui8>, tensor<f64>, tensor<i64> -> tensor<4x16xf32>
+  %dw = tn.dequantize %w scale %ws zero_point %wz range = [-128, 127] axis 0 : tensor<8x16xi8>, tensor<8xf32>, tensor<8xi64> -> tensor<8x16xf32>
+  %t = tn.permute %dw perm = [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
+  %m = tn.mm %dx, %t : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
+  %y = tn.add %b, %m : tensor<8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %r = tn.relu %y : tensor<4x8xf32>
+  %q = tn.quantize %r scale %s zero_point %z range = [0, 255] : tensor<4x8xf32>, tensor<f64>, tensor<i64> -> tensor<4x8xui8>
+  func.return %q : tensor<4x8xui8>
+}
+// CHECK-LABEL: func.func @linear_bias_add
+// CHECK-NEXT:  %q = tn.qlinear %x, %w, %ws, %wz, %b x = (2.000000e-02 : f64, 100) out = (2.000000e-02 : f64, 100) post_op = "relu" {{.*}} -> tensor<4x8xui8>
+// CHECK-NEXT:  func.return %q
+
+// -----
+
 // The ConvNet's flatten: q(reshape(dq(x))) of the same parameters is reshape(x); the linear after it reads uint8.
 func.func @requantize(%x: tensor<2x4x3x3xui8>, %w: tensor<5x36xi8>, %ws: tensor<5xf32>, %wz: tensor<5xi64>) -> tensor<2x5xf32> {
   %s = tn.constant dense<0.0065164482221007347> : tensor<f64> -> tensor<f64>

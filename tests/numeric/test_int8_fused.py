@@ -1,0 +1,113 @@
+"""fuse-quant's int8 products against eager's graph (dq -> product -> relu? -> q, PT2E's pattern): oneDNN's
+qconv / qlinear compute the integer sums exactly and round once, eager rounds the float chain, so a quantized
+output may differ from eager's by one step (never more, and rarely at all); a float output by the rounding of a
+float32 sum. What oneDNN cannot take (weight zero points, int8 activations, a range short of the dtype's) gives
+eager's numbers exactly."""
+
+import pytest
+import torch
+import torch.ao.quantization.fx._decomposed  # registers torch.ops.quantized_decomposed
+import torch.nn.functional as F
+
+import irc
+from tests.conftest import compile_irc
+
+qd = torch.ops.quantized_decomposed
+XS, XZ, OS, OZ = 0.031, 131, 0.047, 0
+
+
+def weights(out_ch, *shape, zero_points=False, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    w = torch.randn(out_ch, *shape, generator=g)
+    scales = w.flatten(1).abs().amax(1) / 127
+    zps = torch.randint(-4, 5, (out_ch,), generator=g) if zero_points else torch.zeros(out_ch, dtype=torch.int64)
+    return (
+        qd.quantize_per_channel(w, scales, zps, 0, -128, 127, torch.int8),
+        scales,
+        zps,
+        torch.randn(out_ch, generator=g),
+    )
+
+
+def conv_q(x, w, ws, wz, b, relu=True, out=(OS, OZ, 0, 255, torch.uint8)):
+    y = F.conv2d(
+        qd.dequantize_per_tensor(x, XS, XZ, 0, 255, torch.uint8),
+        qd.dequantize_per_channel(w, ws, wz, 0, -128, 127, torch.int8),
+        b,
+        padding=1,
+    )
+    y = torch.relu(y) if relu else y
+    return qd.quantize_per_tensor(y, *out) if out else y
+
+
+def linear_q(x, w, ws, wz, b, out=(OS, OZ, 0, 255, torch.uint8)):
+    y = F.linear(
+        qd.dequantize_per_tensor(x, XS, XZ, 0, 255, torch.uint8),
+        qd.dequantize_per_channel(w, ws, wz, 0, -128, 127, torch.int8),
+        b,
+    )
+    return qd.quantize_per_tensor(torch.relu(y), *out) if out else y
+
+
+def activations(*shape, seed=1):
+    return torch.randint(0, 256, shape, dtype=torch.uint8, generator=torch.Generator().manual_seed(seed))
+
+
+def extern_paths(fn, *args) -> dict[str, str]:
+    rep = irc.explain(fn, *args, options={"strict": True})
+    assert rep.native and not [f for g in rep.graphs for f in g.target_fallbacks], str(rep)
+    return {p: path for g in rep.graphs for p, path in g.extern_paths.items()}
+
+
+def within_one_step(got, want):
+    assert got.dtype == want.dtype
+    diff = (got.int() - want.int()).abs()
+    assert diff.max() <= 1 and (diff > 0).float().mean() < 0.02, f"max {diff.max()}, {(diff > 0).float().mean():.3%}"
+
+
+@pytest.mark.parametrize("relu", [True, False])
+def test_conv_quantized_output_within_one_step(relu):
+    x, w = activations(2, 16, 9, 7), weights(24, 16, 3, 3)
+    fn = lambda x: conv_q(x, *w, relu=relu)
+    within_one_step(compile_irc(fn)(x), fn(x))
+    paths = extern_paths(fn, x)
+    assert [p for p in paths if p.startswith("tn.qconv")] == [
+        f"tn.qconv 2x16x9x7, 24x16x3x3 -> uint8, post-op {'relu' if relu else 'none'}"
+    ], paths
+
+
+def test_conv_and_linear_float_outputs_match_eager_to_float32_rounding():
+    x, w, xl, wl = activations(3, 8, 6, 6), weights(5, 8, 3, 3), activations(7, 40), weights(11, 40)
+
+    def fn(x, xl):
+        return conv_q(x, *w, relu=False, out=None), linear_q(xl, *wl, out=None)
+
+    got, want = compile_irc(fn)(x, xl), fn(x, xl)
+    for g, e in zip(got, want, strict=True):
+        torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-4)
+    assert sorted(p.split()[0] for p in extern_paths(fn, x, xl)) == ["tn.qconv", "tn.qlinear"]
+
+
+def test_linear_quantized_output_within_one_step():
+    x, w = activations(13, 72), weights(33, 72)
+    fn = lambda x: linear_q(x, *w)
+    within_one_step(compile_irc(fn)(x), fn(x))
+    assert "tn.qlinear 13x72, 33x72 -> uint8, post-op relu" in extern_paths(fn, x)
+
+
+def test_what_onednn_cannot_take_gives_eagers_numbers_exactly():
+    """Weights with nonzero zero points (oneDNN would ignore them: the extern takes the graph's float chain), int8
+    activations and a short output range (left unfused, computed as eager's decomposition)."""
+    x, x8 = activations(2, 8, 6, 6), torch.randint(-128, 128, (2, 8, 6, 6), dtype=torch.int8)
+    w_zp, w = weights(6, 8, 3, 3, zero_points=True), weights(6, 8, 3, 3)
+
+    def fn(x, x8):
+        a = conv_q(x, *w_zp)
+        d8 = qd.dequantize_per_tensor(x8, XS, 3, -128, 127, torch.int8)
+        b = F.conv2d(d8, qd.dequantize_per_channel(w[0], w[1], w[2], 0, -128, 127, torch.int8), w[3], padding=1)
+        c = conv_q(x, *w, out=(OS, OZ, 0, 127, torch.uint8))
+        return a, b, c
+
+    got, want = compile_irc(fn)(x, x8), fn(x, x8)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+    within_one_step(got[2], want[2])  # the int8 product's float result, quantized by the graph's own short range
