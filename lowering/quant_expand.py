@@ -21,6 +21,8 @@ from irc.dialects import tensor as tn
 from irc.ir.rules import apply_rules, rule
 from irc.ir.types import DYN, element_type, torch_dtype
 
+from .quant_layout import nhwc_region
+
 
 class _Ops:
     """The ops of one expansion, in order (the rule's replacement ends with the one that replaces the op)."""
@@ -99,12 +101,13 @@ RULES = (expand_quantize, expand_dequantize)
 @dataclass(frozen=True)
 class ExpandQuantPass(ModulePass):
     """Each tn.quantize / tn.dequantize becomes eager's elementwise decomposition (per-channel ones of dynamic
-    channel counts stay, run by their meaning)."""
+    channel counts stay, run by their meaning); then a module of int8 convolutions computes NHWC (quant_layout.py)."""
 
     name = "expand-quant"
 
     def apply(self, ctx: Context, module: ModuleOp) -> None:
         apply_rules(module, RULES)
+        nhwc_region(module)
 
 
 __all__ = ["RULES", "ExpandQuantPass"]

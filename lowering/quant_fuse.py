@@ -26,6 +26,7 @@ from irc.ir.rules import apply_rules, rule
 from irc.ir.types import torch_dtype
 
 _U8 = torch.uint8
+NHWC, NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 
 
 def _const(v: SSAValue | None):
@@ -131,13 +132,15 @@ def _product(prod, result_type, out_q: tuple[float, int], post_op: str):
     """The int8 op for a matched convolution or linear layer, or None."""
     if (parts := _conv_parts(prod)) is not None:
         (x, xs, xz), (w, ws, wz) = parts
-        return tn.QConvOp(
-            x,
+        nhwc = tn.PermuteOp(x, NHWC)  # oneDNN computes channels-last: consecutive convolutions' permutes cancel
+        n, o, h, w_ = result_type.get_shape()
+        conv = tn.QConvOp(
+            nhwc.result,
             w,
             ws,
             wz,
             prod.bias,
-            result_type,
+            TensorType(result_type.get_element_type(), [n, h, w_, o]),
             x_q=(xs, xz),
             out_q=out_q,
             post_op=post_op,
@@ -145,7 +148,9 @@ def _product(prod, result_type, out_q: tuple[float, int], post_op: str):
             padding=list(prod.padding.get_values()),
             dilation=list(prod.dilation.get_values()),
             groups=prod.groups.value.data,
+            channels_last=True,
         )
+        return [nhwc, conv, tn.PermuteOp(conv.result, NCHW)]
     if (parts := _linear_parts(prod)) is not None:
         (x, xs, xz), (w, ws, wz), bias = parts
         return tn.QLinearOp(x, w, ws, wz, bias, result_type, x_q=(xs, xz), out_q=out_q, post_op=post_op)

@@ -57,6 +57,8 @@ def _conv_args(op):
 def prepack(op, w: torch.Tensor, w_scale: torch.Tensor, x_shape=None) -> torch.Tensor:
     """oneDNN's packed form of an int8 weight for `op` (its activations' shape, when known, picks the blocking)."""
     if isinstance(op, tn.QConvOp):
+        if x_shape is not None and op.channels_last is not None:
+            x_shape = [x_shape[i] for i in (0, 3, 1, 2)]  # oneDNN takes the NCHW sizes
         xs, xz = _q(op)[:2]
         return torch.ops.onednn.qconv_prepack(w, w_scale, xs, xz, *_conv_args(op), x_shape)
     return torch.ops.onednn.qlinear_prepack(w, x_shape)
@@ -64,6 +66,12 @@ def prepack(op, w: torch.Tensor, w_scale: torch.Tensor, x_shape=None) -> torch.T
 
 def _chain(op, x, w, w_scale, w_zp, bias):
     """What PT2E's graph computes: dequantize, the float product, the post-op, quantize (eager's own functions)."""
+    if isinstance(op, tn.QConvOp) and op.channels_last is not None:
+        return _chain_nchw(op, x.permute(0, 3, 1, 2), w, w_scale, w_zp, bias).permute(0, 2, 3, 1).contiguous()
+    return _chain_nchw(op, x, w, w_scale, w_zp, bias)
+
+
+def _chain_nchw(op, x, w, w_scale, w_zp, bias):
     xs, xz, os, oz, dt = _q(op)
     fx = qd.dequantize_per_tensor(x, xs, xz, *_bounds(x.dtype), x.dtype)
     fw = qd.dequantize_per_channel(w, w_scale, w_zp, 0, -128, 127, torch.int8)
@@ -80,18 +88,21 @@ def _bounds(dtype: torch.dtype) -> tuple[int, int]:
     return torch.iinfo(dtype).min, torch.iinfo(dtype).max
 
 
-def run(op, x, packed, w, w_scale, w_zp, bias=None) -> torch.Tensor:
+def run(op, x, packed, w, w_scale, w_zp, bias=None, symmetric: bool | None = None) -> torch.Tensor:
     """The int8 product with a packed weight; an NCHW result in channels-last strides for tn.qconv (oneDNN's).
-    oneDNN ignores weight zero points: a weight with any that is not 0 takes the graph's own float chain."""
-    if w_zp.any():
+    oneDNN ignores weight zero points: a weight with any that is not 0 (`symmetric` False; None: look) takes the
+    graph's own float chain."""
+    if not (symmetric if symmetric is not None else not w_zp.any()):
         return _chain(op, x, w, w_scale, w_zp, bias)
     xs, xz, os, oz, dt = _q(op)
     post = op.post_op.data
     w_zp = w_zp.to(torch.int64)
     if isinstance(op, tn.QConvOp):
-        x = x.contiguous(memory_format=torch.channels_last)
+        last = op.channels_last is not None
+        x = (x.permute(0, 3, 1, 2) if last else x).contiguous(memory_format=torch.channels_last)
         args = _conv_args(op)
-        return torch.ops.onednn.qconv_pointwise(x, xs, xz, packed, w_scale, w_zp, bias, *args, os, oz, dt, post, [], "")
+        y = torch.ops.onednn.qconv_pointwise(x, xs, xz, packed, w_scale, w_zp, bias, *args, os, oz, dt, post, [], "")
+        return y.permute(0, 2, 3, 1).contiguous() if last else y
     return torch.ops.onednn.qlinear_pointwise(
         x.contiguous(), xs, xz, packed, w_scale, w_zp, bias, os, oz, dt, post, [], ""
     )

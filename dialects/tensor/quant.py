@@ -8,7 +8,7 @@ expand-quant writes q/dq as the elementwise tn ops eager's decomposition runs, i
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, TensorType, f64, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, TensorType, UnitAttr, f64, i64
 from xdsl.ir import Attribute
 from xdsl.irdl import (
     IRDLOperation,
@@ -143,23 +143,42 @@ class QProduct(IRDLOperation):
 
 @irdl_op_definition
 class QConvOp(QProduct, ConvParams):
-    """A 2-d int8 convolution of NCHW activations and OIHW weights (oneDNN's qconv_pointwise).
+    """A 2-d int8 convolution of NCHW activations and OIHW weights (oneDNN's qconv_pointwise); `channels_last`: the
+    input is (N, H, W, C) and the result (N, H, W, O), the layout oneDNN computes in.
     %y = tn.qconv %x, %w, %ws, %wz, %b x = (0.5 : f64, 128) out = (0.1 : f64, 0) post_op = "relu" stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : ..."""
 
     name = "tn.qconv"
+    channels_last = opt_prop_def(UnitAttr)
     assembly_format = (
         "$input `,` $weight `,` $w_scale `,` $w_zero_point (`,` $bias^)? `x` `=` `(` $x_scale `,` $x_zero_point `)` "
         "`out` `=` `(` $out_scale `,` $out_zero_point `)` `post_op` `=` $post_op `stride` `=` $stride "
-        "`padding` `=` $padding `dilation` `=` $dilation `output_padding` `=` $output_padding `groups` `=` $groups (`transposed` $transposed^)? "
+        "`padding` `=` $padding `dilation` `=` $dilation `output_padding` `=` $output_padding `groups` `=` $groups (`transposed` $transposed^)? (`channels_last` $channels_last^)? "
         "attr-dict `:` type($input) `,` type($weight) `,` type($w_scale) `,` type($w_zero_point) (`,` type($bias)^)? "
         "`->` type($result)"
     )
 
     def __init__(
-        self, x, w, w_scale, w_zp, bias, result_type, *, x_q, out_q, post_op, stride, padding, dilation, groups
+        self,
+        x,
+        w,
+        w_scale,
+        w_zp,
+        bias,
+        result_type,
+        *,
+        x_q,
+        out_q,
+        post_op,
+        stride,
+        padding,
+        dilation,
+        groups,
+        channels_last: bool = False,
     ):
         props = self.conv_properties(stride, padding, dilation, False, [0] * len(stride), groups)
         props.update(self.qproperties(*x_q, *out_q, post_op))
+        if channels_last:
+            props["channels_last"] = UnitAttr()
         super().__init__(
             operands=[x, w, w_scale, w_zp, [bias] if bias is not None else []],
             result_types=[result_type],
@@ -169,8 +188,9 @@ class QConvOp(QProduct, ConvParams):
     def verify_(self):
         if len(shape(self.input)) != 4 or self.transposed is not None:
             raise VerifyException(f"{self.name}: a 2-d, non-transposed convolution")
-        expected = self.conv_output_shape(shape(self.input), shape(self.weight))
-        check_shape(self.name, "result", shape(self.result), expected)
+        x, last = shape(self.input), self.channels_last is not None
+        expected = self.conv_output_shape([x[0], x[3], x[1], x[2]] if last else x, shape(self.weight))
+        check_shape(self.name, "result", shape(self.result), [expected[i] for i in (0, 2, 3, 1)] if last else expected)
         self.qcheck(shape(self.weight)[0])
 
 

@@ -72,7 +72,7 @@ def test_conv_quantized_output_within_one_step(relu):
     within_one_step(compile_irc(fn)(x), fn(x))
     paths = extern_paths(fn, x)
     assert [p for p in paths if p.startswith("tn.qconv")] == [
-        f"tn.qconv 2x16x9x7, 24x16x3x3 -> uint8, post-op {'relu' if relu else 'none'}"
+        f"tn.qconv 2x9x7x16, 24x16x3x3 NHWC -> uint8, post-op {'relu' if relu else 'none'}"
     ], paths
 
 

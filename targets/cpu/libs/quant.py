@@ -10,17 +10,20 @@ from .extern_ops import Extern, _dims, _dtype, _into
 def qproduct(op, note) -> Extern:
     held: dict = {}
 
-    def packed(x, w, w_scale):
-        key = (w.data_ptr(), w._version, tuple(w.shape), w_scale.data_ptr(), w_scale._version, tuple(x.shape))
+    def packed(x, w, w_scale, w_zp):
+        """The packed weight and whether its zero points are all 0, kept while the same tensors arrive unchanged."""
+        key = [(t.data_ptr(), t._version, tuple(t.shape)) for t in (w, w_scale, w_zp)] + [tuple(x.shape)]
         if held.get("key") != key:
-            held.update(key=key, packed=quant.prepack(op, w, w_scale, list(x.shape)))
-        return held["packed"]
+            held.update(key=key, packed=quant.prepack(op, w, w_scale, list(x.shape)), symmetric=not w_zp.any())
+        return held["packed"], held["symmetric"]
 
     def compute(ins, out):
         x, w, w_scale, w_zp, *bias = ins
-        return quant.run(op, x, packed(x, w, w_scale), w, w_scale, w_zp, *bias)
+        pw, symmetric = packed(x, w, w_scale, w_zp)
+        return quant.run(op, x, pw, w, w_scale, w_zp, *bias, symmetric=symmetric)
 
     kinds = ", ".join(f"{_dims(v.type.get_shape())}" for v in (op.input, op.weight))
+    kinds += " NHWC" if getattr(op, "channels_last", None) is not None else ""
     problem = f"{op.name} {kinds} -> {_dtype(quant.result_dtype(op))}, post-op {op.post_op.data}"
     note(problem, "onednn")
     return Extern(op.name, _into(compute), lambda ins: "onednn")

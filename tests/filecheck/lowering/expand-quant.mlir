@@ -53,3 +53,26 @@ func.func @per_channel(%x: tensor<2x4x3xf32>, %q: tensor<2x4x3xi8>, %s: tensor<4
 // CHECK-NEXT:  %[[DF:.*]] = tn.convert %[[D]] : tensor<2x4x3xi64> -> tensor<2x4x3xf32>
 // CHECK-NEXT:  %[[DQ:.*]] = tn.mul %[[DF]], %[[SC]] : tensor<2x4x3xf32>, tensor<4x1xf32> -> tensor<2x4x3xf32>
 // CHECK-NEXT:  func.return %[[RES]], %[[DQ]]
+
+// -----
+
+// A module of int8 convolutions (NHWC, quant_layout.py): what lies between two of them is computed NHWC, each
+// elementwise op on the unpermuted operands, so the permutes fuse-quant put around the convolutions cancel.
+func.func @nhwc_region(%x: tensor<1x4x4x8xui8>, %w: tensor<8x8x1x1xi8>, %ws: tensor<8xf32>, %wz: tensor<8xi64>) -> tensor<1x4x4x8xui8> {
+  %s = tn.constant dense<0.03> : tensor<f64> -> tensor<f64>
+  %z = tn.constant dense<0> : tensor<i64> -> tensor<i64>
+  %y = tn.qconv %x, %w, %ws, %wz x = (3.000000e-02 : f64, 0) out = (3.000000e-02 : f64, 0) post_op = "none" stride = [1, 1] padding = [0, 0] dilation = [1, 1] output_padding = [0, 0] groups = 1 channels_last : tensor<1x4x4x8xui8>, tensor<8x8x1x1xi8>, tensor<8xf32>, tensor<8xi64> -> tensor<1x4x4x8xui8>
+  %p = tn.permute %y perm = [0, 3, 1, 2] : tensor<1x4x4x8xui8> -> tensor<1x8x4x4xui8>
+  %d = tn.dequantize %p scale %s zero_point %z range = [0, 255] : tensor<1x8x4x4xui8>, tensor<f64>, tensor<i64> -> tensor<1x8x4x4xf32>
+  %r = tn.relu %d : tensor<1x8x4x4xf32>
+  %q = tn.quantize %r scale %s zero_point %z range = [0, 255] : tensor<1x8x4x4xf32>, tensor<f64>, tensor<i64> -> tensor<1x8x4x4xui8>
+  %n = tn.permute %q perm = [0, 2, 3, 1] : tensor<1x8x4x4xui8> -> tensor<1x4x4x8xui8>
+  func.return %n : tensor<1x4x4x8xui8>
+}
+// CHECK-LABEL: func.func @nhwc_region
+// CHECK-NOT:   tn.permute
+// CHECK:       tn.convert %{{.*}} : tensor<1x4x4x8xui8> -> tensor<1x4x4x8xf32>
+// CHECK:       tn.relu %{{.*}} : tensor<1x4x4x8xf32>
+// CHECK-NOT:   tn.permute
+// CHECK:       %[[Q:.*]] = tn.convert %{{.*}} : tensor<1x4x4x8xf32> -> tensor<1x4x4x8xui8>
+// CHECK-NEXT:  func.return %[[Q]]

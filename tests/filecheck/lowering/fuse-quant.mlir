@@ -16,9 +16,13 @@ func.func @conv_relu_q(%x: tensor<2x3x8x8xui8>, %w: tensor<4x3x3x3xi8>, %ws: ten
   %q = tn.quantize %r scale %os zero_point %oz range = [0, 255] : tensor<2x4x8x8xf32>, tensor<f64>, tensor<i64> -> tensor<2x4x8x8xui8>
   func.return %q : tensor<2x4x8x8xui8>
 }
+// oneDNN computes channels-last: the convolution reads and writes NHWC between permutes (fold-permutes cancels
+// those of consecutive convolutions).
 // CHECK-LABEL: func.func @conv_relu_q
-// CHECK-NEXT:  %q = tn.qconv %x, %w, %ws, %wz, %b x = (3.000000e-02 : f64, 128) out = (5.000000e-02 : f64, 0) post_op = "relu" stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : {{.*}} -> tensor<2x4x8x8xui8>
-// CHECK-NEXT:  func.return %q
+// CHECK-NEXT:  %[[X:.*]] = tn.permute %x perm = [0, 2, 3, 1] : tensor<2x3x8x8xui8> -> tensor<2x8x8x3xui8>
+// CHECK-NEXT:  %[[Y:.*]] = tn.qconv %[[X]], %w, %ws, %wz, %b x = (3.000000e-02 : f64, 128) out = (5.000000e-02 : f64, 0) post_op = "relu" stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 channels_last : {{.*}} -> tensor<2x8x8x4xui8>
+// CHECK-NEXT:  %[[R:.*]] = tn.permute %[[Y]] perm = [0, 3, 1, 2] : tensor<2x8x8x4xui8> -> tensor<2x4x8x8xui8>
+// CHECK-NEXT:  func.return %[[R]]
 // NOLIB-LABEL: func.func @conv_relu_q
 // NOLIB:       tn.convolution
 // NOLIB:       tn.quantize
@@ -35,8 +39,10 @@ func.func @conv_float(%x: tensor<1x3x5x5xui8>, %w: tensor<2x3x3x3xi8>, %ws: tens
   func.return %c : tensor<1x2x3x3xf32>
 }
 // CHECK-LABEL: func.func @conv_float
-// CHECK-NEXT:  %c = tn.qconv %x, %w, %ws, %wz x = (5.000000e-01 : f64, 7) out = (1.000000e+00 : f64, 0) post_op = "none" {{.*}} -> tensor<1x2x3x3xf32>
-// CHECK-NEXT:  func.return %c
+// CHECK-NEXT:  %[[X:.*]] = tn.permute %x perm = [0, 2, 3, 1]
+// CHECK-NEXT:  %[[Y:.*]] = tn.qconv %[[X]], %w, %ws, %wz x = (5.000000e-01 : f64, 7) out = (1.000000e+00 : f64, 0) post_op = "none" {{.*}} -> tensor<1x3x3x2xf32>
+// CHECK-NEXT:  %[[R:.*]] = tn.permute %[[Y]] perm = [0, 3, 1, 2] : tensor<1x3x3x2xf32> -> tensor<1x2x3x3xf32>
+// CHECK-NEXT:  func.return %[[R]]
 
 // -----
 
@@ -124,8 +130,10 @@ func.func @not_fused(%x: tensor<1x3x5x5xi8>, %u: tensor<1x3x5x5xui8>, %w: tensor
 // The short range's product is still int8, its float32 result quantized as the graph says:
 // CHECK-LABEL: func.func @not_fused
 // CHECK:       %c1 = tn.convolution %dx, %dw
-// CHECK-NEXT:  %c2 = tn.qconv %u, %w, %ws, %wz {{.*}} -> tensor<1x2x3x3xf32>
-// CHECK-NEXT:  %q2 = tn.quantize %c2 scale %s zero_point %z range = [0, 127]
+// CHECK-NEXT:  %[[U:.*]] = tn.permute %u
+// CHECK-NEXT:  %[[C2:.*]] = tn.qconv %[[U]], %w, %ws, %wz {{.*}} -> tensor<1x3x3x2xf32>
+// CHECK-NEXT:  %[[C2N:.*]] = tn.permute %[[C2]]
+// CHECK-NEXT:  %q2 = tn.quantize %[[C2N]] scale %s zero_point %z range = [0, 127]
 // CHECK:       %c3 = tn.convolution %du3, %dt
 // CHECK:       %c4 = tn.convolution %dr, %dw4
 // CHECK-NEXT:  func.return %c1, %q2, %c3, %c4
