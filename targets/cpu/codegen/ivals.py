@@ -29,17 +29,15 @@ def count(x):
     return x.type.count if isinstance(getattr(x, "type", None), ir.VectorType) else None
 
 
-def td():
-    from ..runtime.jit import engine
-
-    return engine()._tm.target_data
-
-
 @functools.cache
 def abi_size(ty: ir.Type) -> int:
-    """Bytes of a scalar type on the host: llvmlite answers by parsing a module each time, which a large graph's
-    emission would repeat thousands of times, so each type is asked once."""
-    return ty.get_abi_size(td())
+    """Bytes of a scalar type on the 64-bit targets irc generates code for (x86-64, aarch64): integers round up to
+    a power of two bytes, pointers are 8 (asking LLVM's data layout would load LLVM into the process)."""
+    if isinstance(ty, ir.IntType):
+        return 1 << max(0, (ty.width - 1).bit_length() - 3)
+    if isinstance(ty, ir.PointerType):
+        return 8
+    return {"half": 2, "bfloat": 2, "float": 4, "double": 8}[str(ty)]
 
 
 def mangle_el(t):

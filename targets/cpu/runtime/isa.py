@@ -19,9 +19,9 @@ import os
 import re
 import tempfile
 
-import llvmlite.binding as llvm
-
 from irc import env
+
+from .compile_worker import llvm
 
 AARCH64 = "aarch64-unknown-linux-gnu"
 _BASE = "+64bit,+cmov,+cx8,+fxsr,+mmx,+sse,+sse2"
@@ -60,7 +60,7 @@ def parse(spec: str) -> tuple[str, str]:
         return "", ""
     if spec == "aarch64" or spec.startswith("aarch64:"):
         return AARCH64, spec.partition(":")[2] or "generic"
-    return llvm.get_process_triple(), spec
+    return llvm().get_process_triple(), spec
 
 
 def _asm(triple: str, cpu: str, text: str, features: str = "") -> tuple[str, str]:
@@ -70,8 +70,8 @@ def _asm(triple: str, cpu: str, text: str, features: str = "") -> tuple[str, str
         saved = os.dup(2)
         try:
             os.dup2(err.fileno(), 2)
-            tm = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features, opt=0)
-            mod = llvm.parse_assembly(text)
+            tm = llvm().Target.from_triple(triple).create_target_machine(cpu=cpu, features=features, opt=0)
+            mod = llvm().parse_assembly(text)
             mod.triple = triple
             asm = tm.emit_assembly(mod)
         finally:
@@ -101,8 +101,8 @@ def resolve(spec: str) -> tuple[str, str, str]:
     """(triple, CPU name, feature string) for an IRC_CPU value other than native."""
     triple, cpu = parse(spec)
     if triple == AARCH64:
-        llvm.initialize_all_targets()
-        llvm.initialize_all_asmprinters()
+        llvm().initialize_all_targets()
+        llvm().initialize_all_asmprinters()
         check_cpu(triple, cpu)
         return triple, cpu, "+neon"
     if cpu in LEVELS:

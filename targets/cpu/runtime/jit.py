@@ -1,4 +1,4 @@
-"""The JIT for the host CPU: llvmlite.ir.Module -> optimised object code -> callable addresses.
+"""The JIT for the host CPU: llvmlite.ir.Module -> optimised machine code, loaded -> callable addresses.
 
     mod = ir.Module(); ... build functions with IRBuilder ...
     lib = compile_module(mod)                       # or Engine(opt=3).compile(mod)
@@ -6,11 +6,13 @@
     fn(0, n, buf.data_ptr())                        # ctypes releases the GIL during the call
 
 How: the module text is optimised with LLVM's new pass manager at O3 (loop and SLP vectorisation on)
-for the host triple, CPU and features, emitted as an ELF object by a TargetMachine, and loaded into a
-fresh MCJIT engine with `add_object_file`. Compiling to an object ourselves (instead of letting MCJIT
-codegen) makes the on-disk cache trivial: the object bytes are the cache entry, keyed by the IR text,
-the CPU, its features, the optimisation level and the irc/llvmlite/LLVM versions (irc/cache.py, which
-verifies every entry before it is loaded). A process that loads from the cache parses no IR and runs no pass.
+for the host triple, CPU and features and emitted as an ELF object by a TargetMachine; where the system has a
+linker the object is position-independent and linked into a shared object, which the process dlopens, and
+otherwise it is loaded into a fresh MCJIT engine (loader.py). With shared objects and the compile worker the
+user's process never loads LLVM: the worker also answers what LLVM calls this machine (host()). The machine
+code is the on-disk cache's entry, keyed by the IR text, the CPU, its features, the optimisation level, the
+way it is loaded and the irc/llvmlite/LLVM versions (irc/cache.py, which verifies every entry before it is
+loaded). A process that loads from the cache parses no IR and runs no pass.
 
 The deadline: LLVM cannot be interrupted inside a process, so `compile` optimises and emits each module in the
 compile worker (compile_worker.py: one process, started while the first graph's passes run and reused, importing
@@ -29,8 +31,9 @@ in-process, after one warning. `assembly` and `object_code` (tests and tools) co
 The host is this machine unless IRC_CPU names another CPU (runtime/isa.py): an x86-64 level or CPU that this
 machine can run, or an aarch64 one whose code is only generated (Engine.object_code; compile raises ForeignCPU).
 
-One engine per compiled module keeps symbol names private to it (two kernels may both be called
-"kernel") and lets a module be freed with its CompiledModule: the Engine shares a module compiled
+Each compiled module is loaded on its own (a shared object opened RTLD_LOCAL, or an MCJIT engine), which keeps
+symbol names private to it (two kernels may both be called "kernel") and lets a module be freed with its
+CompiledModule: the Engine shares a module compiled
 earlier in the process only while something holds it (weakly referenced), so the machine code of
 graphs Dynamo dropped (torch._dynamo.reset()) is released with them. LLVM's global context is not
 thread-safe, so compilation holds one lock; calling compiled code needs none.
@@ -43,6 +46,7 @@ import contextlib
 import ctypes
 import functools
 import os
+import platform
 import threading
 import time
 import weakref
@@ -50,15 +54,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import llvmlite
-import llvmlite.binding as llvm
 from llvmlite import ir
 
 from irc import cache, env
 from irc.log import get as logger
 
-from . import compile_worker, isa, tuning
+from . import compile_worker, isa, loader, tuning
 
-PIPELINE_VERSION = "1"  # bump when the pass pipeline or object loading changes meaning
+PIPELINE_VERSION = "2"  # bump when the pass pipeline or object loading changes meaning
 FALLBACK_OPT = 1  # the cheaper level a module that passed its deadline is compiled at (no vectorisers, no unrolling)
 
 _lock = threading.RLock()
@@ -67,14 +70,6 @@ _forked: list[compile_worker.Worker] = []  # a forked child's copy of its parent
 _no_worker: list[str] = []  # why the worker could not start: the process compiles in-process from then on
 _gave_up: dict[tuple[str, float], str] = {}  # (key, deadline) of a module that passed it at both levels -> why
 fallbacks_log = logger("fallbacks")
-
-
-@functools.cache
-def _init_llvm() -> None:
-    # llvm.initialize() raises in llvmlite 0.50; the native target and printer are all we need.
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    llvm.check_jit_execution()
 
 
 class ForeignCPU(RuntimeError):
@@ -139,7 +134,7 @@ class HostInfo:
     @property
     def runs_here(self) -> bool:
         """This process can run the code (the triple's architecture is the process's)."""
-        return self.triple.split("-")[0] == llvm.get_process_triple().split("-")[0]
+        return self.triple.split("-")[0] == _ARCH.get(platform.machine(), platform.machine())
 
     def has(self, feature: str) -> bool:
         return f"+{feature}" in self.features.split(",")
@@ -157,14 +152,29 @@ class HostInfo:
         return self.vector_bits // elem_bits
 
 
+_ARCH = {"amd64": "x86_64", "arm64": "aarch64"}  # platform.machine()'s other names for LLVM's architectures
+
+
 @functools.cache
 def host() -> HostInfo:
     """The CPU code is generated for: this machine's, or the one IRC_CPU names (runtime/isa.py)."""
-    _init_llvm()
     spec = env.get("IRC_CPU")
     if spec == "native":
-        return HostInfo(llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten())
+        facts = _machine()
+        return HostInfo(facts["triple"], facts["cpu"], facts["features"])
     return HostInfo(*isa.resolve(spec))
+
+
+@functools.cache
+def _machine() -> dict:
+    """compile_worker.host_facts(), asked of the worker where there is one (this process then need not load LLVM)."""
+    with _lock:
+        if env.get("IRC_COMPILE_DEADLINE") and not _no_worker:
+            try:
+                return worker().host()
+            except (compile_worker.NoWorker, compile_worker.WorkerLost, TimeoutError):
+                pass  # the first compile says why the worker is missing
+        return compile_worker.host_facts()
 
 
 @functools.cache
@@ -186,16 +196,16 @@ def versions() -> str:
         irc_version = version("irc-compiler")
     except Exception:  # running from a checkout that is not installed
         irc_version = "0+unknown"
-    return f"irc={irc_version};llvmlite={llvmlite.__version__};llvm={llvm.llvm_version_info}"
+    return f"irc={irc_version};llvmlite={llvmlite.__version__};llvm={_machine()['llvm']}"
 
 
 class CompiledModule:
     """Loaded machine code of one module; keep it alive as long as any of its functions may run."""
 
     def __init__(
-        self, engine, key: str, cache_hit: bool, seconds: float, optimized_ir: str | None, note: str | None = None
+        self, code, key: str, cache_hit: bool, seconds: float, optimized_ir: str | None, note: str | None = None
     ):
-        self._engine = engine
+        self._code = code  # loader.SharedObject or loader.JitObject
         self.key = key
         self.cache_hit = cache_hit  # loaded from the on-disk cache: nothing was compiled
         self.seconds = seconds  # wall time of compile (or of the cache load)
@@ -204,13 +214,13 @@ class CompiledModule:
         self._funcs: dict = {}
 
     def address(self, name: str) -> int:
-        addr = self._engine.get_function_address(name)
+        addr = self._code.address(name)
         if not addr:
             raise KeyError(f"no function {name!r} in compiled module {self.key[:12]}")
         return addr
 
     def has(self, name: str) -> bool:
-        return bool(self._engine.get_function_address(name))
+        return bool(self._code.address(name))
 
     def function(self, name: str, restype, *argtypes):
         """A ctypes function for `name`. ctypes drops the GIL around the call, so threads run in parallel."""
@@ -226,21 +236,28 @@ class Engine:
     """Compiles modules for the host. `opt` is LLVM's speed level (0-3)."""
 
     def __init__(self, opt: int = 3):
-        _init_llvm()
         self.opt = opt
         self.host = host()
         # Intel tunings set prefer-256-bit, so the loop vectoriser would pick ymm even with AVX-512;
         # our kernels are long streaming loops where zmm wins, so lift it (explicit vectors use zmm anyway).
         self.features = self.host.features + (",-prefer-256-bit" if self.host.has("avx512f") else "")
-        self._tm = self._make_tm()  # used only under _lock
+        self.shared = self.host.runs_here and loader.shared_objects()  # else objects for MCJIT (loader.py)
         self._loaded: weakref.WeakValueDictionary[str, CompiledModule] = weakref.WeakValueDictionary()  # while alive
 
+    @functools.cached_property
+    def _tm(self):
+        """The in-process TargetMachine (tests, tools, and compiling without a worker); used only under _lock."""
+        return self._make_tm()
+
     def _make_tm(self):
-        return compile_worker.new_target_machine(self.host.triple, self.host.cpu, self.features, self.opt)
+        h = self.host
+        return compile_worker.new_target_machine(h.triple, h.cpu, self.features, self.opt, self.shared)
 
     def key(self, ir_text: str) -> str:
-        h = self.host
-        return cache.make_key(ir_text, h.triple, h.cpu, h.features, str(self.opt), versions(), PIPELINE_VERSION)
+        h, loading = self.host, "shared object" if self.shared else "mcjit"
+        return cache.make_key(
+            ir_text, h.triple, h.cpu, h.features, str(self.opt), loading, versions(), PIPELINE_VERSION
+        )
 
     def fallback_key(self, key: str) -> str | None:
         """Where the FALLBACK_OPT object of the module keyed `key` is kept once its compile passed the deadline in
@@ -252,11 +269,10 @@ class Engine:
 
     def _prepare(self, module: ir.Module | str) -> str:
         if isinstance(module, ir.Module):
-            module.triple = self.host.triple
-            module.data_layout = str(self._tm.target_data)
+            module.triple = self.host.triple  # the data layout is the target machine's (compile_worker.optimize)
         return str(module)
 
-    def optimize(self, ir_text: str) -> llvm.ModuleRef:
+    def optimize(self, ir_text: str):
         """Parse and run the O`opt` pipeline in-process (compile_worker.optimize); the caller holds _lock."""
         return compile_worker.optimize(ir_text, self._tm, self.opt)
 
@@ -301,7 +317,7 @@ class Engine:
             for opt in dict.fromkeys((self.opt, min(self.opt, FALLBACK_OPT))):
                 try:
                     obj, opt_ir = worker().compile(
-                        text, h.triple, h.cpu, self.features, opt, deadline, f"O{opt}" in hang
+                        text, h.triple, h.cpu, self.features, opt, deadline, f"O{opt}" in hang, self.shared
                     )
                 except TimeoutError:
                     failed.append(f"O{opt} compile passed the {deadline:g} s deadline")
@@ -323,7 +339,7 @@ class Engine:
             else:
                 why = _gave_up[key, deadline] = f"machine code of module {key[:12]}: {'; '.join(failed)}"
                 raise CompileTimeout(why + " (IRC_COMPILE_DEADLINE)")
-        obj, opt_ir = compile_worker.compile_object(text, h.triple, h.cpu, self.features, self.opt)
+        obj, opt_ir = compile_worker.compile_object(text, h.triple, h.cpu, self.features, self.opt, self.shared)
         return obj, opt_ir, None
 
     def load(self, key: str) -> CompiledModule | None:
@@ -344,11 +360,8 @@ class Engine:
             self._loaded[key] = lib
             return lib
 
-    def _load(self, obj: bytes):
-        ee = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self._make_tm())
-        ee.add_object_file(llvm.ObjectFileRef.from_data(obj))
-        ee.finalize_object()
-        return ee
+    def _load(self, blob: bytes):
+        return loader.SharedObject(blob) if self.shared else loader.JitObject(blob, self._make_tm())
 
 
 @functools.cache

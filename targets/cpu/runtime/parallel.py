@@ -12,9 +12,8 @@ cores fight (one wakes while the other's threads still spin after a library call
 
 Thread t of a team of n runs items [start + len*t/n, start + len*(t+1)/n): static chunks, so which
 thread runs an item never depends on timing, and since every item is computed whole by one thread
-(its reductions included) the results do not depend on the thread count either. The runtime's entry
-points are bound into LLVM's symbol table (runtime()), so the JITed objects (and the cached ones) link
-to torch's copy. Launches below MIN_WORK units of work (tuning.PARALLEL_MIN_WORK) run serially on the caller:
+(its reductions included) the results do not depend on the thread count either. The compiled code names
+the runtime's entry points; the loader (loader.py) binds them to torch's copy (entry_points()). Launches below MIN_WORK units of work (tuning.PARALLEL_MIN_WORK) run serially on the caller:
 below it, waking the team costs more than splitting the work saves.
 
 Without an OpenMP runtime (a torch built without one) no k_par is emitted and every kernel runs on the
@@ -29,7 +28,6 @@ import functools
 import glob
 import os
 
-import llvmlite.binding as llvm
 import torch
 from llvmlite import ir
 
@@ -42,19 +40,23 @@ _forked = False
 
 
 @functools.cache
-def runtime() -> str | None:
-    """The file of torch's OpenMP runtime, its entry points bound into LLVM's symbol table; None without one.
-    The names are looked up through libtorch_cpu (dlsym on a library searches its dependencies), so they are the
-    runtime torch itself calls, whatever other copies the process has loaded (wheels vendor their own libgomp)."""
+def entry_points() -> dict[str, int]:
+    """The addresses of ENTRY_POINTS in torch's OpenMP runtime; empty without one. The names are looked up through
+    libtorch_cpu (dlsym on a library searches its dependencies), so they are the runtime torch itself calls,
+    whatever other copies the process has loaded (wheels vendor their own libgomp)."""
     torch_cpu = glob.glob(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.*"))
     try:
         lib = ctypes.CDLL(torch_cpu[0])
-        addrs = {name: ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in ENTRY_POINTS}
+        return {name: ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in ENTRY_POINTS}
     except (IndexError, OSError, AttributeError):
-        return None
-    for name, addr in addrs.items():
-        llvm.add_symbol(name, addr)
-    return _file_of(addrs["GOMP_parallel"])
+        return {}
+
+
+@functools.cache
+def runtime() -> str | None:
+    """The file of torch's OpenMP runtime; None without one."""
+    addrs = entry_points()
+    return _file_of(addrs["GOMP_parallel"]) if addrs else None
 
 
 def _file_of(addr: int) -> str:
