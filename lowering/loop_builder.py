@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     Signedness,
     TensorType,
+    UnitAttr,
     f32,
     i1,
     i64,
@@ -30,6 +31,10 @@ from irc.dialects import tensor as tn
 from irc.ir.types import DYN, is_float
 
 Extent = int | SSAValue | AffineExpr
+# on a tn.convert: it rounds an op's float32 result once (an importer's, as eager's kernel does), not the program's
+# own cast; on an arith.truncf: an op's result rounded at its store, which fusion may skip where the value stays in
+# the fused body (lowering/fusion/transform.py)
+OP_ROUNDING = "irc.op_rounding"
 
 
 class Unsupported(Exception):
@@ -133,11 +138,17 @@ class NestBuilder:
     def reduce(self, kind: str, v: SSAValue) -> SSAValue:
         return self.emit(loop.ReduceOp(kind, v))
 
-    def finish(self, yields: Sequence[SSAValue], result_types: Sequence[Attribute]) -> list[Operation]:
-        """The ops replacing a tn op: `pre`, then the nest (its results are the last op's results)."""
+    def finish(
+        self, yields: Sequence[SSAValue], result_types: Sequence[Attribute], op_rounding: bool = True
+    ) -> list[Operation]:
+        """The ops replacing a tn op: `pre`, then the nest (its results are the last op's results). `op_rounding`:
+        a narrowing of a yield is the op's own rounding of its result (False: the program's cast, tn.convert)."""
         for t in result_types:
             check_element(t.get_element_type())
-        yields = [self.cast(v, t.get_element_type()) for v, t in zip(yields, result_types)]
+        computed, yields = yields, [self.cast(v, t.get_element_type()) for v, t in zip(yields, result_types)]
+        for v, c in zip(yields, computed):
+            if op_rounding and v is not c and isinstance(v.owner, arith.TruncFOp):
+                v.owner.attributes[OP_ROUNDING] = UnitAttr()
         nsyms = len(self.syms)
         for op in self.body:
             if isinstance(op, loop.LoadOp | loop.IndexOp):

@@ -24,7 +24,7 @@ from irc.ir import apply_rules
 from irc.ir.types import DYN, is_float
 
 from . import index_range
-from .loop_builder import NestBuilder, Unsupported, broadcast_exprs, compute_type, shape
+from .loop_builder import OP_ROUNDING, NestBuilder, Unsupported, broadcast_exprs, compute_type, shape
 
 LOWER: dict[type[Operation], Callable[[Operation], list[Operation]]] = {}
 
@@ -287,6 +287,7 @@ def lower_elementwise(op: Operation) -> list[Operation]:
         r = gelu_body(b, vals[0], op.approximate.data)
     elif isinstance(op, tn.ConvertOp):
         r = b.cast(vals[0], compute_type(out.type.get_element_type()))
+        return b.finish([r], [out.type], op_rounding=OP_ROUNDING in op.attributes)
     else:
         r = BODY[type(op)](b, *vals)
     return b.finish([r], [out.type])

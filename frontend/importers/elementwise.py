@@ -3,9 +3,11 @@
 import math
 
 import torch
+from xdsl.dialects.builtin import UnitAttr
 from xdsl.ir import SSAValue
 
 from irc.dialects import tensor as tn
+from irc.lowering.loop_builder import OP_ROUNDING
 
 from ..aten_table import Unsupported, imports
 
@@ -25,6 +27,14 @@ def _stand_in(b, a):
     if isinstance(a.type, IndexType):
         return 1
     return torch.empty((1,) * len(a.type.get_shape()), dtype=b.dtype(a))
+
+
+def round_once(b, v: SSAValue, dtype: torch.dtype) -> SSAValue:
+    """v (an op's float32 result) rounded to `dtype` as the op's own rounding: a fused consumer may read it unrounded."""
+    r = b.convert(v, dtype)
+    if isinstance(r.owner, tn.ConvertOp):
+        r.owner.attributes[OP_ROUNDING] = UnitAttr()
+    return r
 
 
 def common_dtype(b, x, y) -> torch.dtype:
@@ -59,7 +69,7 @@ def binary(overload, op_cls):
         if dt in NARROW and (scaled or by_number):
             if scaled and isinstance(alpha, int | float):
                 alpha = float(torch.tensor(alpha, dtype=dt))  # eager takes alpha in the dtype, the sum in float32
-            return b.convert(_binary(b, op_cls, x, y, alpha if scaled else None, torch.float32), dt)
+            return round_once(b, _binary(b, op_cls, x, y, alpha if scaled else None, torch.float32), dt)
         return _binary(b, op_cls, x, y, alpha if scaled else None, dt)
 
     return imp

@@ -20,7 +20,7 @@ from irc.dialects import loop
 from .legality import EpiloguePlan, why_not_epilogue, why_not_retype, why_not_sibling, why_not_vertical
 from .order import BlockOrder
 from .policy import Policy
-from .transform import fuse_epilogue, fuse_sibling, fuse_vertical, merge_scalars, retype_output
+from .transform import fuse_epilogue, fuse_sibling, fuse_vertical, keep_wide, merge_scalars, retype_output
 
 UNFUSED = "irc.unfused"
 
@@ -225,6 +225,7 @@ class FuseLoopsPass(ModulePass):
         for f in module.walk():
             if isinstance(f, func.FuncOp) and f.body.blocks:
                 fuse_block(f.body.block, policy, self.sibling)
+                keep_wide(f)
 
 
 def refusals(module: ModuleOp) -> list[str]:

@@ -6,10 +6,17 @@ expression tuple) and the load becomes the cloned yield value. Sibling: both bod
 side. Maps are re-simplified with the fused space's extents. After a fusion the block is
 re-sorted topologically (stable, only the span it changes), so a kept producer output dominates its
 other users.
+
+Where a fused load reads an op's result that its store rounds to bf16/f16 (a truncf marked OP_ROUNDING: an op's
+own rounding, not the program's cast) and the consumer widens it back, the consumer takes the float32 value
+before the rounding: a fused chain keeps its intermediates in float32 and rounds once, at its store, as inductor's
+kernels do (Dynamo writes c / x as reciprocal(x) * c, addcdiv's value as its own mul: rounded per op they are off
+by up to an ulp, and by hundreds where x + v * a / b cancels).
 """
 
 from collections.abc import Sequence
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import AffineMapAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineMap
@@ -18,6 +25,7 @@ from xdsl.traits import is_side_effect_free
 from irc.dialects import loop
 
 from ..affine_simplify import simplify_map
+from ..loop_builder import OP_ROUNDING
 from .legality import EpiloguePlan, SiblingPlan, VerticalPlan, scan_late
 from .order import BlockOrder
 
@@ -287,3 +295,15 @@ def _move_after(fused: loop.NestOp, moved: list[Operation], order: BlockOrder) -
 def _scan_span(fused: loop.NestOp, start: Operation | None) -> list[Operation]:
     """The ops after `start` (the block's first without one) and before `fused` that must follow it."""
     return scan_late(fused, start.next_op if start is not None else fused.parent_block().first_op, fused)
+
+
+def keep_wide(root: Operation) -> None:
+    """In each fused body, an op's result rounded at its store (a truncf marked OP_ROUNDING) and widened back
+    is read as the float32 value before the rounding, but where the widened value is stored (a yield: memory
+    holds the graph's value, the operand a library product reads)."""
+    for ext in root.walk():
+        t = ext.input.owner if isinstance(ext, arith.ExtFOp) else None
+        if isinstance(t, arith.TruncFOp) and OP_ROUNDING in t.attributes and t.input.type == ext.result.type:
+            for use in list(ext.result.uses):
+                if not isinstance(use.operation, loop.YieldOp):
+                    use.operation.operands[use.index] = t.input
