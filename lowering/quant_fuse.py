@@ -128,8 +128,27 @@ def _linear_parts(op):
     return x, w, bias
 
 
+def _residual(add):
+    """(the convolution, (uint8 accum, scale, zero point)) of add(conv(dq(x), dq(w)), dq(accum)), either order, with
+    the convolution's result read only there (a residual connection: oneDNN's sum post-op), else None."""
+    if not isinstance(add, tn.AddOp) or add.lhs.type.get_shape() != add.rhs.type.get_shape():
+        return None
+    for c, d in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+        conv = c.owner if isinstance(c.owner, tn.ConvolutionOp) and _single_use(c) else None
+        if conv is not None and _conv_parts(conv) is not None and (accum := _activation(d)) is not None:
+            return conv, accum
+    return None
+
+
 def _product(prod, result_type, out_q: tuple[float, int], post_op: str):
     """The int8 op for a matched convolution or linear layer, or None."""
+    accum, before = None, []
+    if (residual := _residual(prod)) is not None:
+        if result_type.get_element_type() == f32:
+            return None  # a residual summed into a float32 result: left to the float-output convolution and the add
+        prod, (a, a_s, a_z) = residual
+        before = [tn.PermuteOp(a, NHWC)]
+        accum = (before[0].result, a_s, a_z)
     if (parts := _conv_parts(prod)) is not None:
         (x, xs, xz), (w, ws, wz) = parts
         nhwc = tn.PermuteOp(x, NHWC)  # oneDNN computes channels-last: consecutive convolutions' permutes cancel
@@ -149,8 +168,9 @@ def _product(prod, result_type, out_q: tuple[float, int], post_op: str):
             dilation=list(prod.dilation.get_values()),
             groups=prod.groups.value.data,
             channels_last=True,
+            accum=accum,
         )
-        return [nhwc, conv, tn.PermuteOp(conv.result, NCHW)]
+        return [*before, nhwc, conv, tn.PermuteOp(conv.result, NCHW)]
     if (parts := _linear_parts(prod)) is not None:
         (x, xs, xz), (w, ws, wz), bias = parts
         return tn.QLinearOp(x, w, ws, wz, bias, result_type, x_q=(xs, xz), out_q=out_q, post_op=post_op)
@@ -158,7 +178,7 @@ def _product(prod, result_type, out_q: tuple[float, int], post_op: str):
 
 
 def _matches(op) -> bool:
-    return _conv_parts(op) is not None or _linear_parts(op) is not None
+    return _conv_parts(op) is not None or _linear_parts(op) is not None or _residual(op) is not None
 
 
 PRODUCT_OPS = (tn.ConvolutionOp, tn.AddmmOp, tn.MmOp, tn.AddOp)
@@ -201,6 +221,8 @@ def fuse_float_output(prod):
         user = use.operation
         if isinstance(user, tn.AddOp) and _linear_parts(user) is not None:
             return None
+        if isinstance(user, tn.AddOp) and _residual(user) is not None and user.result.has_one_use():
+            user = next(iter(user.result.uses)).operation  # the residual's quantize takes it, if any
         if isinstance(user, tn.ReluOp) and user.result.has_one_use():
             user = next(iter(user.result.uses)).operation
         if isinstance(user, tn.QuantizeOp) and _quantized_output(user) is not None:

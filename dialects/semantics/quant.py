@@ -64,52 +64,79 @@ def prepack(op, w: torch.Tensor, w_scale: torch.Tensor, x_shape=None) -> torch.T
     return torch.ops.onednn.qlinear_prepack(w, x_shape)
 
 
-def _chain(op, x, w, w_scale, w_zp, bias):
-    """What PT2E's graph computes: dequantize, the float product, the post-op, quantize (eager's own functions)."""
-    if isinstance(op, tn.QConvOp) and op.channels_last is not None:
-        return _chain_nchw(op, x.permute(0, 3, 1, 2), w, w_scale, w_zp, bias).permute(0, 2, 3, 1).contiguous()
-    return _chain_nchw(op, x, w, w_scale, w_zp, bias)
+NAMES = ("input", "weight", "w_scale", "w_zero_point", "bias", "accum")
 
 
-def _chain_nchw(op, x, w, w_scale, w_zp, bias):
+def operands(op, values) -> dict:
+    """A tn.qconv / tn.qlinear's operand values by name (None for an absent optional one)."""
+    env = dict(zip(op.operands, values))
+    return {n: env[v] if (v := getattr(op, n, None)) is not None else None for n in NAMES}
+
+
+def _nchw(op, t):
+    """An NHWC operand of a channels-last tn.qconv as the NCHW view oneDNN takes (its strides channels-last)."""
+    return t.permute(0, 3, 1, 2) if t is not None and getattr(op, "channels_last", None) is not None else t
+
+
+def _chain(op, t: dict):
+    """What PT2E's graph computes: dequantize, the float product, the residual, the post-op, quantize (eager's own
+    functions), for a weight with zero points oneDNN would ignore."""
     xs, xz, os, oz, dt = _q(op)
+    x, acc = _nchw(op, t["input"]), _nchw(op, t["accum"])
     fx = qd.dequantize_per_tensor(x, xs, xz, *_bounds(x.dtype), x.dtype)
-    fw = qd.dequantize_per_channel(w, w_scale, w_zp, 0, -128, 127, torch.int8)
+    fw = qd.dequantize_per_channel(t["weight"], t["w_scale"], t["w_zero_point"], 0, -128, 127, torch.int8)
     if isinstance(op, tn.QConvOp):
-        stride, padding, dilation, groups = _conv_args(op)
-        y = torch.nn.functional.conv2d(fx, fw, bias, stride, padding, dilation, groups)
+        y = torch.nn.functional.conv2d(fx, fw, t["bias"], *_conv_args(op))
     else:
-        y = torch.nn.functional.linear(fx, fw, bias)
+        y = torch.nn.functional.linear(fx, fw, t["bias"])
+    if acc is not None:
+        y = y + qd.dequantize_per_tensor(acc, *_accum(op), *_bounds(acc.dtype), acc.dtype)
     y = torch.relu(y) if op.post_op.data == "relu" else y
-    return y if dt == torch.float32 else qd.quantize_per_tensor(y, os, oz, *_bounds(dt), dt)
+    y = y if dt == torch.float32 else qd.quantize_per_tensor(y, os, oz, *_bounds(dt), dt)
+    return _nhwc(op, y)
+
+
+def _nhwc(op, y):
+    return y.permute(0, 2, 3, 1).contiguous() if getattr(op, "channels_last", None) is not None else y
+
+
+def _accum(op) -> tuple[float, int]:
+    return op.accum_scale.value.data, _int(op.accum_zero_point)
 
 
 def _bounds(dtype: torch.dtype) -> tuple[int, int]:
     return torch.iinfo(dtype).min, torch.iinfo(dtype).max
 
 
-def run(op, x, packed, w, w_scale, w_zp, bias=None, symmetric: bool | None = None) -> torch.Tensor:
-    """The int8 product with a packed weight; an NCHW result in channels-last strides for tn.qconv (oneDNN's).
-    oneDNN ignores weight zero points: a weight with any that is not 0 (`symmetric` False; None: look) takes the
-    graph's own float chain."""
+def run(op, t: dict, packed, symmetric: bool | None = None) -> torch.Tensor:
+    """The int8 product of the operands `t` (by name) with a packed weight. oneDNN ignores weight zero points: a
+    weight with any that is not 0 (`symmetric` False; None: look) takes the graph's own float chain. The residual
+    (`accum`) goes in as oneDNN's sum post-op, on a copy: oneDNN writes the sum into it."""
+    w_scale, w_zp, bias = t["w_scale"], t["w_zero_point"], t["bias"]
     if not (symmetric if symmetric is not None else not w_zp.any()):
-        return _chain(op, x, w, w_scale, w_zp, bias)
+        return _chain(op, t)
     xs, xz, os, oz, dt = _q(op)
-    post = op.post_op.data
-    w_zp = w_zp.to(torch.int64)
-    if isinstance(op, tn.QConvOp):
-        last = op.channels_last is not None
-        x = (x.permute(0, 3, 1, 2) if last else x).contiguous(memory_format=torch.channels_last)
-        args = _conv_args(op)
-        y = torch.ops.onednn.qconv_pointwise(x, xs, xz, packed, w_scale, w_zp, bias, *args, os, oz, dt, post, [], "")
-        return y.permute(0, 2, 3, 1).contiguous() if last else y
-    return torch.ops.onednn.qlinear_pointwise(
-        x.contiguous(), xs, xz, packed, w_scale, w_zp, bias, os, oz, dt, post, [], ""
+    post, w_zp = op.post_op.data, w_zp.to(torch.int64)
+    if isinstance(op, tn.QLinearOp):
+        x = t["input"].contiguous()
+        return torch.ops.onednn.qlinear_pointwise(x, xs, xz, packed, w_scale, w_zp, bias, os, oz, dt, post, [], "")
+    x, args, cl = (
+        _nchw(op, t["input"]).contiguous(memory_format=torch.channels_last),
+        _conv_args(op),
+        torch.channels_last,
     )
+    if t["accum"] is None:
+        y = torch.ops.onednn.qconv_pointwise(x, xs, xz, packed, w_scale, w_zp, bias, *args, os, oz, dt, post, [], "")
+    else:
+        acc = _nchw(op, t["accum"]).clone(memory_format=cl)
+        fn = torch.ops.onednn.qconv2d_pointwise.binary
+        y = fn(x, xs, xz, packed, w_scale, w_zp, acc, bias, *args, os, oz, dt, *_accum(op), "sum", 1.0, post, [], "")
+    return _nhwc(op, y)
 
 
-def _product(op, x, w, w_scale, w_zp, bias=None):
-    return run(op, x, prepack(op, w, w_scale), w, w_scale, w_zp, bias)
+def _product(op, *values):
+    t = operands(op, values)
+    return run(op, t, prepack(op, t["weight"], t["w_scale"]))
 
 
 QUANT_SEMANTICS = {
@@ -119,4 +146,4 @@ QUANT_SEMANTICS = {
     tn.QLinearOp: _product,
 }
 
-__all__ = ["QUANT_SEMANTICS", "prepack", "run"]
+__all__ = ["QUANT_SEMANTICS", "operands", "prepack", "run"]

@@ -11,6 +11,7 @@ from typing import ClassVar
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, TensorType, UnitAttr, f64, i64
 from xdsl.ir import Attribute
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     irdl_op_definition,
     operand_def,
@@ -144,17 +145,24 @@ class QProduct(IRDLOperation):
 @irdl_op_definition
 class QConvOp(QProduct, ConvParams):
     """A 2-d int8 convolution of NCHW activations and OIHW weights (oneDNN's qconv_pointwise); `channels_last`: the
-    input is (N, H, W, C) and the result (N, H, W, O), the layout oneDNN computes in.
+    input is (N, H, W, C) and the result (N, H, W, O), the layout oneDNN computes in. With `accum` (a uint8 tensor of
+    the result's shape and its `accum_scale`, `accum_zero_point`), oneDNN's sum post-op: the dequantized accum is
+    added to the product before `post_op` (a residual connection).
     %y = tn.qconv %x, %w, %ws, %wz, %b x = (0.5 : f64, 128) out = (0.1 : f64, 0) post_op = "relu" stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : ..."""
 
     name = "tn.qconv"
     channels_last = opt_prop_def(UnitAttr)
+    accum = opt_operand_def(TensorType)  # xDSL puts a subclass's operands first
+    accum_scale = opt_prop_def(FloatAttr)
+    accum_zero_point = opt_prop_def(IntegerAttr[i64])
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
-        "$input `,` $weight `,` $w_scale `,` $w_zero_point (`,` $bias^)? `x` `=` `(` $x_scale `,` $x_zero_point `)` "
+        "$input `,` $weight `,` $w_scale `,` $w_zero_point (`,` $bias^)? (`accum` $accum^ `scale` $accum_scale `zero_point` "
+        "$accum_zero_point)? `x` `=` `(` $x_scale `,` $x_zero_point `)` "
         "`out` `=` `(` $out_scale `,` $out_zero_point `)` `post_op` `=` $post_op `stride` `=` $stride "
         "`padding` `=` $padding `dilation` `=` $dilation `output_padding` `=` $output_padding `groups` `=` $groups (`transposed` $transposed^)? (`channels_last` $channels_last^)? "
         "attr-dict `:` type($input) `,` type($weight) `,` type($w_scale) `,` type($w_zero_point) (`,` type($bias)^)? "
-        "`->` type($result)"
+        "(`,` type($accum)^)? `->` type($result)"
     )
 
     def __init__(
@@ -174,13 +182,16 @@ class QConvOp(QProduct, ConvParams):
         dilation,
         groups,
         channels_last: bool = False,
+        accum=None,
     ):
         props = self.conv_properties(stride, padding, dilation, False, [0] * len(stride), groups)
         props.update(self.qproperties(*x_q, *out_q, post_op))
         if channels_last:
             props["channels_last"] = UnitAttr()
+        if accum is not None:  # (value, scale, zero point)
+            props.update(accum_scale=FloatAttr(float(accum[1]), f64), accum_zero_point=IntegerAttr(int(accum[2]), i64))
         super().__init__(
-            operands=[x, w, w_scale, w_zp, [bias] if bias is not None else []],
+            operands=[[accum[0]] if accum is not None else [], x, w, w_scale, w_zp, [bias] if bias is not None else []],
             result_types=[result_type],
             properties=props,
         )
@@ -192,6 +203,12 @@ class QConvOp(QProduct, ConvParams):
         expected = self.conv_output_shape([x[0], x[3], x[1], x[2]] if last else x, shape(self.weight))
         check_shape(self.name, "result", shape(self.result), [expected[i] for i in (0, 2, 3, 1)] if last else expected)
         self.qcheck(shape(self.weight)[0])
+        if (self.accum is None) != (self.accum_scale is None) or (self.accum is None) != (
+            self.accum_zero_point is None
+        ):
+            raise VerifyException(f"{self.name}: accum needs its scale and zero point, and they it")
+        if self.accum is not None:
+            check_shape(self.name, "accum", shape(self.accum), shape(self.result))
 
 
 @irdl_op_definition

@@ -111,3 +111,24 @@ def test_what_onednn_cannot_take_gives_eagers_numbers_exactly():
     got, want = compile_irc(fn)(x, x8), fn(x, x8)
     assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
     within_one_step(got[2], want[2])  # the int8 product's float result, quantized by the graph's own short range
+
+
+def test_residual_sum_within_one_step():
+    """q(relu(conv(dq(x), dq(w)) + dq(identity))): one convolution with oneDNN's sum post-op; the identity, read
+    again after it, keeps its values (oneDNN sums into a copy)."""
+    x, ident, w = activations(2, 8, 7, 5), activations(2, 8, 7, 5, seed=3), weights(8, 8, 3, 3)
+
+    def fn(x, ident):
+        y = F.conv2d(
+            qd.dequantize_per_tensor(x, XS, XZ, 0, 255, torch.uint8),
+            qd.dequantize_per_channel(w[0], w[1], w[2], 0, -128, 127, torch.int8),
+            w[3],
+            padding=1,
+        )
+        y = torch.relu(y + qd.dequantize_per_tensor(ident, 0.02, 3, 0, 255, torch.uint8))
+        return qd.quantize_per_tensor(y, OS, OZ, 0, 255, torch.uint8), ident * 2
+
+    got, want = compile_irc(fn)(x, ident), fn(x, ident)
+    within_one_step(got[0], want[0])
+    assert torch.equal(got[1], want[1])
+    assert "tn.qconv 2x7x5x8, 8x8x3x3 NHWC, sum -> uint8, post-op relu" in extern_paths(fn, x, ident)

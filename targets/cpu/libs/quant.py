@@ -18,12 +18,13 @@ def qproduct(op, note) -> Extern:
         return held["packed"], held["symmetric"]
 
     def compute(ins, out):
-        x, w, w_scale, w_zp, *bias = ins
-        pw, symmetric = packed(x, w, w_scale, w_zp)
-        return quant.run(op, x, pw, w, w_scale, w_zp, *bias, symmetric=symmetric)
+        t = quant.operands(op, ins)
+        pw, symmetric = packed(t["input"], t["weight"], t["w_scale"], t["w_zero_point"])
+        return quant.run(op, t, pw, symmetric=symmetric)
 
     kinds = ", ".join(f"{_dims(v.type.get_shape())}" for v in (op.input, op.weight))
     kinds += " NHWC" if getattr(op, "channels_last", None) is not None else ""
+    kinds += ", sum" if getattr(op, "accum", None) is not None else ""
     problem = f"{op.name} {kinds} -> {_dtype(quant.result_dtype(op))}, post-op {op.post_op.data}"
     note(problem, "onednn")
     return Extern(op.name, _into(compute), lambda ins: "onednn")

@@ -137,3 +137,28 @@ func.func @not_fused(%x: tensor<1x3x5x5xi8>, %u: tensor<1x3x5x5xui8>, %w: tensor
 // CHECK:       %c3 = tn.convolution %du3, %dt
 // CHECK:       %c4 = tn.convolution %dr, %dw4
 // CHECK-NEXT:  func.return %c1, %q2, %c3, %c4
+
+// -----
+
+// A residual connection: q(relu(add(conv(dq(x), dq(w)), dq(identity)))) is one convolution with oneDNN's sum
+// post-op, the identity its uint8 accum (with the scale and zero point it was quantized by).
+func.func @residual(%x: tensor<1x8x4x4xui8>, %id: tensor<1x8x4x4xui8>, %w: tensor<8x8x3x3xi8>, %ws: tensor<8xf32>, %wz: tensor<8xi64>, %b: tensor<8xf32>) -> tensor<1x8x4x4xui8> {
+  %s = tn.constant dense<0.03> : tensor<f64> -> tensor<f64>
+  %z = tn.constant dense<0> : tensor<i64> -> tensor<i64>
+  %as = tn.constant dense<0.02> : tensor<f64> -> tensor<f64>
+  %az = tn.constant dense<3> : tensor<i64> -> tensor<i64>
+  %dx = tn.dequantize %x scale %s zero_point %z range = [0, 255] : tensor<1x8x4x4xui8>, tensor<f64>, tensor<i64> -> tensor<1x8x4x4xf32>
+  %dw = tn.dequantize %w scale %ws zero_point %wz range = [-128, 127] axis 0 : tensor<8x8x3x3xi8>, tensor<8xf32>, tensor<8xi64> -> tensor<8x8x3x3xf32>
+  %c = tn.convolution %dx, %dw, %b stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<1x8x4x4xf32>, tensor<8x8x3x3xf32>, tensor<8xf32> -> tensor<1x8x4x4xf32>
+  %di = tn.dequantize %id scale %as zero_point %az range = [0, 255] : tensor<1x8x4x4xui8>, tensor<f64>, tensor<i64> -> tensor<1x8x4x4xf32>
+  %a = tn.add %c, %di : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32> -> tensor<1x8x4x4xf32>
+  %r = tn.relu %a : tensor<1x8x4x4xf32>
+  %q = tn.quantize %r scale %s zero_point %z range = [0, 255] : tensor<1x8x4x4xf32>, tensor<f64>, tensor<i64> -> tensor<1x8x4x4xui8>
+  func.return %q : tensor<1x8x4x4xui8>
+}
+// CHECK-LABEL: func.func @residual
+// CHECK-NEXT:  %[[A:.*]] = tn.permute %id perm = [0, 2, 3, 1]
+// CHECK-NEXT:  %[[X:.*]] = tn.permute %x perm = [0, 2, 3, 1]
+// CHECK-NEXT:  %[[Y:.*]] = tn.qconv %[[X]], %w, %ws, %wz, %b accum %[[A]] scale 2.000000e-02 : f64 zero_point 3 x = (3.000000e-02 : f64, 0) out = (3.000000e-02 : f64, 0) post_op = "relu" {{.*}} channels_last
+// CHECK-NEXT:  %[[R:.*]] = tn.permute %[[Y]] perm = [0, 3, 1, 2]
+// CHECK-NEXT:  func.return %[[R]]
