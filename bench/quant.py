@@ -116,8 +116,10 @@ def measure(name: str, budget: float) -> dict:
 
 def markdown(results: dict, meta: dict) -> str:
     lines = [
-        f"# int8 (PT2E, X86InductorQuantizer) on {meta['cpu']}, {meta['threads']} threads, load "
-        f"{meta['load_before'][0]:.1f} before / {meta['load_after'][0]:.1f} after",
+        (
+            f"# int8 (PT2E, X86InductorQuantizer) on {meta['cpu']}, {meta['threads']} threads, load "
+            f"{meta['load_before'][0]:.1f} before / {meta['load_after'][0]:.1f} after"
+        ),
         "",
         "| model | variant | median ms | IQR ms | x eager fp32 | rel. error vs fp32 | max diff vs eager int8 | first call s |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
