@@ -93,3 +93,22 @@ def test_shared_objects_only_where_the_loader_binds_torchs_openmp(monkeypatch):
         assert not loader.shared_objects()
     finally:
         loader.shared_objects.cache_clear()
+
+
+@NEEDS_LD
+def test_a_noexec_temporary_folder_loads_through_a_memory_file(monkeypatch):
+    lib = jit.Engine().compile(_module(6.0), use_cache=False)
+    blob = compile_worker.link_shared(jit.engine().object_code(_module(7.0)))
+    real = ctypes.CDLL
+
+    def noexec(path, *a, **k):  # as dlopen answers for a file on a noexec mount
+        if not path.startswith("/proc/self/fd/"):
+            raise OSError(f"{path}: failed to map segment from shared object")
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(loader.ctypes, "CDLL", noexec)
+    so = loader.SharedObject(blob)
+    assert so._close.peek()[2][1] is not None  # the memory file stays open while the library is loaded
+    x = torch.arange(9, dtype=torch.float32)
+    ctypes.CFUNCTYPE(*SIG)(so.address("k"))(0, 9, x.data_ptr())
+    assert torch.equal(x, torch.arange(9, dtype=torch.float32) ** 2 + 7.0) and _runs(lib, 6.0)

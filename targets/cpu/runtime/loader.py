@@ -4,7 +4,8 @@
     addr = lib.address("kernel")                    # 0 where the module has no such function
 
 Where the system has a linker (compile_worker.link_shared) the compiled module is a shared object, loaded with
-dlopen from a temporary file (unlinked at once) and closed with dlclose when the last handle to it goes. The process then never maps
+dlopen from a temporary file (unlinked at once; a memory file where the temporary folder is mounted noexec) and
+closed with dlclose when the last handle to it goes. The process then never maps
 LLVM's own library (about 40 MB resident: llvmlite's binding is imported only by the compile worker), which is
 most of what a first call used to add beyond the peers' peak. Without a linker, or where the process's global
 scope would bind the OpenMP entry points to another runtime than torch's, objects are loaded by MCJIT in-process,
@@ -42,8 +43,8 @@ class SharedObject:
     """A dlopened shared object; dlclosed when it is collected (its functions must not run after that)."""
 
     def __init__(self, blob: bytes):
-        self._lib = _dlopen(blob)
-        self._close = weakref.finalize(self, _ctypes.dlclose, self._lib._handle)
+        self._lib, fd = _dlopen(blob)
+        self._close = weakref.finalize(self, _close, self._lib._handle, fd)
 
     def address(self, name: str) -> int:
         try:
@@ -75,16 +76,37 @@ def _mcjit():
 
 
 _opened = itertools.count()
+MODE = os.RTLD_NOW | os.RTLD_LOCAL
 
 
-def _dlopen(blob: bytes) -> ctypes.CDLL:
-    """dlopen a shared object given as bytes, through a file unlinked at once (the mapping keeps it). Each file has
-    a name never used before in the process: the dynamic loader hands back a library already loaded under the same
-    name (so a memfd's /proc/self/fd/N, whose N is reused, cannot serve)."""
+def _dlopen(blob: bytes) -> tuple[ctypes.CDLL, int | None]:
+    """dlopen a shared object given as bytes: (the library, a file descriptor to close after dlclose, or None).
+
+    Through a temporary file, unlinked at once (the mapping keeps it), with a name never used before in the process:
+    the dynamic loader hands back a library already loaded under the same name. Where the temporary folder forbids
+    executable mappings (mounted noexec), through a memory file (memfd) instead, held open while the library is
+    loaded: its name /proc/self/fd/N is unique only while N is in use."""
     fd, path = tempfile.mkstemp(prefix=f"irc-{os.getpid()}-{next(_opened)}-", suffix=".so")
     try:
         with open(fd, "wb") as f:
             f.write(blob)
-        return ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        return ctypes.CDLL(path, mode=MODE), None
+    except OSError:
+        if not hasattr(os, "memfd_create"):
+            raise
     finally:
         os.unlink(path)
+    fd = os.memfd_create("irc-kernels.so")
+    try:
+        with open(fd, "wb", closefd=False) as f:
+            f.write(blob)
+        return ctypes.CDLL(f"/proc/self/fd/{fd}", mode=MODE), fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _close(handle: int, fd: int | None) -> None:
+    _ctypes.dlclose(handle)
+    if fd is not None:
+        os.close(fd)
