@@ -5,6 +5,7 @@ fx_passes/quantization.py does with freezing on:
     convolution(dq(x), dq_per_channel(w), bias)             -> tn.qconv ... : -> f32 (the float-output form)
     q(relu?(addmm(bias, dq(x), permute(dq_per_channel(w))))) -> tn.qlinear (and mm, with or without an add of a
                                                                 bias; the float form too)
+    linear(dq(x) by run-time parameters, dq_per_channel(w))  -> tn.qlinear_dynamic (dynamic quantization)
     q(reshape?(dq(x))), the same parameters                  -> reshape?(x)  (exact for 8-bit integers)
 
 Activations must be uint8 with constant per-tensor parameters (oneDNN's int8 kernels take no int8 activations),
@@ -108,9 +109,21 @@ def _bias_add(add):
     return None
 
 
-def _linear_parts(op):
+def _dynamic_activation(v: SSAValue):
+    """(uint8 x, scale, zero point) of an activation dequantized by parameters computed at run time (dynamic
+    quantization's choose_qparams: tensors, not constants), else None."""
+    dq = v.owner
+    if not isinstance(dq, tn.DequantizeOp) or _dtype(dq.input) != _U8 or dq.axis is not None or _per_tensor(dq):
+        return None
+    if dq.zero_point is None or _dtype(dq.zero_point) != torch.int64 or not _full_range(dq):
+        return None
+    return dq.input, dq.scale, dq.zero_point
+
+
+def _linear_parts(op, activation=None):
     """((x, scale, zero point), (w, scales, zero points), bias) of a linear layer over dequantized operands: addmm,
-    mm, or the importer's add(bias, mm); else None."""
+    mm, or the importer's add(bias, mm); else None. `activation`: how the input's parameters are read (constants)."""
+    activation = activation or _activation
     mm, bias = op, None
     if (found := _bias_add(op)) is not None:
         mm, bias = found
@@ -121,7 +134,7 @@ def _linear_parts(op):
     t = mm.rhs.owner
     if not isinstance(t, tn.PermuteOp) or list(t.perm.get_values()) != [1, 0]:
         return None
-    if (x := _activation(mm.lhs)) is None or (w := _weight(t.input)) is None:
+    if (x := activation(mm.lhs)) is None or (w := _weight(t.input)) is None:
         return None
     if bias is not None and (bias.type.get_shape() != (w[0].type.get_shape()[0],) or _dtype(bias) != torch.float32):
         return None
@@ -174,6 +187,9 @@ def _product(prod, result_type, out_q: tuple[float, int], post_op: str):
     if (parts := _linear_parts(prod)) is not None:
         (x, xs, xz), (w, ws, wz), bias = parts
         return tn.QLinearOp(x, w, ws, wz, bias, result_type, x_q=(xs, xz), out_q=out_q, post_op=post_op)
+    if result_type.get_element_type() == f32 and (parts := _linear_parts(prod, _dynamic_activation)) is not None:
+        (x, xs, xz), (w, ws, wz), bias = parts
+        return tn.QLinearDynamicOp(x, xs, xz, w, ws, wz, bias, result_type, post_op)
     return None
 
 
@@ -219,7 +235,7 @@ def fuse_float_output(prod):
         return None
     for use in prod.result.uses:  # a bias add, or a quantize (through a relu), after it takes the product whole
         user = use.operation
-        if isinstance(user, tn.AddOp) and _linear_parts(user) is not None:
+        if isinstance(user, tn.AddOp) and any(_linear_parts(user, a) for a in (_activation, _dynamic_activation)):
             return None
         if isinstance(user, tn.AddOp) and _residual(user) is not None and user.result.has_one_use():
             user = next(iter(user.result.uses)).operation  # the residual's quantize takes it, if any

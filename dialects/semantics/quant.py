@@ -64,7 +64,7 @@ def prepack(op, w: torch.Tensor, w_scale: torch.Tensor, x_shape=None) -> torch.T
     return torch.ops.onednn.qlinear_prepack(w, x_shape)
 
 
-NAMES = ("input", "weight", "w_scale", "w_zero_point", "bias", "accum")
+NAMES = ("input", "weight", "w_scale", "w_zero_point", "bias", "accum", "act_scale", "act_zero_point")
 
 
 def operands(op, values) -> dict:
@@ -81,9 +81,13 @@ def _nchw(op, t):
 def _chain(op, t: dict):
     """What PT2E's graph computes: dequantize, the float product, the residual, the post-op, quantize (eager's own
     functions), for a weight with zero points oneDNN would ignore."""
-    xs, xz, os, oz, dt = _q(op)
+    if isinstance(op, tn.QLinearDynamicOp):
+        xs, xz, os, oz, dt = t["act_scale"], t["act_zero_point"], 1.0, 0, torch.float32
+    else:
+        xs, xz, os, oz, dt = _q(op)
     x, acc = _nchw(op, t["input"]), _nchw(op, t["accum"])
-    fx = qd.dequantize_per_tensor(x, xs, xz, *_bounds(x.dtype), x.dtype)
+    dq = qd.dequantize_per_tensor.tensor if isinstance(xs, torch.Tensor) else qd.dequantize_per_tensor
+    fx = dq(x, xs, xz, *_bounds(x.dtype), x.dtype)
     fw = qd.dequantize_per_channel(t["weight"], t["w_scale"], t["w_zero_point"], 0, -128, 127, torch.int8)
     if isinstance(op, tn.QConvOp):
         y = torch.nn.functional.conv2d(fx, fw, t["bias"], *_conv_args(op))
@@ -115,6 +119,10 @@ def run(op, t: dict, packed, symmetric: bool | None = None) -> torch.Tensor:
     w_scale, w_zp, bias = t["w_scale"], t["w_zero_point"], t["bias"]
     if not (symmetric if symmetric is not None else not w_zp.any()):
         return _chain(op, t)
+    if isinstance(op, tn.QLinearDynamicOp):
+        x, xs, xz, f32 = t["input"].contiguous(), t["act_scale"], t["act_zero_point"], torch.float32
+        fn = torch.ops.onednn.qlinear_pointwise.tensor
+        return fn(x, xs, xz, packed, w_scale, w_zp.to(torch.int64), bias, 1.0, 0, f32, op.post_op.data, [], "")
     xs, xz, os, oz, dt = _q(op)
     post, w_zp = op.post_op.data, w_zp.to(torch.int64)
     if isinstance(op, tn.QLinearOp):
@@ -139,7 +147,14 @@ def _product(op, *values):
     return run(op, t, prepack(op, t["weight"], t["w_scale"]))
 
 
+def _choose_qparams(op, x):
+    lo, hi, eps = _int(op.quant_min), _int(op.quant_max), op.eps.value.data
+    return qd.choose_qparams.tensor(x, lo, hi, eps, getattr(torch, op.dtype.data))
+
+
 QUANT_SEMANTICS = {
+    tn.ChooseQParamsOp: _choose_qparams,
+    tn.QLinearDynamicOp: _product,
     tn.QuantizeOp: _quantize,
     tn.DequantizeOp: _dequantize,
     tn.QConvOp: _product,

@@ -240,4 +240,82 @@ class QLinearOp(QProduct):
         self.qcheck(n)
 
 
-__all__ = ["DequantizeOp", "QConvOp", "QLinearOp", "QuantizeOp"]
+@irdl_op_definition
+class ChooseQParamsOp(IRDLOperation):
+    """The scale (f64) and zero point (i64) of an affine quantization of x into [quant_min, quant_max] from its
+    minimum and maximum (PT2E's dynamic quantization: quantized_decomposed.choose_qparams.tensor, at run time).
+    %s, %z = tn.choose_qparams %x range = [0, 255] eps = 2.44e-04 dtype = "uint8" : tensor<4x8xf32> -> tensor<1xf64>, tensor<1xi64>"""
+
+    name = "tn.choose_qparams"
+    input = operand_def(TensorType)
+    quant_min = prop_def(IntegerAttr[i64])
+    quant_max = prop_def(IntegerAttr[i64])
+    eps = prop_def(FloatAttr)
+    dtype = prop_def(StringAttr)
+    scale = result_def(TensorType)
+    zero_point = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `range` `=` `[` $quant_min `,` $quant_max `]` `eps` `=` $eps `dtype` `=` $dtype attr-dict `:` "
+        "type($input) `->` type($scale) `,` type($zero_point)"
+    )
+
+    def __init__(self, input, quant_min: int, quant_max: int, eps: float, dtype: str):
+        props = {
+            "quant_min": IntegerAttr(quant_min, i64),
+            "quant_max": IntegerAttr(quant_max, i64),
+            "eps": FloatAttr(float(eps), f64),
+            "dtype": StringAttr(dtype),
+        }
+        types = [TensorType(f64, [1]), TensorType(i64, [1])]
+        super().__init__(operands=[input], result_types=types, properties=props)
+
+    def verify_(self):
+        if not is_float(element(self.input)):
+            raise VerifyException(f"{self.name}: float input")
+        if (element(self.scale), shape(self.scale), element(self.zero_point)) != (f64, (1,), i64):
+            raise VerifyException(f"{self.name}: results tensor<1xf64>, tensor<1xi64>")
+
+
+@irdl_op_definition
+class QLinearDynamicOp(IRDLOperation):
+    """An int8 linear layer whose activations' scale and zero point are tensors computed at run time (dynamic
+    quantization: oneDNN's qlinear_pointwise.tensor); a float32 result, `post_op` after the bias.
+    %y = tn.qlinear_dynamic %x scale %s zero_point %z, %w, %ws, %wz, %b post_op = "none" : ..."""
+
+    name = "tn.qlinear_dynamic"
+    input = operand_def(TensorType)
+    act_scale = operand_def(TensorType)
+    act_zero_point = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    w_scale = operand_def(TensorType)
+    w_zero_point = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    post_op = prop_def(StringAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `scale` $act_scale `zero_point` $act_zero_point `,` $weight `,` $w_scale `,` $w_zero_point "
+        "(`,` $bias^)? `post_op` `=` $post_op attr-dict `:` type($input) `,` type($act_scale) `,` "
+        "type($act_zero_point) `,` type($weight) `,` type($w_scale) `,` type($w_zero_point) (`,` type($bias)^)? "
+        "`->` type($result)"
+    )
+
+    def __init__(self, x, act_scale, act_zp, w, w_scale, w_zp, bias, result_type: Attribute, post_op: str = "none"):
+        super().__init__(
+            operands=[x, act_scale, act_zp, w, w_scale, w_zp, [bias] if bias is not None else []],
+            result_types=[result_type],
+            properties={"post_op": StringAttr(post_op)},
+        )
+
+    def verify_(self):
+        if len(shape(self.input)) != 2 or len(shape(self.weight)) != 2 or not is_float(element(self.result)):
+            raise VerifyException(f"{self.name}: 2-d input and weight, a float result")
+        (m, k), (n, k2) = shape(self.input), shape(self.weight)
+        check_shape(self.name, "weight", [k2], [k])
+        check_shape(self.name, "result", shape(self.result), [m, n])
+        if self.post_op.data not in QProduct.POST_OPS:
+            raise VerifyException(f"{self.name}: post_op {self.post_op.data!r} is none of {QProduct.POST_OPS}")
+
+
+__all__ = ["ChooseQParamsOp", "DequantizeOp", "QConvOp", "QLinearDynamicOp", "QLinearOp", "QuantizeOp"]

@@ -83,3 +83,12 @@ def import_dequantize_per_channel(
     axis = axis % len(q.type.get_shape())
     op = tn.DequantizeOp(q, scales, zero_points, quant_min, quant_max, axis, element_type(torch.float32))
     return b.add(verified(op))
+
+
+@imports(qd.choose_qparams.tensor)
+def import_choose_qparams(b, node, x, quant_min, quant_max, eps, dtype):
+    _check(b, x, quant_min, quant_max, dtype)
+    if b.dtype(x) not in (torch.float32, torch.bfloat16, torch.float16):
+        raise Unsupported(f"choose_qparams of {b.dtype(x)}")
+    op = b.insert(verified(tn.ChooseQParamsOp(x, quant_min, quant_max, eps, str(dtype).removeprefix("torch."))))
+    return list(op.results)

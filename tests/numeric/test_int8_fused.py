@@ -132,3 +132,23 @@ def test_residual_sum_within_one_step():
     within_one_step(got[0], want[0])
     assert torch.equal(got[1], want[1])
     assert "tn.qconv 2x7x5x8, 8x8x3x3 NHWC, sum -> uint8, post-op relu" in extern_paths(fn, x, ident)
+
+
+def test_dynamic_linear_matches_eager():
+    """Dynamic quantization (X86InductorQuantizer(is_dynamic=True)'s graph): choose_qparams at run time, the
+    activation quantized by its result, one oneDNN int8 linear with those parameters as tensors; float32 out."""
+    g = torch.Generator().manual_seed(5)
+    x, w = torch.randn(9, 40, generator=g), weights(12, 40)
+
+    def fn(x):
+        s, z = qd.choose_qparams.tensor(x, 0, 255, 0.000244140625, torch.uint8)
+        q = qd.quantize_per_tensor.tensor(x, s, z, 0, 255, torch.uint8)
+        d = qd.dequantize_per_tensor.tensor(q, s, z, 0, 255, torch.uint8)
+        return torch.relu(F.linear(d, qd.dequantize_per_channel(w[0], w[1], w[2], 0, -128, 127, torch.int8), w[3]))
+
+    torch.testing.assert_close(compile_irc(fn)(x), fn(x), rtol=1e-5, atol=1e-4)
+    paths = extern_paths(fn, x)
+    assert paths == {
+        "tn.choose_qparams 9x40": "aten",
+        "tn.qlinear_dynamic 9x40, 12x40 -> float32, post-op none": "onednn",
+    }, paths

@@ -91,6 +91,21 @@ def test_per_channel_forms_match_eager_bit_for_bit(target, axis):
     native(fn, x, scales, zps, q, target=target)
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_choose_qparams_matches_eager_bit_for_bit(target):
+    """Dynamic quantization's parameters (torch's own function: an extern on the cpu target)."""
+
+    def fn(x):
+        s, z = qd.choose_qparams.tensor(x, 0, 255, 0.000244140625, torch.uint8)
+        s8, z8 = qd.choose_qparams.tensor(x.relu(), -128, 127, 1e-5, torch.int8)
+        return s, z, s8, z8, qd.quantize_per_tensor.tensor(x, s, z, 0, 255, torch.uint8)
+
+    x = ties((7, 11)).t()
+    for got, want in zip(compile_irc(fn, target=target)(x), fn(x), strict=True):
+        assert_same(got, want)
+    native(fn, x, target=target)
+
+
 def test_dequantize_quantize_round_trip_of_the_same_parameters_is_the_integers():
     """fuse-quant's q(reshape(dq(x))) -> reshape(x) is exact: eager gives back every uint8 value too, at any scale."""
     q = torch.arange(256, dtype=torch.uint8).reshape(16, 16)

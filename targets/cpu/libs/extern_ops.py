@@ -294,9 +294,10 @@ EXTERNS: dict[type, Callable] = {
     tn.ConvolutionOp: _convolution,
     tn.EmbeddingBackwardOp: _embedding_backward,
 }
-from .quant import qproduct  # noqa: E402  (it builds on this module's helpers)
+from .quant import choose_qparams, qproduct  # noqa: E402  (it builds on this module's helpers)
 
-EXTERNS.update({tn.QConvOp: qproduct, tn.QLinearOp: qproduct})
+EXTERNS.update({tn.QConvOp: qproduct, tn.QLinearOp: qproduct, tn.QLinearDynamicOp: qproduct})
+EXTERNS[tn.ChooseQParamsOp] = choose_qparams
 """tn op class -> prepare(op, note) -> Extern (or None: this instance goes to the reference)."""
 
 

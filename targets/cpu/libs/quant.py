@@ -30,4 +30,18 @@ def qproduct(op, note) -> Extern:
     return Extern(op.name, _into(compute), lambda ins: "onednn")
 
 
-__all__ = ["qproduct"]
+def choose_qparams(op, note) -> Extern:
+    """Dynamic quantization's scale and zero point, torch's own function (an aminmax and a few scalar ops)."""
+    meaning = quant.QUANT_SEMANTICS[type(op)]
+
+    def run(ins, outs):
+        values = meaning(op, ins[0])
+        for buf, v in zip(outs, values):
+            buf.copy_(v)
+        return list(values[len(outs) :])
+
+    note(f"{op.name} {_dims(op.input.type.get_shape())}", "aten")
+    return Extern(op.name, run, lambda ins: "aten")
+
+
+__all__ = ["choose_qparams", "qproduct"]

@@ -162,3 +162,23 @@ func.func @residual(%x: tensor<1x8x4x4xui8>, %id: tensor<1x8x4x4xui8>, %w: tenso
 // CHECK-NEXT:  %[[Y:.*]] = tn.qconv %[[X]], %w, %ws, %wz, %b accum %[[A]] scale 2.000000e-02 : f64 zero_point 3 x = (3.000000e-02 : f64, 0) out = (3.000000e-02 : f64, 0) post_op = "relu" {{.*}} channels_last
 // CHECK-NEXT:  %[[R:.*]] = tn.permute %[[Y]] perm = [0, 3, 1, 2]
 // CHECK-NEXT:  func.return %[[R]]
+
+// -----
+
+// Dynamic quantization: the activation's scale and zero point come from tn.choose_qparams at run time, so the
+// linear layer takes them as tensors (oneDNN's qlinear_pointwise.tensor); its result is float32.
+func.func @dynamic_linear(%x: tensor<4x16xf32>, %w: tensor<8x16xi8>, %ws: tensor<8xf32>, %wz: tensor<8xi64>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %s, %z = tn.choose_qparams %x range = [0, 255] eps = 2.44140625e-04 dtype = "uint8" : tensor<4x16xf32> -> tensor<1xf64>, tensor<1xi64>
+  %s0 = tn.reshape %s : tensor<1xf64> -> tensor<f64>
+  %z0 = tn.reshape %z : tensor<1xi64> -> tensor<i64>
+  %q = tn.quantize %x scale %s0 zero_point %z0 range = [0, 255] : tensor<4x16xf32>, tensor<f64>, tensor<i64> -> tensor<4x16xui8>
+  %dx = tn.dequantize %q scale %s0 zero_point %z0 range = [0, 255] : tensor<4x16xui8>, tensor<f64>, tensor<i64> -> tensor<4x16xf32>
+  %dw = tn.dequantize %w scale %ws zero_point %wz range = [-128, 127] axis 0 : tensor<8x16xi8>, tensor<8xf32>, tensor<8xi64> -> tensor<8x16xf32>
+  %t = tn.permute %dw perm = [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
+  %y = tn.addmm %dx, %t bias %b : tensor<4x16xf32>, tensor<16x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  func.return %y : tensor<4x8xf32>
+}
+// CHECK-LABEL: func.func @dynamic_linear
+// CHECK:       %q = tn.quantize %x scale %s0 zero_point %z0
+// CHECK-NEXT:  %y = tn.qlinear_dynamic %q scale %s0 zero_point %z0, %w, %ws, %wz, %b post_op = "none" : {{.*}} -> tensor<4x8xf32>
+// CHECK-NEXT:  func.return %y
