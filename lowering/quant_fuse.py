@@ -121,8 +121,9 @@ def _dynamic_activation(v: SSAValue):
 
 
 def _linear_parts(op, activation=None):
-    """((x, scale, zero point), (w, scales, zero points), bias) of a linear layer over dequantized operands: addmm,
-    mm, or the importer's add(bias, mm); else None. `activation`: how the input's parameters are read (constants)."""
+    """((x, scale, zero point), (w, scales, zero points), bias, the reshape between x's dequantize and the product or
+    None) of a linear layer over dequantized operands: addmm, mm, or the importer's add(bias, mm); else None.
+    `activation`: how the input's parameters are read (constants, or tensors computed at run time)."""
     activation = activation or _activation
     mm, bias = op, None
     if (found := _bias_add(op)) is not None:
@@ -134,11 +135,20 @@ def _linear_parts(op, activation=None):
     t = mm.rhs.owner
     if not isinstance(t, tn.PermuteOp) or list(t.perm.get_values()) != [1, 0]:
         return None
-    if (x := activation(mm.lhs)) is None or (w := _weight(t.input)) is None:
+    lhs = mm.lhs  # a layer over (batch, tokens, features) reads a reshape of the dequantized activation
+    lhs = lhs.owner.input if isinstance(lhs.owner, tn.ReshapeOp) and lhs.owner.input.has_one_use() else lhs
+    if (x := activation(lhs)) is None or (w := _weight(t.input)) is None:
         return None
     if bias is not None and (bias.type.get_shape() != (w[0].type.get_shape()[0],) or _dtype(bias) != torch.float32):
         return None
-    return x, w, bias
+    return x, w, bias, mm.lhs.owner if lhs is not mm.lhs else None
+
+
+def _viewed(x: SSAValue, view) -> list:
+    """[the reshape of the integer activation that the dequantized one had] (it commutes with a per-tensor dq)."""
+    if view is None:
+        return []
+    return [tn.ReshapeOp(x, TensorType(x.type.get_element_type(), view.result.type.get_shape()), list(view.sizes))]
 
 
 def _residual(add):
@@ -185,11 +195,15 @@ def _product(prod, result_type, out_q: tuple[float, int], post_op: str):
         )
         return [*before, nhwc, conv, tn.PermuteOp(conv.result, NCHW)]
     if (parts := _linear_parts(prod)) is not None:
-        (x, xs, xz), (w, ws, wz), bias = parts
-        return tn.QLinearOp(x, w, ws, wz, bias, result_type, x_q=(xs, xz), out_q=out_q, post_op=post_op)
+        (x, xs, xz), (w, ws, wz), bias, view = parts
+        pre = _viewed(x, view)
+        x = pre[0].result if pre else x
+        return [*pre, tn.QLinearOp(x, w, ws, wz, bias, result_type, x_q=(xs, xz), out_q=out_q, post_op=post_op)]
     if result_type.get_element_type() == f32 and (parts := _linear_parts(prod, _dynamic_activation)) is not None:
-        (x, xs, xz), (w, ws, wz), bias = parts
-        return tn.QLinearDynamicOp(x, xs, xz, w, ws, wz, bias, result_type, post_op)
+        (x, xs, xz), (w, ws, wz), bias, view = parts
+        pre = _viewed(x, view)
+        x = pre[0].result if pre else x
+        return [*pre, tn.QLinearDynamicOp(x, xs, xz, w, ws, wz, bias, result_type, post_op)]
     return None
 
 

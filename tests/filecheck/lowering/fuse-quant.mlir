@@ -182,3 +182,20 @@ func.func @dynamic_linear(%x: tensor<4x16xf32>, %w: tensor<8x16xi8>, %ws: tensor
 // CHECK:       %q = tn.quantize %x scale %s0 zero_point %z0
 // CHECK-NEXT:  %y = tn.qlinear_dynamic %q scale %s0 zero_point %z0, %w, %ws, %wz, %b post_op = "none" : {{.*}} -> tensor<4x8xf32>
 // CHECK-NEXT:  func.return %y
+
+// -----
+
+// A linear layer over (batch, tokens, features): the dequantized activation is reshaped to rows before the product;
+// the reshape moves to the integer activation (it commutes with a per-tensor dequantize).
+func.func @rows_of_tokens(%x: tensor<2x3x16xui8>, %s: tensor<f64>, %z: tensor<i64>, %w: tensor<8x16xi8>, %ws: tensor<8xf32>, %wz: tensor<8xi64>) -> tensor<6x8xf32> {
+  %dx = tn.dequantize %x scale %s zero_point %z range = [0, 255] : tensor<2x3x16xui8>, tensor<f64>, tensor<i64> -> tensor<2x3x16xf32>
+  %v = tn.reshape %dx : tensor<2x3x16xf32> -> tensor<6x16xf32>
+  %dw = tn.dequantize %w scale %ws zero_point %wz range = [-128, 127] axis 0 : tensor<8x16xi8>, tensor<8xf32>, tensor<8xi64> -> tensor<8x16xf32>
+  %t = tn.permute %dw perm = [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
+  %y = tn.mm %v, %t : tensor<6x16xf32>, tensor<16x8xf32> -> tensor<6x8xf32>
+  func.return %y : tensor<6x8xf32>
+}
+// CHECK-LABEL: func.func @rows_of_tokens
+// CHECK-NEXT:  %[[R:.*]] = tn.reshape %x : tensor<2x3x16xui8> -> tensor<6x16xui8>
+// CHECK-NEXT:  %[[Y:.*]] = tn.qlinear_dynamic %[[R]] scale %s zero_point %z, %w, %ws, %wz post_op = "none" {{.*}} -> tensor<6x8xf32>
+// CHECK-NEXT:  func.return %[[Y]]
