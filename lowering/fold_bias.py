@@ -17,7 +17,9 @@ tn.gelu: the feed-forward layer's gelu(x @ W1^T + b1), which oneDNN applies to e
 (`epilogue "gelu"`, or "gelu_tanh"), cheaper than a pass of its own over the result. The target's rule says which
 products (rules.Rules.biased_products: the cpu target's oneDNN ones, whose results it allocates, so no buffer is
 planned for either form); a nest that does anything else (relu: oneDNN's maps NaN to 0; a residual) stays a kernel,
-and so does a product another op reads as well. Runs after fuse-loops, which has already joined the bias to any
+and so does a product another op reads as well. A bf16 linear layer is one tn.addmm from the importer: a gelu nest
+that only rounds it, widens it, applies the gelu and rounds again joins it the same way (oneDNN's gelu on the float32
+sum, one rounding). Runs after fuse-loops, which has already joined the bias to any
 kernel that reads the product. Without a target (IR that records no plan) it changes nothing unless asked:
 `-p 'fold-bias{every=true}'`. docs/loop-and-mem.md has the measurements behind it.
 """
@@ -26,8 +28,9 @@ import functools
 import math as pymath
 from dataclasses import dataclass
 
+from xdsl.context import Context
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import FloatAttr, f32
+from xdsl.dialects.builtin import FloatAttr, ModuleOp, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineExpr, AffineMap
 
@@ -134,7 +137,34 @@ def bias_of(nest: loop.NestOp, product: SSAValue) -> tuple[SSAValue, str | None]
     return (bias[0], epilogue) if epilogue is not None else None
 
 
-def fold(mm: tn.MmOp, nest: loop.NestOp, bias: SSAValue, epilogue: str | None = None) -> None:
+def narrow_epilogue(nest: loop.NestOp, product: SSAValue) -> str | None:
+    """tn.addmm's epilogue when `nest` is exactly r[..., j] = round(epilogue(widen(product[row, j]))) over the
+    product's rows and columns: a bf16/f16 linear layer's gelu, where the importer made the layer one tn.addmm."""
+    space, (m, n) = nest.space_shape(False), product.type.get_shape()
+    rank, el = len(space), product.type.get_element_type()
+    if nest.outs or nest.symbols or len(nest.res) != 1 or nest.iterator_kinds() != ["parallel"] * rank or rank < 2:
+        return None
+    if DYN in space or space[-1] != n or pymath.prod(space[:-1]) != m or nest.res[0].type.get_element_type() != el:
+        return None
+    loads = [op for op in nest.body.block.ops if isinstance(op, loop.LoadOp)]
+    if (
+        len(loads) != 1
+        or loads[0].source is not product
+        or loads[0].indices
+        or not _reads_rows(loads[0].map.data, space)
+    ):
+        return None
+    wide, (out,) = list(loads[0].result.uses), nest.yield_op.values
+    if (
+        len(wide) != 1
+        or not isinstance(ext := wide[0].operation, arith.ExtFOp)
+        or not isinstance(out.owner, arith.TruncFOp)
+    ):
+        return None
+    return _epilogues().get(_expression(out.owner.input, ext.result, set()))
+
+
+def fold(mm: tn.MmOp | tn.AddmmOp, nest: loop.NestOp, bias: SSAValue, epilogue: str | None = None) -> None:
     """Replace `nest` (mm's only reader) and `mm` by one tn.addmm where the nest stood (and a tn.reshape of it to the
     nest's shape where that splits the rows)."""
     new = tn.AddmmOp(mm.lhs, mm.rhs, bias, mm.result.type, epilogue)
@@ -161,6 +191,19 @@ class FoldBiasPass(ProductPass):
         nest = load.parent_op()
         if isinstance(nest, loop.NestOp) and (found := bias_of(nest, mm.result)) is not None and picks(mm):
             fold(mm, nest, *found)
+
+    def apply(self, ctx: Context, module: ModuleOp) -> None:
+        super().apply(ctx, module)
+        picks = (lambda op: True) if self.every else self.picks
+        if picks is None:
+            return
+        for op in [op for op in module.walk() if isinstance(op, tn.AddmmOp) and op.epilogue is None]:
+            uses = list(op.result.uses)
+            if len(uses) != 1 or not isinstance(load := uses[0].operation, loop.LoadOp):
+                continue
+            nest = load.parent_op()
+            if isinstance(nest, loop.NestOp) and (epilogue := narrow_epilogue(nest, op.result)) and picks(op):
+                fold(op, nest, op.bias, epilogue)
 
 
 __all__ = ["FoldBiasPass", "bias_of", "fold"]

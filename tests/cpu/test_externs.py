@@ -111,7 +111,9 @@ def test_path_is_a_rule_not_a_timing(monkeypatch):
         assert p1 == p2 and torch.equal(y1, y2)
     f32_packed = externs.onednn_available(torch.float32)
     plain = "mkldnn" if f32_packed and externs.onednn_outruns_mkl() else "aten"  # a property of the machine
-    want = [("mkldnn_packed" if f32_packed else "aten", plain), *[("aten", "aten")] * 2]  # linear, per dtype
+    bf16 = externs.onednn_bf16(torch.bfloat16)  # bf16 takes float32's oneDNN paths where oneDNN outruns MKL
+    want = [("mkldnn_packed" if f32_packed else "aten", plain), ("mkldnn_packed", "mkldnn") if bf16 else ("aten",) * 2]
+    want.append(("aten", "aten"))  # linear, per dtype: float16 stays eager's call
     got = [(runs[0][6 * i][0], runs[0][6 * i + 1][0]) for i in range(3)]
     assert got == want
 

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from irc import report
+from irc.targets.cpu.libs import externs
 from irc.targets.cpu.libs.externs import narrow_products, widened_products
 from tests.conftest import compile_irc
 
@@ -108,3 +109,40 @@ def test_every_product_of_a_training_step_runs_in_the_dtype_the_library_has_kern
         products
     )
     assert all(f" {runs_in}" in p for p in products), products
+
+
+class _FeedForward(torch.nn.Module):
+    def __init__(self, act: str):
+        super().__init__()
+        self.up, self.down, self.act = torch.nn.Linear(96, 384), torch.nn.Linear(384, 96), act
+
+    def forward(self, x):
+        h = self.up(x)
+        if self.act != "none":
+            h = torch.nn.functional.gelu(h, approximate="tanh" if self.act == "gelu_tanh" else "none")
+        return self.down(h)
+
+
+@pytest.mark.parametrize("act", ["gelu", "gelu_tanh"])
+def test_a_bfloat16_linear_layer_takes_its_gelu_into_onednn(act):
+    """A bf16 linear layer (one tn.addmm) and the gelu after it run as one oneDNN call with the gelu as its post-op,
+    where oneDNN has bf16 kernels and outruns MKL here (externs.onednn_bf16): the gelu of the float32 sum, rounded
+    once; no kernel of its own (as many as the same layers without the gelu), NaN kept where eager keeps it."""
+    torch.manual_seed(0)
+    model, x = _FeedForward(act).eval(), torch.randn(4, 67, 96)
+    ref = model.double()(x.double())
+    x[0, 0, 0] = float("nan")
+    model, x = model.to(torch.bfloat16), x.to(torch.bfloat16)
+    start = report.mark()
+    with torch.no_grad():
+        got, eager = compile_irc(model)(x), model(x)
+        compile_irc(_FeedForward("none").to(torch.bfloat16).eval())(x)
+    with_gelu, without = report.reports_since(start).graphs
+    assert torch.equal(got.isnan(), eager.isnan())
+    keep = ~eager.isnan()
+    _judge(got[keep], eager[keep], ref[keep], torch.bfloat16)
+    if externs.onednn_bf16(torch.bfloat16):
+        assert set(with_gelu.extern_paths.values()) == {"mkldnn"}, with_gelu.extern_paths
+        assert with_gelu.fused_kernels == without.fused_kernels, (with_gelu.fused_kernels, without.fused_kernels)
+    else:
+        assert with_gelu.fused_kernels == without.fused_kernels + 1

@@ -19,8 +19,8 @@ The paths round differently, so the choice is a rule on the problem, never a tim
 graph's numbers must not depend on the load of the machine that compiled it):
     linear  float32, constant weight, row-major input, oneDNN -> mkldnn_packed; the same with a weight that
             changes -> mkldnn where oneDNN outruns MKL on the machine (onednn_outruns_mkl: MKL's own code branch
-            for the CPU, mkl_branch, is below AVX2, as on AMD's CPUs), else aten; anything else (a transposed
-            input, float16, bfloat16) -> aten,
+            for the CPU, mkl_branch, is below AVX2, as on AMD's CPUs), else aten; bfloat16 the same where oneDNN
+            has bf16 kernels and outruns MKL (onednn_bf16); anything else (a transposed input, float16) -> aten,
             eager's own call (narrow types: one rounding, as eager; a transposed operand reaches MKL as a
             transpose flag, oneDNN would copy it)
     conv    channels-last input -> mkldnn_packed (constant weight, oneDNN) else aten_cl; an NCHW input
@@ -29,8 +29,8 @@ graph's numbers must not depend on the load of the machine that compiled it):
 In float32, aten differs from mkldnn in most elements (last bits); mkldnn equals mkldnn_packed. In
 bfloat16 all three linear paths agreed on the shapes checked. oneDNN's paths run float32 products and
 convolutions faster than aten's, the prepacked weight fastest, which is why the rule prefers them where they
-round as the caller may expect. bfloat16 stays on aten although packed oneDNN runs it faster too: aten is
-eager's call, and packed bf16 is not known to round alike on every shape. (The timings behind this are in
+round as the caller may expect. In bfloat16 every path accumulates in float32 and rounds once; the order of the
+sums differs, which the low-precision judge allows (tests/numeric/low_precision.py). (The timings behind this are in
 docs/cpu-target.md, "Measurements behind the runtime's and libraries' choices".)
 A weight that changes (training) is never packed: reordering it every call costs several times the product
 itself. Which weights are constant is the caller's to say (targets/args.ArgSpec.stable: a training graph's
@@ -176,11 +176,19 @@ def linear_rule(paths: tuple[str, ...], dtype: torch.dtype, unit_rows: bool) -> 
     reads it in place (torch would copy it for oneDNN)."""
     if (forced := forced_path(paths)) is not None:
         return forced
-    if dtype != torch.float32 or not unit_rows:
+    if not (dtype == torch.float32 or onednn_bf16(dtype)) or not unit_rows:
         return "aten"
     if "mkldnn_packed" in paths:
         return "mkldnn_packed"
     return "mkldnn" if "mkldnn" in paths and onednn_outruns_mkl() else "aten"
+
+
+def onednn_bf16(dtype: torch.dtype) -> bool:
+    """Does a bfloat16 product take float32's oneDNN paths here? Where oneDNN has bf16 kernels of its own
+    (narrow_products) and outruns MKL (onednn_outruns_mkl): on the 2-core AMD EPYC (AVX512-BF16, MKL's generic
+    branch) a linear layer's CPU time was 2-6% under torch.addmm's, 4-17% with relu or gelu as oneDNN's post-op
+    against torch.addmm and the activation's own pass (32x1024x1024 to 2048x1024x256, one thread)."""
+    return dtype == torch.bfloat16 and "bfloat16" in narrow_products() and onednn_outruns_mkl()
 
 
 def unit_rows(x: torch.Tensor) -> bool:

@@ -92,3 +92,24 @@ func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -
 // CHECK-NEXT:  %[[P:.*]] = tn.mm %x, %w
 // CHECK-NEXT:  loop.nest
 // CHECK-NOT:   tn.addmm
+
+// -----
+
+// A bf16 linear layer is one tn.addmm from the importer; the gelu after it (widened, applied, rounded) joins it as
+// its epilogue: oneDNN's gelu of the float32 sum, one rounding. A relu does not (oneDNN's maps NaN to 0).
+func.func @narrow_gelu(%x: tensor<6x8xbf16>, %w: tensor<8x16xbf16>, %b: tensor<16xbf16>, %c: tensor<16xbf16>) -> (tensor<2x3x16xbf16>, tensor<6x16xbf16>) {
+  %y = tn.addmm %x, %w bias %b : tensor<6x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16> -> tensor<6x16xbf16>
+  %v = tn.reshape %y : tensor<6x16xbf16> -> tensor<2x3x16xbf16>
+  %g = tn.gelu %v approximate = "tanh" : tensor<2x3x16xbf16>
+  %z = tn.addmm %x, %w bias %c : tensor<6x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16> -> tensor<6x16xbf16>
+  %r = tn.relu %z : tensor<6x16xbf16>
+  func.return %g, %r : tensor<2x3x16xbf16>, tensor<6x16xbf16>
+}
+// CHECK-LABEL: func.func @narrow_gelu
+// CHECK:         %[[G:.*]] = tn.addmm %x, %w bias %b epilogue "gelu_tanh" : tensor<6x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16> -> tensor<6x16xbf16>
+// CHECK-NEXT:    %[[V:.*]] = tn.reshape %[[G]] : tensor<6x16xbf16> -> tensor<2x3x16xbf16>
+// CHECK-NEXT:    %[[Z:.*]] = tn.addmm %x, %w bias %c : tensor<6x8xbf16>
+// CHECK-NEXT:    loop.nest
+// CHECK:         arith.maximumf
+// NONE-LABEL: func.func @narrow_gelu
+// NONE-NOT:      epilogue
