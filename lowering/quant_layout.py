@@ -7,7 +7,7 @@ rule. expand-quant runs it on modules that hold a tn.qconv (float graphs keep se
     add(permute(a, p), permute(b, p), c0)  ->  permute(add(a, b, c0), p)       (c0: a 0-d operand)
 """
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
 
 from irc.dialects import tensor as tn
 from irc.dialects.tensor.base import Binary, Unary
@@ -35,11 +35,30 @@ def sink_permute_through_elementwise(op):
     return [new, tn.PermuteOp(new.results[0], list(p))]
 
 
+def donate_accums(module: ModuleOp) -> None:
+    """Mark each residual convolution whose accum is another int8 convolution's result (a fresh tensor of its own,
+    no view), read otherwise only by int8 products before it (library calls: no fusion moves them after it), not
+    its input and not returned: oneDNN then sums into the accum in place, not into a copy (a pass over it saved)."""
+    for op in module.walk():
+        if not isinstance(op, tn.QConvOp) or op.accum is None or not isinstance(op.accum.owner, tn.QConvOp):
+            continue
+        block, index = op.parent_block(), op.parent_block().get_operation_index
+        others = [u.operation for u in op.accum.uses if u.operation is not op]
+        if op.input is not op.accum and all(
+            isinstance(u, tn.QConvOp | tn.QLinearOp | tn.QLinearDynamicOp)
+            and u.parent_block() is block
+            and index(u) < index(op)
+            for u in others
+        ):
+            op.properties["accum_donated"] = UnitAttr()
+
+
 def nhwc_region(module: ModuleOp) -> None:
     if any(isinstance(op, tn.QConvOp) for op in module.walk()):
         apply_rules(
             module, (sink_permute_through_elementwise, fold_permute_permute, fold_permute_identity, sink_permute_below)
         )
+        donate_accums(module)
 
 
 __all__ = ["nhwc_region"]

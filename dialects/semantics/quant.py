@@ -112,10 +112,11 @@ def _bounds(dtype: torch.dtype) -> tuple[int, int]:
     return torch.iinfo(dtype).min, torch.iinfo(dtype).max
 
 
-def run(op, t: dict, packed, symmetric: bool | None = None) -> torch.Tensor:
+def run(op, t: dict, packed, symmetric: bool | None = None, donated: bool = False) -> torch.Tensor:
     """The int8 product of the operands `t` (by name) with a packed weight. oneDNN ignores weight zero points: a
     weight with any that is not 0 (`symmetric` False; None: look) takes the graph's own float chain. The residual
-    (`accum`) goes in as oneDNN's sum post-op, on a copy: oneDNN writes the sum into it."""
+    (`accum`) goes in as oneDNN's sum post-op, on a copy (oneDNN writes the sum into it) but where the caller
+    says it is `donated` (the cpu target, for a tn.qconv marked accum_donated)."""
     w_scale, w_zp, bias = t["w_scale"], t["w_zero_point"], t["bias"]
     if not (symmetric if symmetric is not None else not w_zp.any()):
         return _chain(op, t)
@@ -136,7 +137,8 @@ def run(op, t: dict, packed, symmetric: bool | None = None) -> torch.Tensor:
     if t["accum"] is None:
         y = torch.ops.onednn.qconv_pointwise(x, xs, xz, packed, w_scale, w_zp, bias, *args, os, oz, dt, post, [], "")
     else:
-        acc = _nchw(op, t["accum"]).clone(memory_format=cl)
+        acc = _nchw(op, t["accum"])
+        acc = acc if donated else acc.clone(memory_format=cl)
         fn = torch.ops.onednn.qconv2d_pointwise.binary
         y = fn(x, xs, xz, packed, w_scale, w_zp, acc, bias, *args, os, oz, dt, *_accum(op), "sum", 1.0, post, [], "")
     return _nhwc(op, y)

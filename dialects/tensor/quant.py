@@ -155,14 +155,16 @@ class QConvOp(QProduct, ConvParams):
     accum = opt_operand_def(TensorType)  # xDSL puts a subclass's operands first
     accum_scale = opt_prop_def(FloatAttr)
     accum_zero_point = opt_prop_def(IntegerAttr[i64])
+    accum_donated = opt_prop_def(UnitAttr)  # nothing reads the accum after this op: oneDNN may sum into it in place
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
         "$input `,` $weight `,` $w_scale `,` $w_zero_point (`,` $bias^)? (`accum` $accum^ `scale` $accum_scale `zero_point` "
         "$accum_zero_point)? `x` `=` `(` $x_scale `,` $x_zero_point `)` "
         "`out` `=` `(` $out_scale `,` $out_zero_point `)` `post_op` `=` $post_op `stride` `=` $stride "
         "`padding` `=` $padding `dilation` `=` $dilation `output_padding` `=` $output_padding `groups` `=` $groups (`transposed` $transposed^)? (`channels_last` $channels_last^)? "
+        "(`accum_donated` $accum_donated^)? "
         "attr-dict `:` type($input) `,` type($weight) `,` type($w_scale) `,` type($w_zero_point) (`,` type($bias)^)? "
-        "(`,` type($accum)^)? `->` type($result)"
+        "(`accum` type($accum)^)? `->` type($result)"
     )
 
     def __init__(

@@ -9,6 +9,7 @@ from .extern_ops import Extern, _dims, _dtype, _into
 
 def qproduct(op, note) -> Extern:
     held: dict = {}
+    donated = getattr(op, "accum_donated", None) is not None  # nothing reads the accum after: summed in place
 
     def packed(x, w, w_scale, w_zp):
         """The packed weight and whether its zero points are all 0, kept while the same tensors arrive unchanged."""
@@ -20,7 +21,7 @@ def qproduct(op, note) -> Extern:
     def compute(ins, out):
         t = quant.operands(op, ins)
         pw, symmetric = packed(t["input"], t["weight"], t["w_scale"], t["w_zero_point"])
-        return quant.run(op, t, pw, symmetric=symmetric)
+        return quant.run(op, t, pw, symmetric=symmetric, donated=donated)
 
     kinds = ", ".join(f"{_dims(v.type.get_shape())}" for v in (op.input, op.weight))
     kinds += " NHWC" if getattr(op, "channels_last", None) is not None else ""

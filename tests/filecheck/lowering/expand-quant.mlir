@@ -76,3 +76,21 @@ func.func @nhwc_region(%x: tensor<1x4x4x8xui8>, %w: tensor<8x8x1x1xi8>, %ws: ten
 // CHECK-NOT:   tn.permute
 // CHECK:       %[[Q:.*]] = tn.convert %{{.*}} : tensor<1x4x4x8xf32> -> tensor<1x4x4x8xui8>
 // CHECK-NEXT:  func.return %[[Q]]
+
+// -----
+
+// A residual convolution may sum into its accum in place when the accum is another int8 convolution's result read
+// otherwise only by int8 convolutions before it (%b's accum %a), not when anything reads it after (%d's accum %c,
+// read again by the add).
+func.func @donated_accums(%x: tensor<1x4x4x8xui8>, %w: tensor<8x8x1x1xi8>, %ws: tensor<8xf32>, %wz: tensor<8xi64>) -> (tensor<1x4x4x8xui8>, tensor<1x4x4x8xui8>) {
+  %a = tn.qconv %x, %w, %ws, %wz x = (3.000000e-02 : f64, 0) out = (3.000000e-02 : f64, 0) post_op = "none" stride = [1, 1] padding = [0, 0] dilation = [1, 1] output_padding = [0, 0] groups = 1 channels_last : tensor<1x4x4x8xui8>, tensor<8x8x1x1xi8>, tensor<8xf32>, tensor<8xi64> -> tensor<1x4x4x8xui8>
+  %h = tn.qconv %a, %w, %ws, %wz x = (3.000000e-02 : f64, 0) out = (3.000000e-02 : f64, 0) post_op = "relu" stride = [1, 1] padding = [0, 0] dilation = [1, 1] output_padding = [0, 0] groups = 1 channels_last : tensor<1x4x4x8xui8>, tensor<8x8x1x1xi8>, tensor<8xf32>, tensor<8xi64> -> tensor<1x4x4x8xui8>
+  %b = tn.qconv %h, %w, %ws, %wz accum %a scale 3.000000e-02 : f64 zero_point 0 x = (3.000000e-02 : f64, 0) out = (3.000000e-02 : f64, 0) post_op = "relu" stride = [1, 1] padding = [0, 0] dilation = [1, 1] output_padding = [0, 0] groups = 1 channels_last : tensor<1x4x4x8xui8>, tensor<8x8x1x1xi8>, tensor<8xf32>, tensor<8xi64> accum tensor<1x4x4x8xui8> -> tensor<1x4x4x8xui8>
+  %c = tn.qconv %b, %w, %ws, %wz x = (3.000000e-02 : f64, 0) out = (3.000000e-02 : f64, 0) post_op = "none" stride = [1, 1] padding = [0, 0] dilation = [1, 1] output_padding = [0, 0] groups = 1 channels_last : tensor<1x4x4x8xui8>, tensor<8x8x1x1xi8>, tensor<8xf32>, tensor<8xi64> -> tensor<1x4x4x8xui8>
+  %d = tn.qconv %b, %w, %ws, %wz accum %c scale 3.000000e-02 : f64 zero_point 0 x = (3.000000e-02 : f64, 0) out = (3.000000e-02 : f64, 0) post_op = "relu" stride = [1, 1] padding = [0, 0] dilation = [1, 1] output_padding = [0, 0] groups = 1 channels_last : tensor<1x4x4x8xui8>, tensor<8x8x1x1xi8>, tensor<8xf32>, tensor<8xi64> accum tensor<1x4x4x8xui8> -> tensor<1x4x4x8xui8>
+  %e = tn.add %c, %d : tensor<1x4x4x8xui8>, tensor<1x4x4x8xui8> -> tensor<1x4x4x8xui8>
+  func.return %b, %e : tensor<1x4x4x8xui8>, tensor<1x4x4x8xui8>
+}
+// CHECK-LABEL: func.func @donated_accums
+// CHECK:       %b = tn.qconv %h, %w, %ws, %wz accum %a {{.*}} channels_last accum_donated :
+// CHECK:       %d = tn.qconv %b, %w, %ws, %wz accum %c {{.*}} channels_last :
