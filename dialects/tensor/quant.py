@@ -148,7 +148,7 @@ class QConvOp(QProduct, ConvParams):
     input is (N, H, W, C) and the result (N, H, W, O), the layout oneDNN computes in. With `accum` (a uint8 tensor of
     the result's shape and its `accum_scale`, `accum_zero_point`), oneDNN's sum post-op: the dequantized accum is
     added to the product before `post_op` (a residual connection).
-    %y = tn.qconv %x, %w, %ws, %wz, %b x = (0.5 : f64, 128) out = (0.1 : f64, 0) post_op = "relu" stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : ..."""
+    %y = tn.qconv %x, %w, %ws, %wz, %b x = (0.5 : f64, 128) out = (0.1 : f64, 0) post_op = "relu" stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<2x3x8x8xui8>, tensor<4x3x3x3xi8>, tensor<4xf32>, tensor<4xi64>, tensor<4xf32> -> tensor<2x4x8x8xui8>"""
 
     name = "tn.qconv"
     channels_last = opt_prop_def(UnitAttr)
@@ -216,7 +216,7 @@ class QConvOp(QProduct, ConvParams):
 @irdl_op_definition
 class QLinearOp(QProduct):
     """An int8 linear layer x @ w.T (+ bias) of (M, K) activations and (N, K) weights (oneDNN's qlinear_pointwise).
-    %y = tn.qlinear %x, %w, %ws, %wz, %b x = (0.5 : f64, 128) out = (1.0 : f64, 0) post_op = "none" : ..."""
+    %y = tn.qlinear %x, %w, %ws, %wz, %b x = (0.5 : f64, 128) out = (0.1 : f64, -3) post_op = "none" : tensor<4x16xui8>, tensor<8x16xi8>, tensor<8xf32>, tensor<8xi64>, tensor<8xf32> -> tensor<4x8xi8>"""
 
     name = "tn.qlinear"
     assembly_format = (
@@ -283,7 +283,7 @@ class ChooseQParamsOp(IRDLOperation):
 class QLinearDynamicOp(IRDLOperation):
     """An int8 linear layer whose activations' scale and zero point are tensors computed at run time (dynamic
     quantization: oneDNN's qlinear_pointwise.tensor); a float32 result, `post_op` after the bias.
-    %y = tn.qlinear_dynamic %x scale %s zero_point %z, %w, %ws, %wz, %b post_op = "none" : ..."""
+    %y = tn.qlinear_dynamic %x scale %s zero_point %z, %w, %ws, %wz, %b post_op = "none" : tensor<4x16xui8>, tensor<1xf64>, tensor<1xi64>, tensor<8x16xi8>, tensor<8xf32>, tensor<8xi64>, tensor<8xf32> -> tensor<4x8xf32>"""
 
     name = "tn.qlinear_dynamic"
     input = operand_def(TensorType)
