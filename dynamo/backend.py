@@ -31,7 +31,7 @@ from irc.targets.runtime import CompiledGraph, output_spec
 
 from . import compile_log, warm
 from .aliases import drop_view_results, input_views, output_views
-from .partition import recompute_partition
+from .partition import keep_saved_inputs, recompute_partition, saved_mutated_inputs
 from .saved_layouts import in_eager_layouts, keep_saved_layouts, take_saved_layouts
 
 
@@ -75,6 +75,13 @@ def backend(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None
 def compile_graph(
     gm: torch.fx.GraphModule, example_inputs, opts: Options, kind: str, dynamo_graph: int, static=None, n_inputs=0
 ):
+    """AOT autograd's fw/bw/inference compiler: the graph compiled, or run eagerly where it cannot be."""
+    saved = saved_mutated_inputs(gm) if kind == "forward" else []
+    compiled = _compile_graph(gm, example_inputs, opts, kind, dynamo_graph, static, n_inputs)
+    return keep_saved_inputs(compiled, saved) if saved else compiled  # eager's gradients (partition.py)
+
+
+def _compile_graph(gm, example_inputs, opts: Options, kind: str, dynamo_graph: int, static, n_inputs):
     rep = report.new_graph(dynamo_graph, kind)
     rep.nodes = sum(1 for n in gm.graph.nodes if n.op == "call_function")
     dump = _dumper(opts, rep)

@@ -16,6 +16,12 @@ Three changes to AOT's min-cut, two of them for what views cost in irc:
   transposed operand for free. One the forward reads too (attention's heads-first q) is computed anyway.
 - AOT's common-subexpression pass is off: irc's tensor-opt stage runs CSE over each graph it compiles, and AOT's
   pass imports inductor's pattern matcher, a large share of the first train step in a process.
+
+The min-cut may also save an input the forward mutates (a buffer the module updates in place, such as a QAT
+observer's statistics, read again by the backward to recompute from). The forward writes the new value into that
+tensor (the program itself, or AOT's runtime after it), so the backward would read the new value: eager autograd
+refuses such a tensor (its version changed), and irc, which writes inputs back keeping their version counters,
+would compute wrong gradients. keep_saved_inputs makes such a forward save a copy of the input as it was.
 """
 
 from unittest import mock
@@ -34,6 +40,36 @@ def recompute_partition(joint_module, joint_inputs, **kwargs):
 
     with functorch_config.patch(cse=False), mock.patch.object(partitioners, "choose_saved_values_set", with_views):
         return partitioners.min_cut_rematerialization_partition(joint_module, joint_inputs, **kwargs)
+
+
+def saved_mutated_inputs(gm: torch.fx.GraphModule) -> list[tuple[int, int]]:
+    """(output, input) of a training forward (AOT's metadata in the tracing context): each output saved for the
+    backward that is an input the forward mutates."""
+    from torch._guards import TracingContext
+
+    md = getattr(TracingContext.try_get(), "fw_metadata", None)
+    if md is None:
+        return []
+    tokens = len(md.tokens)
+    inputs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    mutated = {inputs[tokens + i]: tokens + i for i, info in enumerate(md.input_info) if info.mutates_data}
+    results = gm.graph.output_node().args[0]
+    return [(k, mutated[r]) for k, r in enumerate(results) if k >= tokens + md.num_forward_returns and r in mutated]
+
+
+def keep_saved_inputs(forward, pairs: list[tuple[int, int]]):
+    """A boxed forward whose output k of each (k, i) in `pairs` is a copy of input i taken before the call."""
+    boxed = getattr(forward, "_boxed_call", False)
+
+    def run(args):
+        before = {i: args[i].clone() for _, i in pairs}  # the call may write the inputs, and clear `args`
+        outs = list(forward(args) if boxed else forward(*args))
+        for k, i in pairs:
+            outs[k] = before[i]
+        return outs
+
+    run._boxed_call = True
+    return run
 
 
 _TRANSPOSES = {torch.ops.aten.permute.default, torch.ops.aten.t.default, torch.ops.aten.transpose.int}

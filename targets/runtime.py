@@ -94,6 +94,8 @@ def write_input(dst: torch.Tensor, src: torch.Tensor) -> None:
     if src is dst or (src.data_ptr() == dst.data_ptr() and src.stride() == dst.stride() and src.shape == dst.shape):
         return
     with torch.no_grad(), nullcontext() if dst.is_inference() else torch.autograd._unsafe_preserve_version_counter(dst):
+        if dst.shape != src.shape:  # the graph resized the input (an observer's empty statistics, at its first call)
+            dst.resize_(src.shape)
         dst.copy_(src)
 
 
