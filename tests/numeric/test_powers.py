@@ -1,6 +1,8 @@
 """Powers of a constant exponent (lowering/simplify_tensor.py: pow_of_small_exponent): the exponents ATen's pow
 kernel writes out (2, 3, -2, 0.5, -0.5, -1) compile to those expressions and give eager's numbers bit for bit in
-float32, float64 and bfloat16 (special values included); half precision and other exponents stay powers; the
+float32 and float64 (special values included); in bfloat16 and float16, where a fused chain keeps the power in
+float32 and rounds once at the store while eager rounds it before the next op, the results pass the low-precision
+judge (tests/numeric/low_precision.py) against float64; half precision and other exponents stay powers; the
 gradient of x ** 3 (3 * x ** 2) too; and the compiled graph has no pow left."""
 
 import pytest
@@ -9,6 +11,7 @@ import torch
 import irc
 from irc.ir import print_module
 from tests.conftest import compile_irc
+from tests.numeric.low_precision import assert_low_precision_close
 
 EXPONENTS = [2.0, 3.0, -2.0, 0.5, -1.0, 2.5]
 SPECIAL = [0.0, -0.0, float("inf"), float("-inf"), float("nan"), 1e-30, -1.0, 1.0]
@@ -26,11 +29,13 @@ def same(got, want):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("e", EXPONENTS)
-def test_power_of_a_constant_is_eagers_bit_for_bit(dtype, e):
+def test_power_of_a_constant(dtype, e):
     fn = lambda t: t.pow(e) * 2 + 1  # noqa: E731
     x = inputs(dtype)
     got, want = compile_irc(fn)(x), fn(x)
-    if e == 0.5 and dtype in (torch.float32, torch.float64):
+    if dtype in (torch.bfloat16, torch.float16):
+        assert_low_precision_close(got, want, fn(x.double()), dtype)
+    elif e == 0.5 and dtype in (torch.float32, torch.float64):
         # ATen's vectorised sqrt is not always correctly rounded (one ulp in ~15% of floats); irc's is
         torch.testing.assert_close(got, want, rtol=3e-7 if dtype == torch.float32 else 1e-15, atol=0, equal_nan=True)
     elif e == 2.5 and dtype in (torch.float32, torch.float64):  # a pow in both: within the library's error
