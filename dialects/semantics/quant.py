@@ -69,8 +69,29 @@ NAMES = ("input", "weight", "w_scale", "w_zero_point", "bias", "accum", "act_sca
 
 def operands(op, values) -> dict:
     """A tn.qconv / tn.qlinear's operand values by name (None for an absent optional one)."""
-    env = dict(zip(op.operands, values))
-    return {n: env[v] if (v := getattr(op, n, None)) is not None else None for n in NAMES}
+    return by_name(slots(op), values)
+
+
+def slots(op) -> list[tuple[str, int | None]]:
+    """Each of NAMES with its operand's position in `op` (None where absent): operands() without the op's IR."""
+    where = {v: i for i, v in enumerate(op.operands)}
+    return [(n, where[v] if (v := getattr(op, n, None)) is not None else None) for n in NAMES]
+
+
+def by_name(slots_of_op, values) -> dict:
+    return {n: values[i] if i is not None else None for n, i in slots_of_op}
+
+
+def fixed(op) -> dict:
+    """What run() reads of the op's attributes, read once (a call then touches no IR)."""
+    conv = isinstance(op, tn.QConvOp)
+    return {
+        "q": None if isinstance(op, tn.QLinearDynamicOp) else _q(op),
+        "conv": _conv_args(op) if conv else None,
+        "accum": _accum(op) if getattr(op, "accum", None) is not None else None,
+        "post": op.post_op.data,
+        "channels_last": conv and op.channels_last is not None,
+    }
 
 
 def _nchw(op, t):
@@ -112,36 +133,37 @@ def _bounds(dtype: torch.dtype) -> tuple[int, int]:
     return torch.iinfo(dtype).min, torch.iinfo(dtype).max
 
 
-def run(op, t: dict, packed, symmetric: bool | None = None, donated: bool = False) -> torch.Tensor:
+def run(
+    op, t: dict, packed, symmetric: bool | None = None, donated: bool = False, w_zp64=None, attrs=None
+) -> torch.Tensor:
     """The int8 product of the operands `t` (by name) with a packed weight. oneDNN ignores weight zero points: a
     weight with any that is not 0 (`symmetric` False; None: look) takes the graph's own float chain. The residual
     (`accum`) goes in as oneDNN's sum post-op, on a copy (oneDNN writes the sum into it) but where the caller
-    says it is `donated` (the cpu target, for a tn.qconv marked accum_donated)."""
+    says it is `donated` (the cpu target, for a tn.qconv marked accum_donated). A caller calling often passes the
+    weight's zero points as int64 (`w_zp64`) and fixed(op) (`attrs`), kept from its first call."""
     w_scale, w_zp, bias = t["w_scale"], t["w_zero_point"], t["bias"]
     if not (symmetric if symmetric is not None else not w_zp.any()):
         return _chain(op, t)
-    if isinstance(op, tn.QLinearDynamicOp):
+    a = attrs or fixed(op)
+    post, w_zp = a["post"], w_zp.to(torch.int64) if w_zp64 is None else w_zp64
+    if a["q"] is None:  # tn.qlinear_dynamic
         x, xs, xz, f32 = t["input"].contiguous(), t["act_scale"], t["act_zero_point"], torch.float32
         fn = torch.ops.onednn.qlinear_pointwise.tensor
-        return fn(x, xs, xz, packed, w_scale, w_zp.to(torch.int64), bias, 1.0, 0, f32, op.post_op.data, [], "")
-    xs, xz, os, oz, dt = _q(op)
-    post, w_zp = op.post_op.data, w_zp.to(torch.int64)
-    if isinstance(op, tn.QLinearOp):
+        return fn(x, xs, xz, packed, w_scale, w_zp, bias, 1.0, 0, f32, post, [], "")
+    xs, xz, os, oz, dt = a["q"]
+    if a["conv"] is None:
         x = t["input"].contiguous()
         return torch.ops.onednn.qlinear_pointwise(x, xs, xz, packed, w_scale, w_zp, bias, os, oz, dt, post, [], "")
-    x, args, cl = (
-        _nchw(op, t["input"]).contiguous(memory_format=torch.channels_last),
-        _conv_args(op),
-        torch.channels_last,
-    )
+    nhwc, args, cl = a["channels_last"], a["conv"], torch.channels_last
+    x = (t["input"].permute(0, 3, 1, 2) if nhwc else t["input"]).contiguous(memory_format=cl)
     if t["accum"] is None:
         y = torch.ops.onednn.qconv_pointwise(x, xs, xz, packed, w_scale, w_zp, bias, *args, os, oz, dt, post, [], "")
     else:
-        acc = _nchw(op, t["accum"])
+        acc = t["accum"].permute(0, 3, 1, 2) if nhwc else t["accum"]
         acc = acc if donated else acc.clone(memory_format=cl)
         fn = torch.ops.onednn.qconv2d_pointwise.binary
-        y = fn(x, xs, xz, packed, w_scale, w_zp, acc, bias, *args, os, oz, dt, *_accum(op), "sum", 1.0, post, [], "")
-    return _nhwc(op, y)
+        y = fn(x, xs, xz, packed, w_scale, w_zp, acc, bias, *args, os, oz, dt, *a["accum"], "sum", 1.0, post, [], "")
+    return y.permute(0, 2, 3, 1).contiguous() if nhwc else y
 
 
 def _product(op, *values):

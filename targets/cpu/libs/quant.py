@@ -2,6 +2,8 @@
 and kept while the same tensor arrives unchanged (its storage and version counter), so a frozen graph's int8
 weight lives on as the packed copy only: no float copy of it is ever made."""
 
+import torch
+
 from irc.dialects.semantics import quant
 
 from .extern_ops import Extern, _dims, _dtype, _into
@@ -11,17 +13,21 @@ def qproduct(op, note) -> Extern:
     held: dict = {}
     donated = getattr(op, "accum_donated", None) is not None  # nothing reads the accum after: summed in place
 
+    slots, attrs = quant.slots(op), quant.fixed(op)  # read once: a call touches no IR
+
     def packed(x, w, w_scale, w_zp):
-        """The packed weight and whether its zero points are all 0, kept while the same tensors arrive unchanged."""
+        """The packed weight, whether its zero points are all 0 and them as int64, kept while the same tensors arrive
+        unchanged."""
         key = [(t.data_ptr(), t._version, tuple(t.shape)) for t in (w, w_scale, w_zp)] + [tuple(x.shape)]
         if held.get("key") != key:
-            held.update(key=key, packed=quant.prepack(op, w, w_scale, list(x.shape)), symmetric=not w_zp.any())
-        return held["packed"], held["symmetric"]
+            pw = quant.prepack(op, w, w_scale, list(x.shape))
+            held.update(key=key, packed=pw, symmetric=not w_zp.any(), zp64=w_zp.to(torch.int64))
+        return held["packed"], held["symmetric"], held["zp64"]
 
     def compute(ins, out):
-        t = quant.operands(op, ins)
-        pw, symmetric = packed(t["input"], t["weight"], t["w_scale"], t["w_zero_point"])
-        return quant.run(op, t, pw, symmetric=symmetric, donated=donated)
+        t = quant.by_name(slots, ins)
+        pw, symmetric, zp64 = packed(t["input"], t["weight"], t["w_scale"], t["w_zero_point"])
+        return quant.run(op, t, pw, symmetric=symmetric, donated=donated, w_zp64=zp64, attrs=attrs)
 
     kinds = ", ".join(f"{_dims(v.type.get_shape())}" for v in (op.input, op.weight))
     kinds += " NHWC" if getattr(op, "channels_last", None) is not None else ""
