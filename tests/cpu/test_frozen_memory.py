@@ -75,3 +75,23 @@ def test_frozen_parameters_are_the_specs_examples():
     specs = graph_args([P("x", torch.empty(2, 3)), P("w", torch.empty(3, 3))], [c], {1: w})
     assert [s.example is not None for s in specs] == [False, True, True] and specs[1].example is w
     assert [s.stable for s in specs] == [False, True, True]
+
+
+def test_max_autotune_measures_launches_on_the_calls_own_context(monkeypatch):
+    """A context of its own for measuring would touch a second arena, kept in the process's peak memory."""
+    from irc.targets.cpu.runtime import autotune
+    from irc.targets.cpu.runtime.executor import Executor
+
+    made, measured = [], []
+    context, measure = Executor.context, autotune._measure_on
+    monkeypatch.setattr(Executor, "context", lambda self: made.append(self) or context(self))
+    monkeypatch.setattr(
+        autotune, "_measure_on", lambda c, ex, cx, u: measured.append((ex, cx)) or measure(c, ex, cx, u)
+    )
+    model, x = _mlp(), torch.randn(64, 256)
+    f = compile_irc(model, mode="max-autotune", cache=False)
+    with torch.no_grad():
+        torch.testing.assert_close(f(x), model(x), **TOL)
+    assert measured, "max-autotune measured no launch"
+    for executor, cx in measured:
+        assert made.count(executor) == 1 and cx in executor._free  # the pooled context, lent and given back

@@ -119,12 +119,16 @@ def _race(cands: dict, base, deadline: float):
 
 def _measure(compiled, executor, use_cache: bool) -> tuple[list[list], dict]:
     """Per launch [lanes, parallel, note, tile] of the fastest variant ([None, None, None, None]: the default's),
-    and the per-sgemm_ record of _measure_mm. The launches run on a context of `executor` (compiled's)."""
+    and the per-sgemm_ record of _measure_mm. The launches run on the pooled context of `executor` (compiled's)."""
+    with executor.pooled_context() as cx:
+        return _measure_on(compiled, executor, cx, use_cache)
+
+
+def _measure_on(compiled, executor, cx, use_cache: bool) -> tuple[list[list], dict]:
     chosen = [[None, None, None, None] for _ in compiled.launches]
     t0 = time.perf_counter()
     libs = _lanes_variants(compiled, use_cache)
     STATS["compile_s"] = time.perf_counter() - t0
-    cx = executor.context()
     executor.bind(cx, _inputs(compiled))
     with extern_ops.trial_calls():  # random inputs: no extern may take their weights for the real ones
         for step in cx.steps:  # fill every buffer once, as a call would
