@@ -27,10 +27,9 @@ import torch
 import irc
 from tests.numeric.low_precision import LowPrecisionMismatch, assert_low_precision_close, upcast, worst_ratio
 from tests.opinfo.compare import _Slot, clone_inputs, fill, split_tensors
-from tests.opinfo.harness import RANDOM, Outcome, _deadline, _short, _Timeout, entry_key
+from tests.opinfo.harness import RANDOM, Outcome, _short, _Timeout, entry_key, judge_samples
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
-SAMPLE_TIMEOUT_S = 120
 RANK = {s: i for i, s in enumerate(("untestable", "ok", "mismatch", "error"))}
 
 
@@ -125,32 +124,11 @@ def run_entry(op, dtype, max_samples: int = 2, budget_s: float = 10.0, largest_o
         return Outcome("untestable", f"sample generation fails: {_short(e)}")
     if largest_of:
         samples = sorted(samples, key=_numel, reverse=True)[:max_samples]  # stable: the first of equal sizes
-    worst, used, skipped = Outcome("untestable", f"no {dtype} CPU samples"), 0, []
-    for sample in samples:
-        if used and time.perf_counter() - t0 > budget_s:
-            break
-        try:
-            with _deadline(SAMPLE_TIMEOUT_S):
-                status, reason = run_sample(op, sample, dtype)
-        except _Timeout as e:
-            status, reason = "error", str(e)
-        finally:
-            torch._dynamo.reset()
-        if status == "skip":
-            skipped.append(reason)
-            continue
-        if status == "untestable":
-            worst.reason = reason if worst.status == "untestable" else worst.reason
-            continue
-        used += 1
-        if RANK[status] > RANK[worst.status]:
-            worst = Outcome(status, reason)
-        elif status == worst.status == "ok":  # the closest call: "worst ratio r", r = irc's error / the bound
-            worst.reason = max(worst.reason, reason, key=lambda r: float(r.split()[-1]))
-    if not used and skipped:
-        worst.reason = skipped[0]
-    worst.samples, worst.seconds = used, time.perf_counter() - t0
-    return worst
+    if not samples:
+        return Outcome("untestable", f"no {dtype} CPU samples")
+    # "worst ratio r" of an ok sample: the closest call is the largest r (irc's error over the bound)
+    closest = lambda reason: float(reason.split()[-1]) if reason.startswith("worst ratio") else 0.0
+    return judge_samples(op, samples, lambda op, sample: run_sample(op, sample, dtype), t0, budget_s, RANK, closest)
 
 
 _OPS: dict = {}

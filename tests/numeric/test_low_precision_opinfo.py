@@ -77,22 +77,10 @@ def test_low_precision_opinfo_ci(key, dtype):
     assert out.status == "ok", f"{key} in {dtype}: {out.status}: {out.reason}"
 
 
-# Entries the full sweep fails, each for a named reason (tests/numeric/test_low_precision_ops.py has the first's
-# own test). Both pass rule 1 of low_precision.py; rule 2 (each value in its own ulps) fails them.
-KNOWN = {
-    ("addcdiv", "f16"): "Dynamo writes addcdiv(value=v) as div, mul, add in f16 and irc rounds each intermediate"
-    " (eager rounds once): 1.75 ulp where eager is 0.41",
-}
-
-
 def _full_params():
     if not FULL:
         return [("all", "bf16")]
-    return [
-        pytest.param(k, d, marks=pytest.mark.xfail(strict=True, reason=KNOWN[k, d])) if (k, d) in KNOWN else (k, d)
-        for k in sorted(k for k in OPS if is_testable(k))
-        for d in DTYPES
-    ]
+    return [(k, d) for k in sorted(k for k in OPS if is_testable(k)) for d in DTYPES]
 
 
 @pytest.mark.slow

@@ -236,9 +236,11 @@ def run_entry(op, max_samples: int = 3, budget_s: float = 10.0) -> Outcome:
     return worst
 
 
-def judge_samples(op, samples, run, t0: float, budget_s: float) -> Outcome:
+def judge_samples(op, samples, run, t0: float, budget_s: float, rank=RANK, closest=None) -> Outcome:
     """The worst outcome of `run(op, sample)` over the samples (until the budget is spent, after one judged
-    sample): a sample that is skipped or untestable judges nothing; each runs under SAMPLE_TIMEOUT_S."""
+    sample), statuses ordered by `rank`: a sample that is skipped or untestable judges nothing; each runs under
+    SAMPLE_TIMEOUT_S. `closest` (a key on reasons), where given, keeps among samples of the same status the reason
+    of the one that came closest to the next (the low-precision sweep's largest error ratio)."""
     worst, used, skipped = Outcome("untestable", "no sample judged irc"), 0, []
     for sample in samples:
         if used and time.perf_counter() - t0 > budget_s:
@@ -258,8 +260,10 @@ def judge_samples(op, samples, run, t0: float, budget_s: float) -> Outcome:
                 worst.reason = reason
             continue
         used += 1
-        if RANK[status] > RANK[worst.status]:
+        if rank[status] > rank[worst.status]:
             worst = Outcome(status, reason)
+        elif closest is not None and status == worst.status:
+            worst.reason = max(worst.reason, reason, key=closest)
     if worst.status == "untestable" and skipped and not used and worst.reason == "no sample judged irc":
         worst.reason = skipped[0]
     worst.samples, worst.seconds = used, time.perf_counter() - t0
