@@ -4,6 +4,7 @@ its count of selected elements does not shape the result (index_put of one value
 import torch
 
 from irc.dialects import tensor as tn
+from irc.ir.types import tensor_type
 
 from .. import composites_indexing  # noqa: F401  (defines irc::check_index)
 from ..aten_table import Unsupported, imports
@@ -117,7 +118,26 @@ def import_scatter(b, node, x, dim, index, src):
 
 @imports(aten.scatter.value)
 def import_scatter_value(b, node, x, dim, index, value):
-    return b.add(tn.ScatterOp(x, index, _src(b, node, x, value), norm_dim(x, dim)))
+    dim = norm_dim(x, dim)
+    return _one_hot(b, node, x, dim, index, value) or b.add(tn.ScatterOp(x, index, _src(b, node, x, value), dim))
+
+
+def _one_hot(b, node, x, dim: int, index, value):
+    """One value scattered at one position per row along `dim` (nll_loss's gradient: `zeros.scatter(1, target, -1)`)
+    is a select, where(iota == index, value, x), which fuses into the elementwise ops around it (tn.scatter has no loop
+    form); the index checked first, with eager's error. None where the index is not one position for every row."""
+    x_shape, i_shape = node.args[0].meta["val"].shape, node.args[2].meta["val"].shape
+    size = concrete(x_shape[dim]) if dim < len(x_shape) else None
+    if len(i_shape) != len(x_shape) or size is None or concrete(i_shape[dim]) != 1:
+        return None
+    if not all(_same_size(i, n) for d, (i, n) in enumerate(zip(i_shape, x_shape)) if d != dim):
+        return None
+    message = f"index {{index}} is out of bounds for dimension {dim} with size {{size}}"
+    checked = b.add(tn.CheckIndexOp(index, size, False, "RuntimeError", message))
+    iota = b.add(tn.IotaOp(tensor_type(torch.int64, [size])))
+    iota = b.reshape(iota, [1] * dim + [size] + [1] * (len(x_shape) - dim - 1))
+    hit = b.add(tn.EqOp(iota, b.convert(checked, torch.int64)))
+    return b.add(tn.WhereOp(hit, b.tensor(value, b.dtype(x)), x))
 
 
 _LEGACY_REDUCE = {"add": "sum", "multiply": "prod"}

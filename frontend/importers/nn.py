@@ -125,6 +125,12 @@ def _empty(b, node, i):
     return b.expand(b.constant(0, meta.dtype), meta.shape)
 
 
+def _as_fx(b, node, results):
+    """The results in the dtypes FX's meta gives them: for narrow running statistics (a model cast whole to bf16) the
+    meta says float32 while eager's kernel returns them in their own dtype, so the value is eager's, widened exactly."""
+    return tuple(b.convert(r, meta.dtype) for r, meta in zip(results, node.meta["val"]))
+
+
 @imports(aten._native_batch_norm_legit_no_training.default)
 def import_batch_norm_inference(b, node, x, weight, bias, running_mean, running_var, momentum, eps):
     out = b.add(tn.BatchNormInferenceOp(x, weight, bias, running_mean, running_var, eps))
@@ -138,7 +144,7 @@ def import_batch_norm_training(b, node, x, weight, bias, running_mean, running_v
     op = b.insert(
         tn.BatchNormTrainingOp(x, weight, bias, running_mean, running_var, momentum, eps, b.result_type(node, 1))
     )
-    return tuple(op.results)
+    return _as_fx(b, node, op.results)
 
 
 @imports(aten._native_batch_norm_legit.no_stats)

@@ -239,28 +239,33 @@ def _embedding_backward(op: tn.EmbeddingBackwardOp, note) -> Extern | None:
     """tn.embedding_backward into its out buffer: zeroed, the rows of grad added at their indices, the padding row
     zeroed again, in a buffer from the runtime's pool (alloc.py), its pages already mapped: aten's call builds a fresh
     zero table, and a vocabulary-sized table's first-touch page faults cost more every step than the sums, which
-    the reference path would then copy. The sums run in aten's order: the same bits."""
+    the reference path would then copy. The sums run in aten's order: the same bits. In bfloat16 and float16 the rows
+    are summed in a float32 table and rounded once (torch's decomposition, inductor's: aten's CPU kernel rounds after
+    every add, so a row many indices share loses their small terms)."""
     dtype = torch_dtype(op.grad.type.get_element_type())
-    if op.scale_grad_by_freq is not None or dtype not in (torch.float32, torch.float64):
-        return (
-            None  # rows divided by their index's count, or narrow types (aten sums those in float32): aten's own call
-        )
+    if op.scale_grad_by_freq is not None or dtype not in (torch.float32, torch.float64, torch.bfloat16, torch.float16):
+        return None  # rows divided by their index's count: aten's own call
     padding, table = op.padding_idx.value.data, op.result.type.get_shape()[0]  # table: DYN when an operand gives it
+    narrow = dtype in (torch.bfloat16, torch.float16)
 
     def run(ins, outs):
         grad, idx = ins[0], ins[1]
         width = grad.shape[-1]
+        rows = int(ins[2]) if len(ins) > 2 else table
         if outs:
             out = outs[0]
         else:  # pooled: its pages already mapped
-            out = alloc.empty((int(ins[2]) if len(ins) > 2 else table, width), (width, 1), grad.dtype)
-        out.zero_().index_add_(0, idx.reshape(-1), grad.reshape(-1, width))
+            out = alloc.empty((rows, width), (width, 1), grad.dtype)
+        acc = alloc.empty((rows, width), (width, 1), torch.float32) if narrow else out
+        acc.zero_().index_add_(0, idx.reshape(-1), grad.reshape(-1, width).to(acc.dtype))
         if padding >= 0:
-            out[padding].zero_()  # aten skips those rows; their sum is dropped alike
+            acc[padding].zero_()  # aten skips those rows; their sum is dropped alike
+        if narrow:
+            out.copy_(acc)
         return [] if outs else [out]
 
     problem = f"{op.name} {_dims(op.grad.type.get_shape())}, {_dims(op.indices.type.get_shape())} {_dtype(dtype)}"
-    return _fixed(op.name, run, "index_add", problem, note)
+    return _fixed(op.name, run, "index_add_f32" if narrow else "index_add", problem, note)
 
 
 def _check_index(op: tn.CheckIndexOp) -> Extern:
