@@ -108,7 +108,7 @@ def _packable(args, opts: Options) -> list:
 def _tune(compiled, run, make, opts: Options) -> list[str]:
     """max-autotune on a static graph: each launch's variants measured (autotune.tune), then the tuned build kept
     only where it beats the default as a whole call; the report's lines."""
-    from .runtime import autotune
+    from .runtime import alloc, autotune
 
     if opts.mode != "max-autotune" or not compiled.static or not (compiled.kernels or compiled.launch_plan):
         return []
@@ -116,8 +116,11 @@ def _tune(compiled, run, make, opts: Options) -> list[str]:
         choices, notes = autotune.tune(compiled, run, opts.cache)
     except Exception as e:  # noqa: BLE001 - measuring failed: the default variants stay
         return [f"autotune failed ({type(e).__name__}: {e}); default variants"]
+    finally:
+        alloc.release_freed()  # the variant modules measured and dropped
     if choices is not None:
         keep, note = autotune.whole_program(run, choices, opts.cache, make)
+        alloc.release_freed()  # the tuned build measured against the default
         notes.append(note)
         if keep:
             run.rebuild(choices, cache=opts.cache)

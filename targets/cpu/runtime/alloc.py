@@ -13,6 +13,8 @@ IRC_HUGE_PAGES=0 turns all of this off (torch's allocator for everything).
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import mmap
 import threading
 import weakref
@@ -84,4 +86,14 @@ def trim() -> None:
         STATS["pooled_bytes"] = 0
 
 
-__all__ = ["HUGE_MIN", "STATS", "empty", "trim"]
+def release_freed() -> None:
+    """Free what a phase of work left behind and give it back to the system: the cyclic garbage (IR, variant modules
+    and their contexts) and the C heap's free pages, which glibc otherwise keeps mapped for reuse. max-autotune calls
+    it between its phases, whose garbage would otherwise stay in the process's peak memory (docs/cpu-target.md)."""
+    gc.collect()
+    trim_heap = getattr(ctypes.CDLL(None), "malloc_trim", None)  # glibc's; other C libraries have none
+    if trim_heap is not None:
+        trim_heap(0)
+
+
+__all__ = ["HUGE_MIN", "STATS", "empty", "release_freed", "trim"]
