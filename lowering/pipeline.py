@@ -115,6 +115,8 @@ class Plan:
                 for p in passes
                 if self.attention or not isinstance(p, FuseAttentionPass)
             )
+            if rules.widened_products:  # last, so that a frozen graph's refold makes each widened weight once
+                passes = (*passes, SplitAddmmPass(rules.library_addmm, rules.widened_products))
         elif stage == "loop":
             passes = tuple(
                 OrientProductsPass(picks=rules.transposed_products)

@@ -16,6 +16,10 @@ tn.mm, tn.bmm, tn.convolution and tn.convolution_backward in a dtype `widen` nam
 narrow dtypes for which torch's CPU library has no kernels of its own and runs a reference loop, float16 on a CPU
 without AVX512-FP16: 1-5 GFLOP/s where float32 runs 40-150) become the same op in float32 on widened operands,
 each result rounded once, as eager's reference loop accumulates in float32 and rounds once.
+
+Where the rules widen a dtype, the pass also ends tensor-opt (Plan.stage_passes), so that a frozen graph's weights
+are widened by the freezer's second fold (Freezer.refold: float32 constants made once) rather than by a tn.convert
+in every call; at the loop stage it then finds those products in float32 already.
 """
 
 from dataclasses import dataclass

@@ -4,6 +4,8 @@ elsewhere, and with generated products (matmul="loops"), split-addmm makes it th
 rounding. Numbers are
 judged against a float64 reference: no worse than 1.5x eager's own error in that dtype, plus a floor of a few ulps."""
 
+import copy
+
 import pytest
 import torch
 
@@ -126,8 +128,8 @@ class _FeedForward(torch.nn.Module):
 @pytest.mark.parametrize("act", ["gelu", "gelu_tanh"])
 def test_a_bfloat16_linear_layer_takes_its_gelu_into_onednn(act):
     """A bf16 linear layer (one tn.addmm) and the gelu after it run as one oneDNN call with the gelu as its post-op,
-    where oneDNN has bf16 kernels and outruns MKL here (externs.onednn_bf16): the gelu of the float32 sum, rounded
-    once; no kernel of its own (as many as the same layers without the gelu), NaN kept where eager keeps it."""
+    where oneDNN has bf16 kernels and outruns MKL here (externs.onednn_bf16), or as a float32 product where the
+    library has no bf16 kernels and oneDNN outruns MKL: the gelu of the float32 sum, rounded once; no kernel of its own (as many as the same layers without the gelu), NaN kept where eager keeps it."""
     torch.manual_seed(0)
     model, x = _FeedForward(act).eval(), torch.randn(4, 67, 96)
     ref = model.double()(x.double())
@@ -141,8 +143,50 @@ def test_a_bfloat16_linear_layer_takes_its_gelu_into_onednn(act):
     assert torch.equal(got.isnan(), eager.isnan())
     keep = ~eager.isnan()
     _judge(got[keep], eager[keep], ref[keep], torch.bfloat16)
-    if externs.onednn_bf16(torch.bfloat16):
+    # a bf16 product widened (no bf16 kernels here) is a float32 one on the frozen weight's float32 copy, whose gelu
+    # oneDNN takes as in float32 where oneDNN outruns MKL
+    widened_on_onednn = "bfloat16" in widened_products() and externs.onednn_outruns_mkl()
+    if externs.onednn_bf16(torch.bfloat16) or widened_on_onednn:
         assert set(with_gelu.extern_paths.values()) == {"mkldnn"}, with_gelu.extern_paths
         assert with_gelu.fused_kernels == without.fused_kernels, (with_gelu.fused_kernels, without.fused_kernels)
     else:
         assert with_gelu.fused_kernels == without.fused_kernels + 1
+
+
+class _ConvLinear(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(8, 32, 3, padding=1)
+        self.lin = torch.nn.Linear(32 * 8 * 8, 64)
+
+    def forward(self, x):
+        return self.lin(torch.relu(self.conv(x)).flatten(1))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+def test_frozen_weights_of_widened_products_are_widened_once(dtype):
+    """Where torch's library has no kernels of its own for the dtype (widened_products), a frozen model's products
+    are float32 ones on float32 copies of its weights made once, when the graph is frozen (split-addmm ends
+    tensor-opt, before the freezer's second fold), not converted in every call: no call plans a buffer for a widened
+    weight. Without freezing each call widens them."""
+    name = str(dtype).removeprefix("torch.")
+    torch.manual_seed(0)
+    model, x = _ConvLinear().eval().to(dtype), torch.randn(2, 8, 8, 8).to(dtype)
+    ref = _ConvLinear().double()
+    ref.load_state_dict(model.state_dict())
+    weights = 4 * (model.conv.weight.numel() + model.lin.weight.numel())  # the float32 copies, in bytes
+    start = report.mark()
+    with torch.no_grad():
+        got, eager = compile_irc(model)(x), model(x)
+        compile_irc(copy.deepcopy(model), freeze=False)(x)
+    frozen_graph, unfrozen_graph = report.reports_since(start).graphs
+    _judge(got, eager, ref(x.double()), dtype)
+    products = _products([frozen_graph])
+    if name in widened_products():
+        assert all(" float32" in p for p in products), products
+        assert frozen_graph.intermediate_bytes < weights <= unfrozen_graph.intermediate_bytes, (
+            frozen_graph.intermediate_bytes,
+            unfrozen_graph.intermediate_bytes,
+        )
+    else:
+        assert all(f" {name}" in p for p in products), products
