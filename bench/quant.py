@@ -1,5 +1,7 @@
 """Int8 models (issue 53): PT2E with torchao's X86InductorQuantizer, calibrated on the example input, against eager
-float32, interleaved in one run (`python -m irc.bench.compare --quant int8`).
+float32, interleaved in one run (`python -m irc.bench.compare --quant int8`). The CNNs are quantized statically; the
+transformers (MiniTransformer b16x128, HF BERT-base 1x128 with its attention mask) dynamically
+(`is_dynamic=True`: activations' scale and zero point computed per call, int8 linears, the rest float32).
 
 Per model: eager float32, irc float32, eager int8 (the converted graph as it is: quantize / dequantize around float
 products), inductor int8 with torch._inductor.config.freezing on (its docs require it for the int8 kernels), irc
@@ -20,7 +22,20 @@ import torch
 from . import models
 
 RESULTS = Path(__file__).resolve().parent / "results"
-MODELS = {"convnet-b32": lambda: models.convnet(batch=32), "resnet18-b8": lambda: models.resnet18(batch=8)}
+
+
+def _bert_base():
+    from . import hf_models
+
+    return hf_models.bert(batch=1, seq=128, hidden=768, layers=12, heads=12, ff=3072)
+
+
+MODELS = {  # name -> (model and inputs, dynamic quantization)
+    "convnet-b32": (lambda: models.convnet(batch=32), False),
+    "resnet18-b8": (lambda: models.resnet18(batch=8), False),
+    "mini-transformer-dyn-b16": (lambda: models.mini_transformer(batch=16, seq=128), True),
+    "hf-bert-base-dyn-b1": (_bert_base, True),
+}
 VARIANTS = ("eager-fp32", "irc-fp32", "eager-int8", "inductor-int8", "irc-int8")
 
 
@@ -33,18 +48,19 @@ def missing() -> str | None:
     return None
 
 
-def quantize(model: torch.nn.Module, x: torch.Tensor) -> torch.nn.Module:
-    """The int8 model PT2E makes: export, prepare with X86InductorQuantizer's default (static, per-channel weights),
-    calibrate on `x`, convert."""
+def quantize(model: torch.nn.Module, x, dynamic: bool = False) -> torch.nn.Module:
+    """The int8 model PT2E makes: export, prepare with X86InductorQuantizer's default (static, or `dynamic`;
+    per-channel weights), calibrate on `x` (one input, or a tuple of them), convert."""
     warnings.filterwarnings("ignore", module="torchao")
     import torchao.quantization.pt2e.quantizer.x86_inductor_quantizer as xiq
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    exported = torch.export.export(model.eval(), (x,)).module()
-    quantizer = xiq.X86InductorQuantizer().set_global(xiq.get_default_x86_inductor_quantization_config())
-    prepared = prepare_pt2e(exported, quantizer)
+    inputs = x if isinstance(x, tuple) else (x,)
+    exported = torch.export.export(model.eval(), inputs).module()
+    config = xiq.get_default_x86_inductor_quantization_config(is_dynamic=dynamic)
+    prepared = prepare_pt2e(exported, xiq.X86InductorQuantizer().set_global(config))
     with torch.no_grad():
-        prepared(x)
+        prepared(*inputs)
     return convert_pt2e(prepared)
 
 
@@ -58,11 +74,11 @@ def output_step(q_model: torch.nn.Module) -> float | None:
     return scales[-1] if scales else None
 
 
-def variants(model, x):
+def variants(model, inputs, dynamic=False):
     """name -> callable for every variant, compiled lazily at its first call (inside the caller's no_grad)."""
     import irc
 
-    q = quantize(model, x)
+    q = quantize(model, inputs, dynamic)
     return {
         "eager-fp32": model,
         "irc-fp32": torch.compile(model, backend=irc.backend),
@@ -76,24 +92,25 @@ def measure(name: str, budget: float) -> dict:
     """Interleaved steady calls of one model's variants, with first calls, errors and irc's reports."""
     from irc import report
 
-    model, (x,) = MODELS[name]()
+    make, dynamic = MODELS[name]
+    model, x = make()
     model.eval()
-    fns = variants(model, x)
+    fns = variants(model, x, dynamic)
     out: dict = {v: {} for v in VARIANTS}
     with torch.no_grad():
-        want = fns["eager-fp32"](x)
+        want = fns["eager-fp32"](*x)
         ys = {}
         for v, fn in fns.items():
             mark = report.mark()
             t0 = time.perf_counter()
-            ys[v] = fn(x)
+            ys[v] = fn(*x)
             out[v]["first_call_s"] = time.perf_counter() - t0
             if v.startswith("irc"):
                 rep = report.reports_since(mark)
                 out[v]["fallbacks"] = sorted({t for t, _ in rep.fallbacks})
                 out[v]["reference_kernels"] = [w for g in rep.graphs for w, _ in g.target_fallbacks]
                 out[v]["eager_graphs"] = sum(g.eager_graph is not None for g in rep.graphs)
-            fn(x)
+            fn(*x)
         for v, y in ys.items():
             out[v]["rel_error"] = ((y - want).norm() / want.norm()).item()
             out[v]["max_vs_eager_int8"] = (y - ys["eager-int8"]).abs().max().item()
@@ -103,7 +120,7 @@ def measure(name: str, budget: float) -> dict:
             order = VARIANTS[r % len(VARIANTS) :] + VARIANTS[: r % len(VARIANTS)]
             for v in order:
                 t0 = time.perf_counter()
-                fns[v](x)
+                fns[v](*x)
                 times[v].append(time.perf_counter() - t0)
             if r >= 4 and time.perf_counter() > deadline:
                 break
