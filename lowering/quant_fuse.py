@@ -135,8 +135,9 @@ def _linear_parts(op, activation=None):
     t = mm.rhs.owner
     if not isinstance(t, tn.PermuteOp) or list(t.perm.get_values()) != [1, 0]:
         return None
-    lhs = mm.lhs  # a layer over (batch, tokens, features) reads a reshape of the dequantized activation
-    lhs = lhs.owner.input if isinstance(lhs.owner, tn.ReshapeOp) and lhs.owner.input.has_one_use() else lhs
+    lhs = mm.lhs  # a layer over (batch, tokens, features) reads a reshape of the dequantized activation, which
+    # other layers may read too (attention's query, key and value projections): each takes its own integer reshape
+    lhs = lhs.owner.input if isinstance(lhs.owner, tn.ReshapeOp) else lhs
     if (x := activation(lhs)) is None or (w := _weight(t.input)) is None:
         return None
     if bias is not None and (bias.type.get_shape() != (w[0].type.get_shape()[0],) or _dtype(bias) != torch.float32):

@@ -91,19 +91,34 @@ def test_per_channel_forms_match_eager_bit_for_bit(target, axis):
     native(fn, x, scales, zps, q, target=target)
 
 
+CHOOSE_INPUTS = {  # name -> input: the range's ends, the minimum's clamp to 0, a zero range's eps, a 3-d tensor
+    "ties": lambda: ties((7, 11)).t(),
+    "positive": lambda: ties((5, 9)).abs() + 3.0,
+    "negative": lambda: -ties((5, 9)).abs() - 0.25,
+    "zeros": lambda: torch.zeros(4, 6),
+    "tiny": lambda: ties((4, 6)) * 1e-9,
+    "tokens": lambda: ties((2, 16, 24), seed=3),
+}
+
+
 @pytest.mark.parametrize("target", TARGETS)
-def test_choose_qparams_matches_eager_bit_for_bit(target):
-    """Dynamic quantization's parameters (torch's own function: an extern on the cpu target)."""
+@pytest.mark.parametrize("kind", CHOOSE_INPUTS)
+def test_choose_qparams_matches_eager_bit_for_bit(target, kind):
+    """Dynamic quantization's parameters: on the cpu target generated kernels (the minimum and maximum reductions and
+    determine_qparams' float32 arithmetic: expand-quant), no library call; torch's own function on the reference."""
 
     def fn(x):
         s, z = qd.choose_qparams.tensor(x, 0, 255, 0.000244140625, torch.uint8)
         s8, z8 = qd.choose_qparams.tensor(x.relu(), -128, 127, 1e-5, torch.int8)
         return s, z, s8, z8, qd.quantize_per_tensor.tensor(x, s, z, 0, 255, torch.uint8)
 
-    x = ties((7, 11)).t()
+    x = CHOOSE_INPUTS[kind]()
     for got, want in zip(compile_irc(fn, target=target)(x), fn(x), strict=True):
         assert_same(got, want)
     native(fn, x, target=target)
+    if target == "cpu":
+        rep = irc.explain(fn, x, options={"strict": True, "target": target})
+        assert not [e for g in rep.graphs for e in g.externs], str(rep)
 
 
 def test_dequantize_quantize_round_trip_of_the_same_parameters_is_the_integers():

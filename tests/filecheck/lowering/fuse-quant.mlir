@@ -199,3 +199,28 @@ func.func @rows_of_tokens(%x: tensor<2x3x16xui8>, %s: tensor<f64>, %z: tensor<i6
 // CHECK-NEXT:  %[[R:.*]] = tn.reshape %x : tensor<2x3x16xui8> -> tensor<6x16xui8>
 // CHECK-NEXT:  %[[Y:.*]] = tn.qlinear_dynamic %[[R]] scale %s zero_point %z, %w, %ws, %wz post_op = "none" {{.*}} -> tensor<6x8xf32>
 // CHECK-NEXT:  func.return %[[Y]]
+
+// -----
+
+// Attention's query, key and value projections read one dequantized activation, each through a reshape of its
+// own: each becomes an int8 product over its own reshape of the integer activation, and the dequantize dies.
+func.func @shared_activation(%x: tensor<2x3x16xui8>, %s: tensor<f64>, %z: tensor<i64>, %w: tensor<8x16xi8>, %ws: tensor<8xf32>, %wz: tensor<8xi64>, %w2: tensor<4x16xi8>, %ws2: tensor<4xf32>, %wz2: tensor<4xi64>) -> (tensor<6x8xf32>, tensor<6x4xf32>) {
+  %dx = tn.dequantize %x scale %s zero_point %z range = [0, 255] : tensor<2x3x16xui8>, tensor<f64>, tensor<i64> -> tensor<2x3x16xf32>
+  %v = tn.reshape %dx : tensor<2x3x16xf32> -> tensor<6x16xf32>
+  %dw = tn.dequantize %w scale %ws zero_point %wz range = [-128, 127] axis 0 : tensor<8x16xi8>, tensor<8xf32>, tensor<8xi64> -> tensor<8x16xf32>
+  %t = tn.permute %dw perm = [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
+  %y = tn.mm %v, %t : tensor<6x16xf32>, tensor<16x8xf32> -> tensor<6x8xf32>
+  %v2 = tn.reshape %dx : tensor<2x3x16xf32> -> tensor<6x16xf32>
+  %dw2 = tn.dequantize %w2 scale %ws2 zero_point %wz2 range = [-128, 127] axis 0 : tensor<4x16xi8>, tensor<4xf32>, tensor<4xi64> -> tensor<4x16xf32>
+  %t2 = tn.permute %dw2 perm = [1, 0] : tensor<4x16xf32> -> tensor<16x4xf32>
+  %y2 = tn.mm %v2, %t2 : tensor<6x16xf32>, tensor<16x4xf32> -> tensor<6x4xf32>
+  func.return %y, %y2 : tensor<6x8xf32>, tensor<6x4xf32>
+}
+// CHECK-LABEL: func.func @shared_activation
+// CHECK-NOT:   tn.dequantize
+// CHECK:       %[[R:.*]] = tn.reshape %x : tensor<2x3x16xui8> -> tensor<6x16xui8>
+// CHECK-NEXT:  %[[Y:.*]] = tn.qlinear_dynamic %[[R]] scale %s zero_point %z, %w, %ws, %wz post_op = "none" {{.*}} -> tensor<6x8xf32>
+// CHECK-NEXT:  %[[R2:.*]] = tn.reshape %x : tensor<2x3x16xui8> -> tensor<6x16xui8>
+// CHECK-NEXT:  %[[Y2:.*]] = tn.qlinear_dynamic %[[R2]] scale %s zero_point %z, %w2, %ws2, %wz2 post_op = "none" {{.*}} -> tensor<6x4xf32>
+// CHECK-NEXT:  func.return %[[Y]], %[[Y2]]
+// CHECK-NOT:   tn.dequantize
