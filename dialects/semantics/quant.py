@@ -2,9 +2,13 @@
 torch/ao/quantization/fx/_decomposed.py, not torchao's) and oneDNN's int8 products.
 
 A per-tensor scale is read as the double eager reads (`.item()`), so the f64 constant the importer keeps for a
-Python float scale means the same as the float itself. tn.qconv / tn.qlinear mean oneDNN's call: `prepack(op, w)`
-packs a weight once (the cpu target keeps it), `run(op, x, packed, ...)` is the product.
+Python float scale means the same as the float itself. tn.qconv / tn.qlinear mean oneDNN's call: `pack(op, w, ...)`
+packs a weight once (the cpu target keeps it), `run(op, x, packed, ...)` is the product. Where oneDNN would not
+compute the integer sums exactly (a machine without VNNI or AMX: `onednn_exact`), or would ignore the weight's zero
+points, the product is the graph's own float chain over the weight dequantized once.
 """
+
+import functools
 
 import torch
 import torch.ao.quantization.fx._decomposed  # registers torch.ops.quantized_decomposed
@@ -54,6 +58,28 @@ def _conv_args(op):
     return list(op.stride.get_values()), list(op.padding.get_values()), list(op.dilation.get_values()), _int(op.groups)
 
 
+@functools.cache
+def onednn_exact() -> bool:
+    """Whether oneDNN's uint8 x int8 products sum in int32 on this machine: AVX512-VNNI, AVX-VNNI or AMX. Before VNNI
+    (AVX2, AVX-512 without it) its kernels add pairs of products in saturating int16 (vpmaddubsw), so an output is
+    wrong by whole units wherever two large activations meet two large weights of one sign."""
+    caps = torch.cpu.get_capabilities()
+    return any(caps.get(k, False) for k in ("avx512_vnni", "avx_vnni", "amx_int8"))
+
+
+def path() -> str:
+    """The path of the int8 products here, as reports name it: oneDNN's, or the graph's float32 chain."""
+    return "onednn" if onednn_exact() else "float32"
+
+
+def pack(op, w: torch.Tensor, w_scale: torch.Tensor, w_zp: torch.Tensor, x_shape=None) -> torch.Tensor:
+    """What run() takes for a weight: oneDNN's packed int8 form, or the float32 weight (dequantized, with its zero
+    points) where oneDNN would not compute eager's numbers: zero points it ignores, a machine without VNNI."""
+    if w_zp.any() or not onednn_exact():
+        return qd.dequantize_per_channel(w, w_scale, w_zp, 0, -128, 127, torch.int8)
+    return prepack(op, w, w_scale, x_shape)
+
+
 def prepack(op, w: torch.Tensor, w_scale: torch.Tensor, x_shape=None) -> torch.Tensor:
     """oneDNN's packed form of an int8 weight for `op` (its activations' shape, when known, picks the blocking)."""
     if isinstance(op, tn.QConvOp):
@@ -99,9 +125,10 @@ def _nchw(op, t):
     return t.permute(0, 3, 1, 2) if t is not None and getattr(op, "channels_last", None) is not None else t
 
 
-def _chain(op, t: dict):
+def _chain(op, t: dict, fw: torch.Tensor | None = None, linear=None):
     """What PT2E's graph computes: dequantize, the float product, the residual, the post-op, quantize (eager's own
-    functions), for a weight with zero points oneDNN would ignore."""
+    functions), over the dequantized weight `fw` (computed here when not given); `linear(x, w, bias)` the float
+    linear layer (a target's own path; torch's F.linear when not given)."""
     if isinstance(op, tn.QLinearDynamicOp):
         xs, xz, os, oz, dt = t["act_scale"], t["act_zero_point"], 1.0, 0, torch.float32
     else:
@@ -109,11 +136,12 @@ def _chain(op, t: dict):
     x, acc = _nchw(op, t["input"]), _nchw(op, t["accum"])
     dq = qd.dequantize_per_tensor.tensor if isinstance(xs, torch.Tensor) else qd.dequantize_per_tensor
     fx = dq(x, xs, xz, *_bounds(x.dtype), x.dtype)
-    fw = qd.dequantize_per_channel(t["weight"], t["w_scale"], t["w_zero_point"], 0, -128, 127, torch.int8)
+    if fw is None:
+        fw = qd.dequantize_per_channel(t["weight"], t["w_scale"], t["w_zero_point"], 0, -128, 127, torch.int8)
     if isinstance(op, tn.QConvOp):
         y = torch.nn.functional.conv2d(fx, fw, t["bias"], *_conv_args(op))
     else:
-        y = torch.nn.functional.linear(fx, fw, t["bias"])
+        y = (linear or torch.nn.functional.linear)(fx, fw, t["bias"])
     if acc is not None:
         y = y + qd.dequantize_per_tensor(acc, *_accum(op), *_bounds(acc.dtype), acc.dtype)
     y = torch.relu(y) if op.post_op.data == "relu" else y
@@ -134,14 +162,18 @@ def _bounds(dtype: torch.dtype) -> tuple[int, int]:
 
 
 def run(
-    op, t: dict, packed, symmetric: bool | None = None, donated: bool = False, w_zp64=None, attrs=None
+    op, t: dict, packed, symmetric: bool | None = None, donated: bool = False, w_zp64=None, attrs=None, linear=None
 ) -> torch.Tensor:
-    """The int8 product of the operands `t` (by name) with a packed weight. oneDNN ignores weight zero points: a
-    weight with any that is not 0 (`symmetric` False; None: look) takes the graph's own float chain. The residual
+    """The int8 product of the operands `t` (by name) with a packed weight (pack()). oneDNN ignores weight zero
+    points: a weight with any that is not 0 (`symmetric` False; None: look) takes the graph's own float chain, as
+    does a float `packed` weight (pack()'s where oneDNN is not exact). The residual
     (`accum`) goes in as oneDNN's sum post-op, on a copy (oneDNN writes the sum into it) but where the caller
     says it is `donated` (the cpu target, for a tn.qconv marked accum_donated). A caller calling often passes the
-    weight's zero points as int64 (`w_zp64`) and fixed(op) (`attrs`), kept from its first call."""
+    weight's zero points as int64 (`w_zp64`) and fixed(op) (`attrs`), kept from its first call, and the float chain's
+    linear layer (`linear`, as _chain takes it)."""
     w_scale, w_zp, bias = t["w_scale"], t["w_zero_point"], t["bias"]
+    if packed.is_floating_point():
+        return _chain(op, t, packed, linear)
     if not (symmetric if symmetric is not None else not w_zp.any()):
         return _chain(op, t)
     a = attrs or fixed(op)
@@ -168,7 +200,7 @@ def run(
 
 def _product(op, *values):
     t = operands(op, values)
-    return run(op, t, prepack(op, t["weight"], t["w_scale"]))
+    return run(op, t, pack(op, t["weight"], t["w_scale"], t["w_zero_point"]))
 
 
 def _choose_qparams(op, x):
@@ -185,4 +217,4 @@ QUANT_SEMANTICS = {
     tn.QLinearOp: _product,
 }
 
-__all__ = ["QUANT_SEMANTICS", "operands", "prepack", "run"]
+__all__ = ["QUANT_SEMANTICS", "onednn_exact", "operands", "pack", "path", "prepack", "run"]

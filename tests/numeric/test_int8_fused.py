@@ -10,6 +10,7 @@ import torch.ao.quantization.fx._decomposed  # registers torch.ops.quantized_dec
 import torch.nn.functional as F
 
 import irc
+from irc.dialects.semantics import quant
 from tests.conftest import compile_irc
 
 qd = torch.ops.quantized_decomposed
@@ -148,7 +149,26 @@ def test_dynamic_linear_matches_eager():
 
     torch.testing.assert_close(compile_irc(fn)(x), fn(x), rtol=1e-5, atol=1e-4)
     paths = extern_paths(fn, x)
-    assert paths == {
-        "tn.choose_qparams 9x40": "aten",
-        "tn.qlinear_dynamic 9x40, 12x40 -> float32, post-op none": "onednn",
-    }, paths
+    assert paths == {"tn.qlinear_dynamic 9x40, 12x40 -> float32, post-op none": quant.path()}, paths
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_sums_that_overflow_int16_pairs_give_eagers_numbers(dynamic):
+    """Activations at 255 against weights at 127 of one sign: each pair of products passes 32767, which oneDNN's
+    kernels before VNNI sum in saturating int16; irc takes oneDNN's product only where it sums in int32 (VNNI, AMX),
+    else the graph's float chain, so the result is eager's either way (float32 rounding apart)."""
+    w = (torch.full((6, 64), 127, dtype=torch.int8), torch.full((6,), 0.01), torch.zeros(6, dtype=torch.int64))
+    x = torch.full((5, 64), 255, dtype=torch.uint8)
+    x[:, ::3] = 0
+
+    def fn(x):
+        d = qd.dequantize_per_tensor(x, XS, 0, 0, 255, torch.uint8)
+        if dynamic:  # a float input, its parameters computed per call: the largest value quantizes to 255
+            s, z = qd.choose_qparams.tensor(d, 0, 255, 0.000244140625, torch.uint8)
+            d = qd.dequantize_per_tensor.tensor(
+                qd.quantize_per_tensor.tensor(d, s, z, 0, 255, torch.uint8), s, z, 0, 255, torch.uint8
+            )
+        return F.linear(d, qd.dequantize_per_channel(*w, 0, -128, 127, torch.int8))
+
+    torch.testing.assert_close(compile_irc(fn)(x), fn(x), rtol=1e-5, atol=1e-4)
+    assert {p.split()[0] for p in extern_paths(fn, x)} == {"tn.qlinear_dynamic" if dynamic else "tn.qlinear"}
