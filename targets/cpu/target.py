@@ -33,6 +33,8 @@ class CpuTarget:
         run faster on MKL as their transpose. Convolutions are timed in each layout, once per shape."""
         import torch
 
+        from irc.dialects.semantics.quant import onednn_exact
+
         from .libs.conv_layout import conv_seconds
         from .libs.externs import mkl_branch, narrow_products, onednn_outruns_mkl, widened_products
         from .libs.mm_rules import allocates_result, computes_transposed
@@ -43,7 +45,7 @@ class CpuTarget:
         allocates = lambda op: allocates_result(op, stable)  # noqa: E731
         return Rules(
             facts=f"cpu={host().cpu} mkl_branch={mkl_branch()} onednn_outruns_mkl={onednn_outruns_mkl()} "
-            f"narrow_products={','.join(narrow_products())}",
+            f"narrow_products={','.join(narrow_products())} int8_exact={onednn_exact()}",
             conv_timer=(lambda **problem: conv_seconds(**problem, use_cache=opts.cache))
             if opts.layout == "auto"
             else None,
@@ -51,7 +53,7 @@ class CpuTarget:
             transposed_products=lambda op: computes_transposed(op, args, stable),
             biased_products=allocates,
             library_addmm=narrow_products(),
-            int8_products=torch.backends.mkldnn.is_available(),
+            int8_products=torch.backends.mkldnn.is_available() and onednn_exact(),
             widened_products=widened_products(),
             matmuls=lambda module: _matmul_candidates(module, opts),
         )
