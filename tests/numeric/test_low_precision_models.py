@@ -127,8 +127,8 @@ def test_training_step_of_a_model_cast_whole_is_as_accurate_as_eager(name, dtype
     whose rounding error (its convolution's output rounded to the dtype, then normalised) exceeds the values near
     zero, so eager and irc each flip a handful of the reference's decisions, different ones (bf16: eager 16, irc 14
     of the first block's), and a gradient summed over a channel takes a flipped term whole. Which flips fall in the
-    worst channel is chance, not accuracy; those gradients are judged in float32 products under autocast above and,
-    without a ReLU, in tests/cpu/test_narrow_products.py."""
+    worst channel is chance, not accuracy; those gradients are judged in the autocast step above and, without a
+    ReLU, in tests/cpu/test_narrow_products.py."""
     _check_training_step(name, dtype, cast_whole=True)
 
 

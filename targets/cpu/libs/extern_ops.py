@@ -240,8 +240,8 @@ def _embedding_backward(op: tn.EmbeddingBackwardOp, note) -> Extern | None:
     zeroed again, in a buffer from the runtime's pool (alloc.py), its pages already mapped: aten's call builds a fresh
     zero table, and a vocabulary-sized table's first-touch page faults cost more every step than the sums, which
     the reference path would then copy. The sums run in aten's order: the same bits. In bfloat16 and float16 the rows
-    are summed in a float32 table and rounded once (torch's decomposition, inductor's: aten's CPU kernel rounds after
-    every add, so a row many indices share loses their small terms)."""
+    the indices name are summed in float32 and rounded once (torch's decomposition, inductor's: aten's CPU kernel
+    rounds after every add, so a row many indices share loses their small terms)."""
     dtype = torch_dtype(op.grad.type.get_element_type())
     if op.scale_grad_by_freq is not None or dtype not in (torch.float32, torch.float64, torch.bfloat16, torch.float16):
         return None  # rows divided by their index's count: aten's own call
@@ -256,12 +256,15 @@ def _embedding_backward(op: tn.EmbeddingBackwardOp, note) -> Extern | None:
             out = outs[0]
         else:  # pooled: its pages already mapped
             out = alloc.empty((rows, width), (width, 1), grad.dtype)
-        acc = alloc.empty((rows, width), (width, 1), torch.float32) if narrow else out
-        acc.zero_().index_add_(0, idx.reshape(-1), grad.reshape(-1, width).to(acc.dtype))
+        idx, grad = idx.reshape(-1), grad.reshape(-1, width)
+        if narrow:  # float32 sums of the rows the indices name only, rounded once into the zeroed table
+            rows_hit, which = torch.unique(idx, return_inverse=True)
+            sums = torch.zeros((rows_hit.numel(), width)).index_add_(0, which, grad.float())
+            out.zero_().index_copy_(0, rows_hit, sums.to(grad.dtype))
+        else:
+            out.zero_().index_add_(0, idx, grad)
         if padding >= 0:
-            acc[padding].zero_()  # aten skips those rows; their sum is dropped alike
-        if narrow:
-            out.copy_(acc)
+            out[padding].zero_()  # aten skips those rows; their sum is dropped alike
         return [] if outs else [out]
 
     problem = f"{op.name} {_dims(op.grad.type.get_shape())}, {_dims(op.indices.type.get_shape())} {_dtype(dtype)}"
