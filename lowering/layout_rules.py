@@ -270,7 +270,7 @@ def layout_operands(op: Operation) -> list[SSAValue] | None:
     if isinstance(op, tn.BatchNormInferenceOp):  # its [C] parameters meet x in elementwise ops: one element type
         same = all(element(v) == element(op.input) for v in op.operands)
         return [op.input] if is_image(op.input) and same else None
-    if isinstance(op, Unary):
+    if isinstance(op, Unary | tn.ConvertOp):  # a dtype conversion too: quantize / dequantize chains between convs
         return [op.input] if is_image(op.input) else None
     if isinstance(op, Binary) and is_image(op.result):
         if all(is_image(v) or not shape(v) for v in op.operands):
@@ -318,6 +318,8 @@ def to_nhwc(op: Operation) -> list[Operation]:
         y = _batch_norm_nhwc(add, nhwc(op.input), op)
     elif isinstance(op, Unary):
         y = add(type(op)(nhwc(op.input)))
+    elif isinstance(op, tn.ConvertOp):
+        y = add(tn.ConvertOp(nhwc(op.input), element(op.result)))
     elif isinstance(op, Binary):
         y = add(type(op)(nhwc(op.lhs), nhwc(op.rhs)))
     else:

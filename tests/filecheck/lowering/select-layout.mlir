@@ -124,3 +124,31 @@ func.func @pool_between_nhwc_regions(%x: tensor<1x8x8x4xf32>, %w: tensor<4x4x1x1
 // AUTO-NEXT:    %[[P:.*]], %{{.*}} = tn.max_pool2d %[[C]] {{.*}} channels_last
 // AUTO-NEXT:    %[[C2:.*]] = tn.convolution %[[P]], %w {{.*}} channels_last
 // AUTO-NEXT:    func.return %[[C2]]
+
+// -----
+// A dtype conversion between two convolutions (a quantize / dequantize chain, an autocast cast) is an elementwise op
+// of the region: both convolutions stay in one region, nothing converts the layout between them.
+func.func @converts(%x: tensor<2x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) -> tensor<2x4x8x8xf32> {
+  %c = tn.convolution %x, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<2x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<2x4x8x8xf32>
+  %q = tn.convert %c : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xui8>
+  %d = tn.convert %q : tensor<2x4x8x8xui8> -> tensor<2x4x8x8xf32>
+  %c2 = tn.convolution %d, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<2x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<2x4x8x8xf32>
+  func.return %c2 : tensor<2x4x8x8xf32>
+}
+// NHWC-LABEL: func.func @converts
+// NHWC-SAME:    irc.layout = ["region 0 (2 convs, 4 ops): nhwc: forced by layout=nhwc; {{.*}}conversions 2 nhwc
+// NHWC-NEXT:    %[[X:.*]] = tn.permute %x perm = [0, 2, 3, 1]
+// NHWC-NEXT:    %[[C:.*]] = tn.convolution %[[X]], %w {{.*}} channels_last : tensor<2x8x8x4xf32>, tensor<4x4x3x3xf32> -> tensor<2x8x8x4xf32>
+// NHWC-NEXT:    %[[Q:.*]] = tn.convert %[[C]] : tensor<2x8x8x4xf32> -> tensor<2x8x8x4xui8>
+// NHWC-NEXT:    %[[D:.*]] = tn.convert %[[Q]] : tensor<2x8x8x4xui8> -> tensor<2x8x8x4xf32>
+// NHWC-NEXT:    %[[C2:.*]] = tn.convolution %[[D]], %w {{.*}} channels_last
+// NHWC-NEXT:    %[[OUT:.*]] = tn.permute %[[C2]] perm = [0, 3, 1, 2]
+// NHWC-NEXT:    func.return %[[OUT]]
+// AUTO-LABEL: func.func @converts
+// AUTO-SAME:    irc.layout = ["region 0 (2 convs, 4 ops): nhwc
+// AUTO-NOT:     tn.permute {{.*}} perm = [0, 3, 1, 2] : tensor<2x8x8x4xf32>
+// AUTO:         channels_last
+// AUTO-NOT:     tn.permute
+// AUTO:         channels_last
+// AUTO:         tn.permute {{.*}} perm = [0, 3, 1, 2]
+// AUTO-NEXT:    func.return
