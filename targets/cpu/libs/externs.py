@@ -60,10 +60,12 @@ _ONEDNN_ATTR = {
 
 
 def onednn_available(dtype: torch.dtype = torch.float32) -> bool:
+    """Whether oneDNN's paths take `dtype` here: float32, and bfloat16 where torch's oneDNN has bf16 kernels
+    (narrow_products; elsewhere its bf16 weight reorder refuses: it needs AVX512-BW/VL/DQ or AVX-NE-CONVERT)."""
     return (
         torch.backends.mkldnn.is_available()
         and hasattr(torch.ops.mkldnn, "_linear_pointwise")
-        and dtype in (torch.float32, torch.bfloat16)
+        and (dtype == torch.float32 or (dtype == torch.bfloat16 and "bfloat16" in narrow_products()))
     )
 
 
