@@ -46,7 +46,7 @@ class CpuTarget:
         return Rules(
             facts=f"cpu={host().cpu} mkl_branch={mkl_branch()} onednn_outruns_mkl={onednn_outruns_mkl()} "
             f"narrow_products={','.join(narrow_products())} int8_exact={onednn_exact()}",
-            conv_timer=(lambda **problem: conv_seconds(**problem, use_cache=opts.cache))
+            conv_timer=(lambda **problem: conv_seconds(**_as_run(problem), use_cache=opts.cache))
             if opts.layout == "auto"
             else None,
             library_allocates=allocates,
@@ -96,6 +96,16 @@ class CpuTarget:
         from .runtime.autotune import fastest_call
 
         return fastest_call(runs, args)
+
+
+def _as_run(problem: dict) -> dict:
+    """A convolution problem in the dtype the library will run it in: a narrow dtype without kernels of its own here
+    (widened_products) is a float32 convolution (split-addmm), so timing it in the narrow dtype would time torch's
+    reference loop, slow to measure and beside the point."""
+    from .libs.externs import widened_products
+
+    narrow = {"bf16": "bfloat16", "f16": "float16"}.get(problem["dtype"])
+    return {**problem, "dtype": "f32"} if narrow in widened_products() else problem
 
 
 def _packable(args, opts: Options) -> list:

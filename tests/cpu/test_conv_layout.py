@@ -62,3 +62,20 @@ def test_same_says_whether_every_channels_last_path_gives_nchws_numbers(monkeypa
         if path == "mkldnn_packed" and not externs.onednn_available(torch.float32):
             continue
         assert conv_layout.conv_seconds(**PROBLEM, use_cache=False)[2] is same, path
+
+
+def test_a_widened_dtype_is_timed_as_the_float32_convolution_it_runs(monkeypatch):
+    """Where torch's library has no kernels for a narrow dtype (externs.widened_products), the convolution runs as a
+    float32 one (split-addmm): select-layout's timer times that, not torch's reference loop in the narrow dtype
+    (a bf16 ConvNet's first call took 15 s on an AVX2 host timing those)."""
+    from irc.options import Options
+    from irc.targets.cpu.target import CpuTarget
+
+    asked = []
+    monkeypatch.setattr(
+        conv_layout, "conv_seconds", lambda **problem: asked.append(problem["dtype"]) or (1.0, 2.0, True)
+    )
+    timer = CpuTarget().rules([], Options()).conv_timer
+    for dtype, name in (("bf16", "bfloat16"), ("f16", "float16"), ("f32", None)):
+        timer(**{**PROBLEM, "dtype": dtype})
+        assert asked.pop() == ("f32" if name in externs.widened_products() else dtype)
