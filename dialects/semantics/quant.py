@@ -125,10 +125,9 @@ def _nchw(op, t):
     return t.permute(0, 3, 1, 2) if t is not None and getattr(op, "channels_last", None) is not None else t
 
 
-def _chain(op, t: dict, fw: torch.Tensor | None = None, linear=None):
+def _chain(op, t: dict, fw: torch.Tensor | None = None):
     """What PT2E's graph computes: dequantize, the float product, the residual, the post-op, quantize (eager's own
-    functions), over the dequantized weight `fw` (computed here when not given); `linear(x, w, bias)` the float
-    linear layer (a target's own path; torch's F.linear when not given)."""
+    functions), over the dequantized weight `fw` (computed here when not given)."""
     if isinstance(op, tn.QLinearDynamicOp):
         xs, xz, os, oz, dt = t["act_scale"], t["act_zero_point"], 1.0, 0, torch.float32
     else:
@@ -141,7 +140,7 @@ def _chain(op, t: dict, fw: torch.Tensor | None = None, linear=None):
     if isinstance(op, tn.QConvOp):
         y = torch.nn.functional.conv2d(fx, fw, t["bias"], *_conv_args(op))
     else:
-        y = (linear or torch.nn.functional.linear)(fx, fw, t["bias"])
+        y = torch.nn.functional.linear(fx, fw, t["bias"])
     if acc is not None:
         y = y + qd.dequantize_per_tensor(acc, *_accum(op), *_bounds(acc.dtype), acc.dtype)
     y = torch.relu(y) if op.post_op.data == "relu" else y
@@ -162,18 +161,17 @@ def _bounds(dtype: torch.dtype) -> tuple[int, int]:
 
 
 def run(
-    op, t: dict, packed, symmetric: bool | None = None, donated: bool = False, w_zp64=None, attrs=None, linear=None
+    op, t: dict, packed, symmetric: bool | None = None, donated: bool = False, w_zp64=None, attrs=None
 ) -> torch.Tensor:
     """The int8 product of the operands `t` (by name) with a packed weight (pack()). oneDNN ignores weight zero
     points: a weight with any that is not 0 (`symmetric` False; None: look) takes the graph's own float chain, as
     does a float `packed` weight (pack()'s where oneDNN is not exact). The residual
     (`accum`) goes in as oneDNN's sum post-op, on a copy (oneDNN writes the sum into it) but where the caller
     says it is `donated` (the cpu target, for a tn.qconv marked accum_donated). A caller calling often passes the
-    weight's zero points as int64 (`w_zp64`) and fixed(op) (`attrs`), kept from its first call, and the float chain's
-    linear layer (`linear`, as _chain takes it)."""
+    weight's zero points as int64 (`w_zp64`) and fixed(op) (`attrs`), kept from its first call."""
     w_scale, w_zp, bias = t["w_scale"], t["w_zero_point"], t["bias"]
     if packed.is_floating_point():
-        return _chain(op, t, packed, linear)
+        return _chain(op, t, packed)
     if not (symmetric if symmetric is not None else not w_zp.any()):
         return _chain(op, t)
     a = attrs or fixed(op)

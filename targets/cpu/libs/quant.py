@@ -1,13 +1,12 @@
 """tn.qconv / tn.qlinear on the CPU: oneDNN's int8 products (dialects/semantics/quant.py), each weight packed once
 and kept while the same tensor arrives unchanged (its storage and version counter), so a frozen graph's int8
-weight lives on as the packed copy only. On a machine where oneDNN's int8 sums are not exact (no VNNI) the kept form
-is the float32 weight, and the product the graph's own float chain."""
+weight lives on as the packed copy only. On a machine where oneDNN's int8 sums are not exact (no VNNI) fuse-quant
+makes no such op (Rules.int8_products); the op's meaning there is the graph's own float chain (dialects/semantics)."""
 
 import torch
 
 from irc.dialects.semantics import quant
 
-from . import externs
 from .extern_ops import Extern, _dims, _dtype, _into
 
 
@@ -23,17 +22,13 @@ def qproduct(op, note) -> Extern:
         key = [(t.data_ptr(), t._version, tuple(t.shape)) for t in (w, w_scale, w_zp)] + [tuple(x.shape)]
         if held.get("key") != key:
             pw = quant.pack(op, w, w_scale, w_zp, list(x.shape))
-            linear = None
-            if pw.is_floating_point() and attrs["conv"] is None:  # the float chain's product: irc's float32 linear
-                k = externs.LinearKernel(pw, constant=False)
-                linear = lambda fx, fw, bias: k.run(fx, k.choose(fx), bias)
-            held.update(key=key, packed=pw, symmetric=not w_zp.any(), zp64=w_zp.to(torch.int64), linear=linear)
-        return held["packed"], held["symmetric"], held["zp64"], held["linear"]
+            held.update(key=key, packed=pw, symmetric=not w_zp.any(), zp64=w_zp.to(torch.int64))
+        return held["packed"], held["symmetric"], held["zp64"]
 
     def compute(ins, out):
         t = quant.by_name(slots, ins)
-        pw, symmetric, zp64, linear = packed(t["input"], t["weight"], t["w_scale"], t["w_zero_point"])
-        return quant.run(op, t, pw, symmetric=symmetric, donated=donated, w_zp64=zp64, attrs=attrs, linear=linear)
+        pw, symmetric, zp64 = packed(t["input"], t["weight"], t["w_scale"], t["w_zero_point"])
+        return quant.run(op, t, pw, symmetric=symmetric, donated=donated, w_zp64=zp64, attrs=attrs)
 
     kinds = ", ".join(f"{_dims(v.type.get_shape())}" for v in (op.input, op.weight))
     kinds += " NHWC" if getattr(op, "channels_last", None) is not None else ""
