@@ -109,7 +109,7 @@ class Plan:
             passes = tuple(
                 SelectLayoutPass(self.layout, rules.conv_timer)
                 if isinstance(p, SelectLayoutPass)
-                else FuseQuantPass(rules.int8_products)
+                else FuseQuantPass(rules.int8_products, rules.weight_int8_products)
                 if isinstance(p, FuseQuantPass)
                 else p
                 for p in passes

@@ -26,6 +26,8 @@ from irc.dialects import tensor as tn
 from irc.ir.rules import apply_rules, rule
 from irc.ir.types import torch_dtype
 
+from .weight_only import RULES as WEIGHT_ONLY
+
 _U8 = torch.uint8
 NHWC, NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 
@@ -286,13 +288,16 @@ PRODUCTS = (fuse_quantized_output, fuse_float_output)
 @dataclass(frozen=True)
 class FuseQuantPass(ModulePass):
     """q(dq(x)) of the same parameters becomes x; dq -> convolution / linear -> (relu) -> q one oneDNN int8 call
-    where the target has one (`products`: Rules.int8_products)."""
+    where the target has one (`products`: Rules.int8_products); a weight-only int8 linear layer one
+    tn.weight_int8_mm where the target runs it (`weight_only`: Rules.weight_int8_products, lowering/weight_only.py)."""
 
     name = "fuse-quant"
     products: bool = True
+    weight_only: bool = True
 
     def apply(self, ctx: Context, module: ModuleOp) -> None:
-        if apply_rules(module, (fold_requantize, *(PRODUCTS if self.products else ()))):
+        rules = (fold_requantize, *(PRODUCTS if self.products else ()), *(WEIGHT_ONLY if self.weight_only else ()))
+        if apply_rules(module, rules):
             dce(module)  # the float chains the products replaced: expand-quant must not meet them
 
 

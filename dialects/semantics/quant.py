@@ -5,7 +5,8 @@ A per-tensor scale is read as the double eager reads (`.item()`), so the f64 con
 Python float scale means the same as the float itself. tn.qconv / tn.qlinear mean oneDNN's call: `pack(op, w, ...)`
 packs a weight once (the cpu target keeps it), `run(op, x, packed, ...)` is the product. Where oneDNN would not
 compute the integer sums exactly (a machine without VNNI or AMX: `onednn_exact`), or would ignore the weight's zero
-points, the product is the graph's own float chain over the weight dequantized once.
+points, the product is the graph's own float chain over the weight dequantized once. tn.weight_int8_mm (weight-only
+int8) means eager's own chain: the int8 weight widened, the product, the scales.
 """
 
 import functools
@@ -206,6 +207,12 @@ def _choose_qparams(op, x):
     return qd.choose_qparams.tensor(x, lo, hi, eps, getattr(torch, op.dtype.data))
 
 
+def weight_int8_mm(op, x, w, scale):
+    """torchao's weight-only int8 linear as eager runs it: the weight widened to the activations' dtype, the
+    product, then each column times its scale."""
+    return torch.mm(x, w.t().to(x.dtype)) * scale
+
+
 QUANT_SEMANTICS = {
     tn.ChooseQParamsOp: _choose_qparams,
     tn.QLinearDynamicOp: _product,
@@ -213,6 +220,7 @@ QUANT_SEMANTICS = {
     tn.DequantizeOp: _dequantize,
     tn.QConvOp: _product,
     tn.QLinearOp: _product,
+    tn.WeightInt8MmOp: weight_int8_mm,
 }
 
-__all__ = ["QUANT_SEMANTICS", "onednn_exact", "operands", "pack", "path", "prepack", "run"]
+__all__ = ["QUANT_SEMANTICS", "onednn_exact", "operands", "pack", "path", "prepack", "run", "weight_int8_mm"]

@@ -8,7 +8,7 @@ expand-quant writes q/dq as the elementwise tn ops eager's decomposition runs, i
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, TensorType, UnitAttr, f64, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, TensorType, UnitAttr, f64, i8, i64
 from xdsl.ir import Attribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -320,4 +320,45 @@ class QLinearDynamicOp(IRDLOperation):
             raise VerifyException(f"{self.name}: post_op {self.post_op.data!r} is none of {QProduct.POST_OPS}")
 
 
-__all__ = ["ChooseQParamsOp", "DequantizeOp", "QConvOp", "QLinearDynamicOp", "QLinearOp", "QuantizeOp"]
+@irdl_op_definition
+class WeightInt8MmOp(IRDLOperation):
+    """A weight-only int8 product: (M, K) float activations times the transpose of an (N, K) int8 weight, each
+    output column times its weight row's scale; the weight stays int8 in memory (torchao's Int8WeightOnlyConfig
+    after AOT autograd: mm(x, convert(permute(w))) * scale, which fuse-quant makes this op of).
+    %y = tn.weight_int8_mm %x, %w, %s : tensor<4x16xf32>, tensor<8x16xi8>, tensor<8xf32> -> tensor<4x8xf32>"""
+
+    name = "tn.weight_int8_mm"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $weight `,` $scale attr-dict `:` type($input) `,` type($weight) `,` type($scale) `->` type($result)"
+    )
+
+    def __init__(self, x, w, scale, result_type: Attribute):
+        super().__init__(operands=[x, w, scale], result_types=[result_type])
+
+    def verify_(self):
+        if len(shape(self.input)) != 2 or len(shape(self.weight)) != 2:
+            raise VerifyException(f"{self.name}: 2-d input and weight")
+        if element(self.weight) != i8 or not is_float(element(self.input)):
+            raise VerifyException(f"{self.name}: float input, int8 weight")
+        if not element(self.input) == element(self.scale) == element(self.result):
+            raise VerifyException(f"{self.name}: input, scale and result of one float type")
+        (m, k), (n, k2) = shape(self.input), shape(self.weight)
+        check_shape(self.name, "weight", [k2], [k])
+        check_shape(self.name, "scale", shape(self.scale), [n])
+        check_shape(self.name, "result", shape(self.result), [m, n])
+
+
+__all__ = [
+    "ChooseQParamsOp",
+    "DequantizeOp",
+    "QConvOp",
+    "QLinearDynamicOp",
+    "QLinearOp",
+    "QuantizeOp",
+    "WeightInt8MmOp",
+]

@@ -1,10 +1,12 @@
 """PT2E's quantize / dequantize (torch.ops.quantized_decomposed, per tensor and per channel) -> tn.quantize /
 tn.dequantize. torch defines these ops in torch.ao.quantization.fx._decomposed (imported here: torchao's PT2E uses
 the same ones), so irc needs no torchao to take them. A Python float scale stays a double (an f64 constant), as
-eager reads it; a Python int zero point an i64 one."""
+eager reads it; a Python int zero point an i64 one. torch's weight-only int8 product (aten._weight_int8pack_mm) ->
+tn.weight_int8_mm."""
 
 import torch
 import torch.ao.quantization.fx._decomposed  # registers torch.ops.quantized_decomposed
+from xdsl.dialects.builtin import TensorType
 
 from irc.dialects import tensor as tn
 from irc.ir.types import element_type
@@ -92,3 +94,15 @@ def import_choose_qparams(b, node, x, quant_min, quant_max, eps, dtype):
         raise Unsupported(f"choose_qparams of {b.dtype(x)}")
     op = b.insert(verified(tn.ChooseQParamsOp(x, quant_min, quant_max, eps, str(dtype).removeprefix("torch."))))
     return list(op.results)
+
+
+@imports(torch.ops.aten._weight_int8pack_mm.default)
+def import_weight_int8pack_mm(b, node, x, w, scales):
+    """torch's weight-only int8 product x @ w.T * scales (what inductor's freezing makes of torchao's weight-only
+    linear layers, and a user may call)."""
+    if b.dtype(x) not in (torch.float32, torch.bfloat16, torch.float16) or b.dtype(w) != torch.int8:
+        raise Unsupported(f"_weight_int8pack_mm of {b.dtype(x)} and {b.dtype(w)}")
+    if b.dtype(scales) != b.dtype(x):
+        raise Unsupported(f"_weight_int8pack_mm with {b.dtype(scales)} scales")
+    m, n = x.type.get_shape()[0], w.type.get_shape()[0]
+    return b.add(verified(tn.WeightInt8MmOp(x, w, scales, TensorType(x.type.get_element_type(), [m, n]))))

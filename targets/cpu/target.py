@@ -54,6 +54,7 @@ class CpuTarget:
             biased_products=allocates,
             library_addmm=narrow_products(),
             int8_products=torch.backends.mkldnn.is_available() and onednn_exact(),
+            weight_int8_products=True,
             widened_products=widened_products(),
             matmuls=lambda module: _matmul_candidates(module, opts),
         )

@@ -53,4 +53,25 @@ def choose_qparams(op, note) -> Extern:
     return Extern(op.name, run, lambda ins: "aten")
 
 
-__all__ = ["choose_qparams", "qproduct"]
+def weight_int8_mm(op, note) -> Extern:
+    """A weight-only int8 linear layer: torch's _weight_int8pack_mm, which reads the (N, K) int8 weight as it is and
+    sums float32 products. Its narrow-dtype kernels are not trusted (on an AVX2-only EPYC a bfloat16 call with odd
+    sizes crashed or returned garbage), so narrow activations are widened and the result rounded once, as irc's
+    widened products are."""
+    dtype = _dtype(quant.result_dtype(op))
+    narrow = dtype != "float32"
+
+    def compute(ins, out):
+        x, w, scale = ins
+        if narrow:
+            x, scale = x.float(), scale.float()
+        y = torch.ops.aten._weight_int8pack_mm(x.contiguous(), w.contiguous(), scale.contiguous())
+        return y.to(quant.result_dtype(op)) if narrow else y
+
+    (_, k), (n, _) = op.input.type.get_shape(), op.weight.type.get_shape()
+    problem = f"{op.name} {_dims(op.input.type.get_shape())} @ int8 {k}x{n} {dtype}" + (", widened" if narrow else "")
+    note(problem, "aten")
+    return Extern(op.name, _into(compute), lambda ins: "aten")
+
+
+__all__ = ["choose_qparams", "qproduct", "weight_int8_mm"]
