@@ -65,7 +65,7 @@ def library_fresh(op: Operation) -> bool:
     a convolution and its gradients, heads-last attention and its gradients, an embedding's gradient. torch's
     kernel allocates the convolution's result (NCHW or NHWC), the (batch, rows, heads, d) ones, the gradients or the
     zeroed table (the vocabulary's size) anyway, and a copy into a planned buffer costs one more pass."""
-    if isinstance(op, (tn.QConvOp, tn.QLinearOp, tn.QLinearDynamicOp, tn.WeightInt8MmOp)):  # int8 products too
+    if isinstance(op, (tn.QConvOp, tn.QLinearOp, tn.QLinearDynamicOp, tn.WeightInt8MmOp, tn.WeightInt4MmOp)):
         return True
     return isinstance(op, (tn.AtenCallOp, tn.EmbeddingBackwardOp, tn.ConvolutionOp, tn.ConvolutionBackwardOp)) or (
         isinstance(op, (tn.ScaledDotProductAttentionOp, tn.ScaledDotProductAttentionBackwardOp))

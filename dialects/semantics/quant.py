@@ -6,7 +6,8 @@ Python float scale means the same as the float itself. tn.qconv / tn.qlinear mea
 packs a weight once (the cpu target keeps it), `run(op, x, packed, ...)` is the product. Where oneDNN would not
 compute the integer sums exactly (a machine without VNNI or AMX: `onednn_exact`), or would ignore the weight's zero
 points, the product is the graph's own float chain over the weight dequantized once. tn.weight_int8_mm (weight-only
-int8) means eager's own chain: the int8 weight widened, the product, the scales.
+int8) means eager's own chain: the int8 weight widened, the product, the scales; tn.weight_int4_mm torch's own int4
+call.
 """
 
 import functools
@@ -213,6 +214,11 @@ def weight_int8_mm(op, x, w, scale):
     return torch.mm(x, w.t().to(x.dtype)) * scale
 
 
+def weight_int4_mm(op, x, w, scale_and_zero):
+    """torch's int4 CPU product (tinygemm's layout), as eager calls it."""
+    return torch.ops.aten._weight_int4pack_mm_for_cpu(x.contiguous(), w, op.group_size.value.data, scale_and_zero)
+
+
 QUANT_SEMANTICS = {
     tn.ChooseQParamsOp: _choose_qparams,
     tn.QLinearDynamicOp: _product,
@@ -220,7 +226,18 @@ QUANT_SEMANTICS = {
     tn.DequantizeOp: _dequantize,
     tn.QConvOp: _product,
     tn.QLinearOp: _product,
+    tn.WeightInt4MmOp: weight_int4_mm,
     tn.WeightInt8MmOp: weight_int8_mm,
 }
 
-__all__ = ["QUANT_SEMANTICS", "onednn_exact", "operands", "pack", "path", "prepack", "run", "weight_int8_mm"]
+__all__ = [
+    "QUANT_SEMANTICS",
+    "onednn_exact",
+    "operands",
+    "pack",
+    "path",
+    "prepack",
+    "run",
+    "weight_int4_mm",
+    "weight_int8_mm",
+]

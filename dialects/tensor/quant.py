@@ -353,6 +353,43 @@ class WeightInt8MmOp(IRDLOperation):
         check_shape(self.name, "result", shape(self.result), [m, n])
 
 
+@irdl_op_definition
+class WeightInt4MmOp(IRDLOperation):
+    """A weight-only int4 product in torch's CPU (tinygemm) layout: (M, K) float activations times an (N, K) int4
+    weight packed two to a byte, (N, K / 2) uint8, with a scale and zero point per `group_size` columns of each row,
+    (K / group_size, N, 2) (torchao's prototype Int4OpaqueTensor: aten._weight_int4pack_mm_for_cpu).
+    %y = tn.weight_int4_mm %x, %w, %sz group_size = 32 : tensor<4x64xf32>, tensor<16x32xui8>, tensor<2x16x2xf32> -> tensor<4x16xf32>"""
+
+    name = "tn.weight_int4_mm"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    scale_and_zero = operand_def(TensorType)
+    group_size = prop_def(IntegerAttr[i64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $weight `,` $scale_and_zero `group_size` `=` $group_size attr-dict `:` type($input) `,` "
+        "type($weight) `,` type($scale_and_zero) `->` type($result)"
+    )
+
+    def __init__(self, x, w, scale_and_zero, group_size: int, result_type: Attribute):
+        props = {"group_size": IntegerAttr(group_size, i64)}
+        super().__init__(operands=[x, w, scale_and_zero], result_types=[result_type], properties=props)
+
+    def verify_(self):
+        if len(shape(self.input)) != 2 or len(shape(self.weight)) != 2 or len(shape(self.scale_and_zero)) != 3:
+            raise VerifyException(f"{self.name}: 2-d input and weight, 3-d scales and zero points")
+        if not is_float(element(self.input)) or not element(self.input) == element(self.scale_and_zero):
+            raise VerifyException(f"{self.name}: float input, scales and zero points of its type")
+        if not is_int(element(self.weight)) or element(self.weight).width.data != 8:
+            raise VerifyException(f"{self.name}: a weight of packed bytes")
+        (m, k), (n, half), g = shape(self.input), shape(self.weight), self.group_size.value.data
+        if g <= 0 or (k >= 0 and (k % g or (half >= 0 and 2 * half != k))):
+            raise VerifyException(f"{self.name}: K = {k} in groups of {g}, packed in {half} bytes per row")
+        check_shape(self.name, "scale_and_zero", shape(self.scale_and_zero), [k // g if k >= 0 else -1, n, 2])
+        check_shape(self.name, "result", shape(self.result), [m, n])
+
+
 __all__ = [
     "ChooseQParamsOp",
     "DequantizeOp",
@@ -360,5 +397,6 @@ __all__ = [
     "QLinearDynamicOp",
     "QLinearOp",
     "QuantizeOp",
+    "WeightInt4MmOp",
     "WeightInt8MmOp",
 ]

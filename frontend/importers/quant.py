@@ -2,7 +2,7 @@
 tn.dequantize. torch defines these ops in torch.ao.quantization.fx._decomposed (imported here: torchao's PT2E uses
 the same ones), so irc needs no torchao to take them. A Python float scale stays a double (an f64 constant), as
 eager reads it; a Python int zero point an i64 one. torch's weight-only int8 product (aten._weight_int8pack_mm) ->
-tn.weight_int8_mm."""
+tn.weight_int8_mm, its int4 CPU product (aten._weight_int4pack_mm_for_cpu) -> tn.weight_int4_mm."""
 
 import torch
 import torch.ao.quantization.fx._decomposed  # registers torch.ops.quantized_decomposed
@@ -106,3 +106,15 @@ def import_weight_int8pack_mm(b, node, x, w, scales):
         raise Unsupported(f"_weight_int8pack_mm with {b.dtype(scales)} scales")
     m, n = x.type.get_shape()[0], w.type.get_shape()[0]
     return b.add(verified(tn.WeightInt8MmOp(x, w, scales, TensorType(x.type.get_element_type(), [m, n]))))
+
+
+@imports(torch.ops.aten._weight_int4pack_mm_for_cpu.default)
+def import_weight_int4pack_mm(b, node, x, w, group_size, scale_and_zero):
+    """torch's int4 CPU product (torchao's prototype Int4OpaqueTensor on CPU)."""
+    if b.dtype(x) not in (torch.float32, torch.bfloat16, torch.float16) or b.dtype(w) != torch.uint8:
+        raise Unsupported(f"_weight_int4pack_mm_for_cpu of {b.dtype(x)} and {b.dtype(w)}")
+    if b.dtype(scale_and_zero) != b.dtype(x):
+        raise Unsupported(f"_weight_int4pack_mm_for_cpu with {b.dtype(scale_and_zero)} scales")
+    m, n = x.type.get_shape()[0], w.type.get_shape()[0]
+    result = TensorType(x.type.get_element_type(), [m, n])
+    return b.add(verified(tn.WeightInt4MmOp(x, w, scale_and_zero, group_size, result)))

@@ -1,7 +1,8 @@
 """Weight-only int8 linear layers (torchao's quantize_(model, Int8WeightOnlyConfig()), per-row scales) compile with no
 eager fallback, each layer one tn.weight_int8_mm that reads its weight as int8 (lowering/weight_only.py; the cpu
 target: torch's _weight_int8pack_mm), and agree with eager to float32 rounding and with a float64 product of the
-dequantized weights. A scheme irc has no op for runs as a reported eager call, never a wrong answer."""
+dequantized weights. torchao's CPU int4 runs torch's int4 kernel as one tn.weight_int4_mm; a scheme irc has no op
+for runs as a reported eager call, never a wrong answer."""
 
 import pytest
 import torch
@@ -139,20 +140,41 @@ def test_per_group_scales_compile_as_a_float_graph():
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5 * want.abs().max().item())
 
 
-def test_int4_weight_only_runs_as_a_reported_eager_call():
-    """torchao's CPU int4 (the prototype Int4OpaqueTensor: torch's _weight_int4pack_mm_for_cpu, tinygemm's packed
-    layout) has no irc op: the call runs eagerly inside the compiled graph, the report says so, and the answer is
-    eager's."""
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_int4_weight_only_runs_torchs_cpu_kernel(dtype):
+    """torchao's CPU int4 (the prototype Int4OpaqueTensor: torch's _weight_int4pack_mm_for_cpu on tinygemm's packed
+    layout, groups of 32) is one tn.weight_int4_mm (before: an eager call inside the graph), batch 1 and 3-d
+    activations, eager's result to the dtype's rounding (the bias and ReLU in irc's own kernel)."""
     from torchao.prototype.quantization.int4.inference_workflow import PrototypeInt4WeightOnlyConfig
 
     torch.manual_seed(0)
-    m = torch.nn.Sequential(torch.nn.Linear(64, 48), torch.nn.ReLU()).eval()
+    m = torch.nn.Sequential(torch.nn.Linear(96, 64), torch.nn.ReLU(), torch.nn.Linear(64, 16)).eval().to(dtype)
     quantize_(m, PrototypeInt4WeightOnlyConfig(group_size=32))
+    for x in (torch.randn(1, 96, dtype=dtype), torch.randn(2, 5, 96, dtype=dtype)):
+        torch._dynamo.reset()
+        with torch.no_grad():
+            want = m(x)
+        got, rep = _compile(m, x)
+        assert rep.native and not rep.fallbacks, str(rep)
+        assert [e for g in rep.graphs for e in g.externs].count("tn.weight_int4_mm") == 2, str(rep)
+        eps = torch.finfo(dtype).eps
+        torch.testing.assert_close(got, want, rtol=4 * eps, atol=4 * eps * want.abs().max().item())
+
+
+def test_a_scheme_without_an_irc_op_runs_as_a_reported_eager_call():
+    """torchao's Int8DynamicActivationInt8WeightConfig multiplies int8 activations and weights with aten._int_mm,
+    which irc has no op for: the call runs eagerly inside the compiled graph, the report says so, the answer is
+    eager's."""
+    from torchao.quantization import Int8DynamicActivationInt8WeightConfig
+
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(64, 48), torch.nn.ReLU()).eval()
+    quantize_(m, Int8DynamicActivationInt8WeightConfig())
     x = torch.randn(3, 64)
     with torch.no_grad():
         want = m(x)
         mark = report.mark()
         got = torch.compile(m, backend=irc.backend)(x)
         rep = report.reports_since(mark)
-    assert [t for t, _ in rep.fallbacks] == ["aten::_weight_int4pack_mm_for_cpu.default"], str(rep)
-    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    assert [t for t, _ in rep.fallbacks] == ["aten::_int_mm.default"], str(rep)
+    torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6 * want.abs().max().item())

@@ -302,11 +302,11 @@ EXTERNS: dict[type, Callable] = {
     tn.ConvolutionOp: _convolution,
     tn.EmbeddingBackwardOp: _embedding_backward,
 }
-from .quant import choose_qparams, qproduct, weight_int8_mm  # noqa: E402  (it builds on this module's helpers)
+from .quant import choose_qparams, qproduct, weight_int4_mm, weight_int8_mm  # it builds on this module's helpers
 
 EXTERNS.update({tn.QConvOp: qproduct, tn.QLinearOp: qproduct, tn.QLinearDynamicOp: qproduct})
 EXTERNS[tn.ChooseQParamsOp] = choose_qparams
-EXTERNS[tn.WeightInt8MmOp] = weight_int8_mm
+EXTERNS.update({tn.WeightInt8MmOp: weight_int8_mm, tn.WeightInt4MmOp: weight_int4_mm})
 """tn op class -> prepare(op, note) -> Extern (or None: this instance goes to the reference)."""
 
 

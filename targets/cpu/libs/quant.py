@@ -1,7 +1,8 @@
 """tn.qconv / tn.qlinear on the CPU: oneDNN's int8 products (dialects/semantics/quant.py), each weight packed once
 and kept while the same tensor arrives unchanged (its storage and version counter), so a frozen graph's int8
 weight lives on as the packed copy only. On a machine where oneDNN's int8 sums are not exact (no VNNI) fuse-quant
-makes no such op (Rules.int8_products); the op's meaning there is the graph's own float chain (dialects/semantics)."""
+makes no such op (Rules.int8_products); the op's meaning there is the graph's own float chain (dialects/semantics).
+Weight-only products (tn.weight_int8_mm, tn.weight_int4_mm) are torch's CPU kernels that read the weight as stored."""
 
 import torch
 
@@ -74,4 +75,15 @@ def weight_int8_mm(op, note) -> Extern:
     return Extern(op.name, _into(compute), lambda ins: "aten")
 
 
-__all__ = ["choose_qparams", "qproduct", "weight_int8_mm"]
+def weight_int4_mm(op, note) -> Extern:
+    """A weight-only int4 linear layer: torch's _weight_int4pack_mm_for_cpu on the packed weight, as eager calls it."""
+    meaning = quant.QUANT_SEMANTICS[type(op)]
+    (_, k), n = op.input.type.get_shape(), op.result.type.get_shape()[1]
+    dtype = _dtype(quant.result_dtype(op))
+    note(
+        f"{op.name} {_dims(op.input.type.get_shape())} @ int4 {k}x{n} group {op.group_size.value.data} {dtype}", "aten"
+    )
+    return Extern(op.name, _into(lambda ins, out: meaning(op, *ins)), lambda ins: "aten")
+
+
+__all__ = ["choose_qparams", "qproduct", "weight_int4_mm", "weight_int8_mm"]
