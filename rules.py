@@ -39,8 +39,8 @@ class Rules:
     # fuse-quant: the library runs int8 convolutions and linear layers whole (oneDNN's qconv / qlinear) and sums them
     # exactly (before VNNI its kernels saturate int16 pairs: there the graph's float chain compiles as any float graph)
     int8_products: bool = False
-    # fuse-quant: the library runs a weight-only int8 linear layer (float activations, an int8 weight with per-row
-    # scales) reading the weight as int8 (tn.weight_int8_mm)
+    # fuse-quant: the target runs a weight-only int8 linear layer (float activations, an int8 weight with per-row
+    # scales) as one tn.weight_int8_mm, the weight int8 between calls
     weight_int8_products: bool = False
     # the matrix-product lowerings worth compiling for a tensor-opt module, the incumbent first ("extern": the
     # library's, "loops": generated); with two or more the driver compiles each and the target chooses

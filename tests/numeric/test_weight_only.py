@@ -1,7 +1,8 @@
 """Weight-only int8 linear layers (torchao's quantize_(model, Int8WeightOnlyConfig()), per-row scales) compile with no
-eager fallback, each layer one tn.weight_int8_mm that reads its weight as int8 (lowering/weight_only.py; the cpu
-target: torch's _weight_int8pack_mm), and agree with eager to float32 rounding and with a float64 product of the
-dequantized weights. torchao's CPU int4 runs torch's int4 kernel as one tn.weight_int4_mm; a scheme irc has no op
+eager fallback, each layer one tn.weight_int8_mm (lowering/weight_only.py): up to GENERATED_ROWS static rows a
+generated kernel that reads the weight as int8 (no library call), more rows the library's product of the weight
+widened for that call; both agree with eager to the dtype's rounding and with a float64 product of the dequantized
+weights. torchao's CPU int4 runs torch's int4 kernel as one tn.weight_int4_mm; a scheme irc has no op
 for runs as a reported eager call, never a wrong answer."""
 
 import pytest
@@ -9,6 +10,7 @@ import torch
 
 import irc
 from irc import report
+from irc.lowering.weight_only import GENERATED_ROWS
 
 pytest.importorskip("torchao")
 from torchao.quantization import Int8WeightOnlyConfig, PerGroup, quantize_
@@ -43,11 +45,13 @@ def _compile(m, *inputs):
         return got, report.reports_since(mark)
 
 
-def _native_weight_only(rep, layers: int):
+def _native_weight_only(rep, layers: int, generated: bool = False):
+    """No fallback; each layer a generated kernel (no extern at all: the weight never reaches a float product) or
+    one tn.weight_int8_mm extern, never tn.mm of a widened weight."""
     assert rep.native and not rep.fallbacks, str(rep)
     assert not [f for g in rep.graphs for f in g.target_fallbacks], str(rep)
     externs = [e for g in rep.graphs for e in g.externs]
-    assert externs.count("tn.weight_int8_mm") == layers and "tn.mm" not in externs, str(rep)
+    assert externs == ([] if generated else ["tn.weight_int8_mm"] * layers), str(rep)
 
 
 def _close(got, want, ref64, dtype):
@@ -58,16 +62,17 @@ def _close(got, want, ref64, dtype):
     torch.testing.assert_close(got.double(), ref64, rtol=16 * eps, atol=16 * eps * scale)
 
 
-@pytest.mark.parametrize("batch", [1, 3])
-def test_int8_weight_only_mlp_reads_int8_weights(batch):
-    """Prime in and out features, batch 1 and 3: both layers tn.weight_int8_mm (before: the weight widened into a
-    float32 buffer each call, then tn.mm), the result eager's to float32 rounding."""
+@pytest.mark.parametrize("batch", [1, 3, GENERATED_ROWS + 3])
+def test_int8_weight_only_mlp(batch):
+    """Prime in and out features, batch 1, 3 (generated kernels reading int8) and 7 (the library's product): before,
+    every weight was copied transposed into a float32 buffer each call, then tn.mm; the result eager's to float32
+    rounding."""
     m = _mlp()
     x = torch.randn(batch, 37)
     with torch.no_grad():
         want = m(x)
     got, rep = _compile(m, x)
-    _native_weight_only(rep, 2)
+    _native_weight_only(rep, 2, generated=batch <= GENERATED_ROWS)
     _close(got, want, _reference64(m, x), torch.float32)
 
 
@@ -78,7 +83,7 @@ def test_int8_weight_only_3d_input():
     with torch.no_grad():
         want = m(x)
     got, rep = _compile(m, x)
-    _native_weight_only(rep, 2)
+    _native_weight_only(rep, 2)  # 10 rows
     assert got.shape == (2, 5, 11)
     _close(got, want, _reference64(m, x), torch.float32)
 
@@ -98,15 +103,17 @@ def test_int8_weight_only_dynamic_batch():
     assert all(p.startswith("tn.weight_int8_mm ?x") for p in rep.graphs[0].extern_paths), str(rep)
 
 
-def test_int8_weight_only_bfloat16_odd_sizes():
-    """bfloat16 activations and scales, prime sizes and batch 1 (where torch's own bfloat16 _weight_int8pack_mm
-    crashed or returned garbage on an AVX2-only EPYC): within bfloat16 rounding of eager and of float64."""
+@pytest.mark.parametrize("batch", [1, GENERATED_ROWS + 3])
+def test_int8_weight_only_bfloat16_odd_sizes(batch):
+    """bfloat16 activations and scales, prime sizes (where torch's own bfloat16 _weight_int8pack_mm crashed or
+    returned garbage on an AVX2-only EPYC), generated and library products: within bfloat16 rounding of eager and of
+    float64."""
     m = _mlp(dtype=torch.bfloat16)
-    x = torch.randn(1, 37, dtype=torch.bfloat16)
+    x = torch.randn(batch, 37, dtype=torch.bfloat16)
     with torch.no_grad():
         want = m(x)
     got, rep = _compile(m, x)
-    _native_weight_only(rep, 2)
+    _native_weight_only(rep, 2, generated=batch <= GENERATED_ROWS)
     assert got.dtype == torch.bfloat16
     _close(got, want, _reference64(m, x), torch.bfloat16)
 
@@ -120,7 +127,7 @@ def test_weight_int8pack_mm_imports():
         return torch.ops.aten._weight_int8pack_mm(x, w, s).relu()
 
     got, rep = _compile(fn, x, w, s)
-    _native_weight_only(rep, 1)
+    _native_weight_only(rep, 1, generated=True)
     ref64 = ((x.double() @ w.double().t()) * s.double()).relu()
     _close(got, fn(x, w, s), ref64, torch.float32)
 

@@ -2,7 +2,8 @@
 and kept while the same tensor arrives unchanged (its storage and version counter), so a frozen graph's int8
 weight lives on as the packed copy only. On a machine where oneDNN's int8 sums are not exact (no VNNI) fuse-quant
 makes no such op (Rules.int8_products); the op's meaning there is the graph's own float chain (dialects/semantics).
-Weight-only products (tn.weight_int8_mm, tn.weight_int4_mm) are torch's CPU kernels that read the weight as stored."""
+tn.weight_int8_mm of more rows than lowering/weight_only.py generates is eager's float product of the int8 weight
+widened for one call; tn.weight_int4_mm torch's int4 CPU kernel, which reads the packed weight as stored."""
 
 import torch
 
@@ -55,23 +56,24 @@ def choose_qparams(op, note) -> Extern:
 
 
 def weight_int8_mm(op, note) -> Extern:
-    """A weight-only int8 linear layer: torch's _weight_int8pack_mm, which reads the (N, K) int8 weight as it is and
-    sums float32 products. Its narrow-dtype kernels are not trusted (on an AVX2-only EPYC a bfloat16 call with odd
-    sizes crashed or returned garbage), so narrow activations are widened and the result rounded once, as irc's
-    widened products are."""
-    dtype = _dtype(quant.result_dtype(op))
-    narrow = dtype != "float32"
+    """A weight-only int8 linear layer as eager runs it: the int8 weight widened for this call only (freed when the
+    product returns, so no float copy outlives it), MKL's product, each column times its scale. torch's
+    _weight_int8pack_mm, which reads the weight as int8, runs scalar loops before AVX-512: far slower than this on
+    an AVX2-only host (docs/benchmarks.md, Int8). Narrow activations are widened and the result rounded
+    once, as irc's widened products are (torch's narrow products run in reference loops on such a host)."""
+    dtype = quant.result_dtype(op)
+    narrow = dtype != torch.float32
 
     def compute(ins, out):
         x, w, scale = ins
         if narrow:
             x, scale = x.float(), scale.float()
-        y = torch.ops.aten._weight_int8pack_mm(x.contiguous(), w.contiguous(), scale.contiguous())
-        return y.to(quant.result_dtype(op)) if narrow else y
+        y = torch.mm(x, w.t().to(torch.float32)).mul_(scale)
+        return y.to(dtype) if narrow else y
 
     (_, k), (n, _) = op.input.type.get_shape(), op.weight.type.get_shape()
-    problem = f"{op.name} {_dims(op.input.type.get_shape())} @ int8 {k}x{n} {dtype}" + (", widened" if narrow else "")
-    note(problem, "aten")
+    problem = f"{op.name} {_dims(op.input.type.get_shape())} @ int8 {k}x{n} {_dtype(dtype)}"
+    note(problem + (", widened" if narrow else ""), "aten")
     return Extern(op.name, _into(compute), lambda ins: "aten")
 
 
