@@ -13,7 +13,8 @@ Cancelling (the `fold-permutes` pass, rules applied to a fixpoint):
     the same ops of x, an argument the caller passes channels-last     read_channels_last_argument
         -> the same on permute(x, TO_NHWC), a view of x (irc.input_layout on @main says which are)
     mm(reshape(permute(x, TO_NCHW)), B), an NHWC region's flatten into a linear layer   flatten_nhwc_into_product
-        -> mm(reshape(x), B's rows reordered to x's (h, w, c) order): a copy of B (folded when frozen) for one of x
+        -> mm(reshape(x), B's rows reordered to x's (h, w, c) order): a copy of B (folded when frozen) for one of x;
+        an addmm (autocast's narrow linear layer) the same, its bias as it was
     permute(sdpa(q, k, v), heads after rows) -> sdpa heads_last(q, k, v)     heads_last_attention
         (its only use): torch's flash kernel writes that layout, so the head merge's reshape is a view, not a
         strided copy of the attention output every call
@@ -34,7 +35,9 @@ permute pair inside a region and leaves conversions only at its boundaries.
     unary(x)               -> permute(unary(permute(x, TO_NHWC)), TO_NCHW)
     binary(x, y)           -> permute(binary(permute(x, TO_NHWC), permute(y, TO_NHWC)), TO_NCHW)   (0-d operands as they are)
     batch_norm_inference   -> permute((x' - mean) * rsqrt(var + eps) * w + b, TO_NCHW)   ([C] parameters broadcast
-                              along the last dim of x' = permute(x, TO_NHWC); the same arithmetic as its loop form)
+                              along the last dim of x' = permute(x, TO_NHWC); the same arithmetic as its loop form:
+                              narrow operands converted to float32 first, the result rounded once; autocast's batch
+                              norm of a bf16 / f16 x by float32 statistics is a region member so, not a boundary)
 """
 
 from dataclasses import dataclass
@@ -48,7 +51,9 @@ from xdsl.passes import ModulePass
 from irc.dialects import tensor as tn
 from irc.dialects.tensor.base import Binary, Unary, element, shape
 from irc.ir.rules import Replace, apply_rules, rule
+from irc.ir.types import DYN
 
+from .loop_builder import compute_type
 from .output_layout import INPUT_ATTR, orders_of
 
 TO_NHWC = (0, 2, 3, 1)  # NCHW value -> NHWC value
@@ -140,29 +145,46 @@ def read_channels_last_argument(op):
     return _nhwc_form(op, into.result, [into])
 
 
-@rule(tn.MmOp)
-def flatten_nhwc_into_product(op):
-    """mm(reshape(permute(x, TO_NCHW), [N, C*H*W]), B) -> mm(reshape(x, [N, H*W*C]), B's rows in x's order): a
-    classifier after an NHWC region (a flatten, then a linear layer) reads x as it lies, where its NCHW flatten was
-    a transposed copy of the activation, every call. Row (c, h, w) of B
-    becomes row (h, w, c): a copy of B, which freezing folds once (fold_constants) and which is never larger than
-    the activation's (only where B has at most N columns)."""
-    flat = op.lhs.owner
-    if not isinstance(flat, tn.ReshapeOp) or flat.sizes or not flat.result.has_one_use():
+PRODUCTS = (tn.MmOp, tn.AddmmOp)  # a linear layer's product: its bias is per column, which the rows' order leaves alone
+
+
+def flattened_into_product(v: SSAValue) -> Operation | None:
+    """The product that reads v, an NCHW 4-d value, only through its flatten (reshape to [N, C*H*W]) as its left
+    operand, with at most N columns (so that reordering its weight's rows costs no more than copying v); else None."""
+    flat = _only_user(v)
+    mm = _only_user(flat.result) if isinstance(flat, tn.ReshapeOp) and not flat.sizes else None
+    if not isinstance(mm, PRODUCTS) or mm.lhs is not flat.result or DYN in shape(v) + shape(mm.rhs):
         return None
-    nchw = flat.input.owner
-    if perm_of(nchw) != TO_NCHW or not nchw.result.has_one_use():
+    (n, c, h, w), (rows, k) = shape(v), shape(mm.rhs)
+    return mm if shape(flat.result) == (n, c * h * w) and rows == c * h * w and k <= n else None
+
+
+def _only_user(v: SSAValue) -> Operation | None:
+    return use.operation if (use := v.get_unique_use()) is not None else None
+
+
+@rule(PRODUCTS)
+def flatten_nhwc_into_product(op):
+    """mm(reshape(permute(x, TO_NCHW), [N, C*H*W]), B) -> mm(reshape(x, [N, H*W*C]), B's rows in x's order) (an addmm
+    too, its bias as it was): a classifier after an NHWC region (a flatten, then a linear layer) reads x as it lies,
+    where its NCHW flatten was a transposed copy of the activation, every call. Row (c, h, w) of B becomes row
+    (h, w, c): a copy of B, which freezing folds once (fold_constants) and which is never larger than the
+    activation's (only where B has at most N columns)."""
+    flat = op.lhs.owner
+    nchw = flat.input.owner if isinstance(flat, tn.ReshapeOp) else None
+    if perm_of(nchw) != TO_NCHW or flattened_into_product(nchw.result) is not op:
         return None
     x = nchw.input
-    (n, h, w, c), (rows, k) = shape(x), shape(op.rhs)
-    if None in (n, h, w, c, k) or shape(flat.result) != (n, c * h * w) or rows != c * h * w or k > n:
-        return None
+    (n, h, w, c), (_, k) = shape(x), shape(op.rhs)
     t = TensorType(element(x), [n, h * w * c])
     weight = TensorType(element(op.rhs), [c, h, w, k])
     ops = [tn.ReshapeOp(x, t), tn.ReshapeOp(op.rhs, weight)]
     ops.append(tn.PermuteOp(ops[-1].result, [1, 2, 0, 3]))
     ops.append(tn.ReshapeOp(ops[-1].result, TensorType(element(op.rhs), [h * w * c, k])))
-    ops.append(tn.MmOp(ops[0].result, ops[-1].result, op.result.type))
+    if isinstance(op, tn.AddmmOp):
+        ops.append(tn.AddmmOp(ops[0].result, ops[-1].result, op.bias, op.result.type, op.epilogue_name))
+    else:
+        ops.append(tn.MmOp(ops[0].result, ops[-1].result, op.result.type))
     return Replace(ops, [ops[-1].result])
 
 
@@ -237,7 +259,11 @@ def arrives_nhwc(v: SSAValue) -> bool:
 
 def converted_nhwc(v: SSAValue) -> list[SSAValue]:
     """What converting an NHWC region's output v back to NCHW converts: the results of the pools that read it,
-    when only they do (fold-permutes pools v channels-last and converts their results, 4x smaller), else v."""
+    when only they do (fold-permutes pools v channels-last and converts their results, 4x smaller); the weight of
+    the linear layer that reads its flatten (flatten_nhwc_into_product reorders the weight's rows instead: folded
+    once where it is frozen), else v."""
+    if mm := flattened_into_product(v):
+        return [mm.rhs]
     pools = [u.operation for u in v.uses]
     if pools and all(isinstance(p, POOLS) and p.channels_last is None for p in pools):
         return [p.result for p in pools]
@@ -267,9 +293,9 @@ def layout_operands(op: Operation) -> list[SSAValue] | None:
     if isinstance(op, tn.ConvolutionOp):
         ok = op.transposed is None and op.channels_last is None and is_image(op.input) and element(op.input) in _FLOATS
         return [op.input] if ok else None
-    if isinstance(op, tn.BatchNormInferenceOp):  # its [C] parameters meet x in elementwise ops: one element type
-        same = all(element(v) == element(op.input) for v in op.operands)
-        return [op.input] if is_image(op.input) and same else None
+    if isinstance(op, tn.BatchNormInferenceOp):  # also a narrow x with float32 statistics (autocast's batch norm)
+        floats = all(element(v) in _FLOATS for v in op.operands)
+        return [op.input] if is_image(op.input) and floats else None
     if isinstance(op, Unary | tn.ConvertOp):  # a dtype conversion too: quantize / dequantize chains between convs
         return [op.input] if is_image(op.input) else None
     if isinstance(op, Binary) and is_image(op.result):
@@ -329,15 +355,29 @@ def to_nhwc(op: Operation) -> list[Operation]:
 
 
 def _batch_norm_nhwc(add, x: SSAValue, op: tn.BatchNormInferenceOp) -> SSAValue:
-    el = element(x)
+    """The loop form's arithmetic (lower_nn.lower_batch_norm_inference): every operand in its widest compute type
+    (float32 for bf16 and f16, which autocast's batch norm of a narrow x by float32 statistics mixes), rounded once
+    to the result's type."""
+    el = max((compute_type(element(v)) for v in op.operands), key=lambda t: t.bitwidth)
+
+    widened: dict[SSAValue, SSAValue] = {}
+
+    def wide(v: SSAValue | None) -> SSAValue | None:
+        if v is None or element(v) == el:
+            return v
+        if v not in widened:
+            widened[v] = add(tn.ConvertOp(v, el))
+        return widened[v]
+
+    mean, var, weight, bias = (wide(v) for v in (op.running_mean, op.running_var, op.weight, op.bias))
     eps = add(tn.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(el, []), [op.eps.value.data])))
-    rstd = add(tn.RsqrtOp(add(tn.AddOp(op.running_var, eps))))
-    y = add(tn.MulOp(add(tn.SubOp(x, op.running_mean)), rstd))
-    if op.weight is not None:
-        y = add(tn.MulOp(y, op.weight))
-    if op.bias is not None:
-        y = add(tn.AddOp(y, op.bias))
-    return y
+    rstd = add(tn.RsqrtOp(add(tn.AddOp(var, eps))))
+    y = add(tn.MulOp(add(tn.SubOp(wide(x), mean)), rstd))
+    if weight is not None:
+        y = add(tn.MulOp(y, weight))
+    if bias is not None:
+        y = add(tn.AddOp(y, bias))
+    return y if element(op.result) == el else add(tn.ConvertOp(y, element(op.result)))
 
 
 __all__ = [
