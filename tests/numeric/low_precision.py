@@ -39,6 +39,11 @@ element's error is the sum of its inputs' errors through the layers, which scale
 summed, not with the element's value, so that a logit near zero is tens of ulps off in eager and in irc alike,
 by amounts that compare by chance; those callers pass per_element=False and are judged by rule 1.
 
+A run that takes decisions of its own (a ReLU's mask, the sign of a narrow activation within rounding of zero) is
+judged against a reference of its own: the float64 computation that takes the same decisions. `eager_ref=` is
+eager's, `ref64` irc's; each error is measured from its own reference, so a decision that rounding flipped
+differently in the two runs does not count as error of either, and every other error still does.
+
 float64 results have no wider reference: their floor is F64_RTOL of the largest value (torch.testing's float64
 rtol) and rule 2 does not apply.
 
@@ -121,12 +126,16 @@ def _rule(name, units, err_got, err_eager, judged, unit, floor) -> Rule:
     return Rule(name, units, got_u.max().item(), eager_max, floor, int((got_u > bound).sum()), int(got_u.argmax()))
 
 
-def measure(g: torch.Tensor, e: torch.Tensor, r: torch.Tensor, dtype, floor=None, per_element=True) -> list[Rule]:
-    """The rules of the module docstring on float64 views of irc's, eager's and the reference's values."""
-    judged = torch.isfinite(e) & torch.isfinite(r)
+def measure(
+    g: torch.Tensor, e: torch.Tensor, r: torch.Tensor, dtype, floor=None, per_element=True, re=None
+) -> list[Rule]:
+    """The rules of the module docstring on float64 views of irc's, eager's and the reference's values (`re`:
+    eager's own reference, where its run took decisions of its own; default r)."""
+    re = r if re is None else re
+    judged = torch.isfinite(e) & torch.isfinite(r) & torch.isfinite(re)
     if not bool(judged.any()):
         return []
-    err_got, err_eager = (g - r).abs(), (e - r).abs()
+    err_got, err_eager = (g - r).abs(), (e - re).abs()
     floor1 = default_floor(r, dtype) if floor is None else floor
     rules = [_rule("max error", "", err_got, err_eager, judged, 1.0, floor1)]
     if per_element and dtype != torch.float64:
@@ -137,7 +146,7 @@ def measure(g: torch.Tensor, e: torch.Tensor, r: torch.Tensor, dtype, floor=None
     return rules
 
 
-def judge_tensor(got, eager, ref64, dtype=None, floor=None, per_element: bool = True) -> str | None:
+def judge_tensor(got, eager, ref64, dtype=None, floor=None, per_element: bool = True, eager_ref=None) -> str | None:
     """None when `got` passes the rules of this module's docstring, else why not (with the worst element)."""
     if not isinstance(got, torch.Tensor):
         return f"a {type(got).__name__}, eager gives a tensor"
@@ -149,7 +158,8 @@ def judge_tensor(got, eager, ref64, dtype=None, floor=None, per_element: bool = 
         return f"layout {got.layout}, eager {eager.layout}"
     if eager.layout != torch.strided:  # sparse results: judged on their values
         got, eager, ref64 = got.to_dense(), eager.to_dense(), ref64.to_dense()
-    if tuple(ref64.shape) != tuple(eager.shape):
+    eager_ref = ref64 if eager_ref is None else eager_ref
+    if tuple(ref64.shape) != tuple(eager.shape) or tuple(eager_ref.shape) != tuple(eager.shape):
         raise ValueError(f"the reference has shape {list(ref64.shape)}, eager {list(eager.shape)}")
     if got.numel() == 0:
         return None
@@ -165,13 +175,13 @@ def judge_tensor(got, eager, ref64, dtype=None, floor=None, per_element: bool = 
         )
 
     dtype = dtype or _real_dtype(eager.dtype)
-    g, e, r = _real64(got), _real64(eager), _real64(ref64)
+    g, e, r, re = _real64(got), _real64(eager), _real64(ref64), _real64(eager_ref)
 
     def at(i: int) -> str:
         vals = (t.flatten()[i].item() for t in (g, e, r))
         return "flat index {}: irc {:.6g}, eager {:.6g}, reference {:.6g}".format(i, *vals)
 
-    rules = measure(g, e, r, dtype, floor, per_element)
+    rules = measure(g, e, r, dtype, floor, per_element, re)
     for rule in rules:
         if rule.over:
             return (
@@ -218,24 +228,26 @@ def worst_ratio(got, eager, ref64, dtype=None, per_element: bool = True) -> floa
 
 
 def assert_low_precision_close(
-    got, eager, ref64, dtype=None, *, floor=None, per_element: bool = True, where: str = "output"
+    got, eager, ref64, dtype=None, *, floor=None, per_element: bool = True, where: str = "output", eager_ref=None
 ) -> None:
     """Raise LowPrecisionMismatch unless every tensor leaf of `got` passes judge_tensor against `eager` and
     `ref64` (same structure); `dtype` is the precision whose eps sets the unit (default: each eager leaf's own),
     `floor` an absolute floor replacing the default (a float, or a callable of the leaf index giving one),
-    `per_element=False` leaves out rule 2 (see the module docstring for where it does not apply).
+    `per_element=False` leaves out rule 2 (see the module docstring for where it does not apply), `eager_ref` the
+    reference of eager's own decisions where they differ from irc's (ref64 then is irc's; default: ref64 for both).
     Non-tensor leaves must equal eager's or the reference's."""
     g, gspec = _leaves(got)
     e, espec = _leaves(eager)
     r, rspec = _leaves(ref64)
+    er, erspec = _leaves(ref64 if eager_ref is None else eager_ref)
     if gspec != espec:
         raise LowPrecisionMismatch(f"{where}: structure {gspec} differs from eager's {espec}")
-    if rspec != espec:
+    if rspec != espec or erspec != espec:
         raise ValueError(f"{where}: the reference's structure {rspec} differs from eager's {espec}")
-    for i, (a, b, c) in enumerate(zip(g, e, r)):
+    for i, (a, b, c, d) in enumerate(zip(g, e, r, er)):
         name = f"{where}[{i}]" if len(e) > 1 else where
         if isinstance(b, torch.Tensor):
-            why = judge_tensor(a, b, c, dtype, floor(i) if callable(floor) else floor, per_element)
+            why = judge_tensor(a, b, c, dtype, floor(i) if callable(floor) else floor, per_element, d)
         elif isinstance(b, float) and isinstance(a, float):
             same = a == b or a == c or (math.isnan(a) and (math.isnan(b) or math.isnan(c)))
             why = None if same else f"{a!r}, eager {b!r}, reference {c!r}"

@@ -17,7 +17,9 @@ widths, as in test_autocast.py), so that the whole file compiles in well under a
 """
 
 import copy
+import functools
 from contextlib import nullcontext
+from dataclasses import dataclass, replace
 
 import pytest
 import torch
@@ -26,7 +28,7 @@ import torch.nn.functional as F
 from irc import report
 from irc.bench import models as M
 from tests.conftest import compile_irc
-from tests.numeric.low_precision import assert_low_precision_close, default_floor, eps, upcast
+from tests.numeric.low_precision import LowPrecisionMismatch, assert_low_precision_close, default_floor, eps, upcast
 
 DTYPES = pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 LR, MOMENTUM = 0.05, 0.9
@@ -87,16 +89,18 @@ def _bias_term_sums(model) -> dict[str, torch.Tensor]:
 
 
 def _step(model, inputs, target, loss_call, dtype):
-    """One training step: forward and loss under autocast(dtype) (none for dtype=None), backward and SGD outside."""
+    """One training step: forward and loss under autocast(dtype) (none for dtype=None), backward and SGD outside;
+    (loss, grads, buffers, params, what else loss_call returned beside the loss)."""
     opt = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
     with torch.autocast("cpu", dtype=dtype) if dtype else nullcontext():
         loss = loss_call(*inputs)
+    loss, decisions = loss if isinstance(loss, tuple) else (loss, None)
     loss.backward()
     grads = {n: p.grad.detach().clone() for n, p in model.named_parameters()}
     buffers = {n: b.detach().clone() for n, b in model.named_buffers() if b.is_floating_point()}
     opt.step()
     params = {n: p.detach().clone() for n, p in model.named_parameters()}
-    return loss.detach(), grads, buffers, params
+    return loss.detach(), grads, buffers, params, decisions
 
 
 @DTYPES
@@ -112,7 +116,7 @@ def test_training_step_under_autocast_is_as_accurate_as_eager(name, dtype):
     noise would judge chance. Its floor is one ulp of the dtype times the sum of the magnitudes of the terms it
     sums (sum |d loss / d output| over the channel, in the reference), the bound on that sum's rounding error:
     a bias gradient that is not noise, of the size of the others, still fails."""
-    _check_training_step(name, dtype, cast_whole=False)
+    _judge_training_step(_training_step(name, dtype, cast_whole=False), name, dtype, cast_whole=False)
 
 
 @DTYPES
@@ -123,25 +127,93 @@ def test_training_step_of_a_model_cast_whole_is_as_accurate_as_eager(name, dtype
     embedding's gradient, cross-entropy's one-hot gradient). The parameters after the step are in dtype: their floor
     is one ulp of the dtype at the parameter's scale.
 
-    ConvNet's gradients before its last ReLU are not judged here: the ReLU's mask is the sign of a narrow activation
-    whose rounding error (its convolution's output rounded to the dtype, then normalised) exceeds the values near
-    zero, so eager and irc each flip a handful of the reference's decisions, different ones (bf16: eager 16, irc 14
-    of the first block's), and a gradient summed over a channel takes a flipped term whole. Which flips fall in the
-    worst channel is chance, not accuracy; those gradients are judged in the autocast step above and, without a
-    ReLU, in tests/cpu/test_narrow_products.py."""
-    _check_training_step(name, dtype, cast_whole=True)
+    ConvNet's ReLU masks are the signs of narrow activations whose rounding error (a convolution's output rounded
+    to the dtype, then normalised) exceeds the values near zero: eager and irc each flip some of the float64 run's
+    decisions, different ones, and a gradient summed over a channel takes a flipped term whole, so against one
+    float64 run the error of either is chance. Each run is judged instead against a float64 step that takes its own
+    decisions (the ReLUs' masks its run computed: _masked_reference): with the flips out of both errors what is left
+    is rounding, which a wrong gradient cannot hide under (test_a_wrong_gradient_fails_the_judge_of_its_own_decisions)."""
+    _judge_training_step(_training_step(name, dtype, cast_whole=True), name, dtype, cast_whole=True)
 
 
-def _check_training_step(name, dtype, cast_whole: bool):
+@DTYPES
+def test_a_wrong_gradient_fails_the_judge_of_its_own_decisions(dtype):
+    """The cast-whole ConvNet's judge can fail: irc's first convolution's weight gradient with one element moved by
+    5% of the gradient's largest value fails against the float64 step of irc's own decisions (in bf16 that is half
+    eager's error against the float64 step of the exact decisions, which such a judge would have let pass). And irc's
+    own gradients judged against the step of eager's decisions fail too: the flips are what the judge takes out."""
+    step = _training_step("convnet", dtype, cast_whole=True)
+    grads = dict(step.got[1])
+    wrong = grads["features.0.weight"].clone()
+    wrong.view(-1)[0] += 0.05 * wrong.abs().max()
+    grads["features.0.weight"] = wrong
+    with pytest.raises(LowPrecisionMismatch, match="grad of features.0.weight"):
+        _judge_training_step(replace(step, got=(step.got[0], grads, *step.got[2:])), "convnet", dtype, True)
+    with pytest.raises(LowPrecisionMismatch, match="features"):
+        _judge_training_step(replace(step, got_ref=step.eager_ref), "convnet", dtype, True)
+
+
+class _MaskedReLU(torch.nn.Module):
+    """A ReLU that keeps the elements a given run kept: x * mask."""
+
+    def __init__(self, mask: torch.Tensor):
+        super().__init__()
+        self.mask = mask
+
+    def forward(self, x):
+        return x * self.mask.to(x.dtype)
+
+
+def _loss_and_relu_outputs(model, target, x):
+    """ConvNet's loss and each ReLU's output (the decisions the run took), one layer of `features` at a time."""
+    outputs = []
+    for layer in model.features:
+        x = layer(x)
+        if isinstance(layer, torch.nn.ReLU):
+            outputs.append(x.detach())
+    return F.cross_entropy(model.head(torch.flatten(x, 1)), target), outputs
+
+
+def _masked_reference(model64, relu_outputs):
+    """The float64 model that takes a run's ReLU decisions: each ReLU of `features` keeps where the run's output
+    was positive (threshold_backward's own test), so its step differs from the run's by rounding only."""
+    model64 = copy.deepcopy(model64)
+    masks = iter(relu_outputs)
+    for i, layer in enumerate(model64.features):
+        if isinstance(layer, torch.nn.ReLU):
+            model64.features[i] = _MaskedReLU(next(masks) > 0)
+    return model64
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One training step's (loss, grads, buffers, params): the float64 reference's, eager's, irc's, and the float64
+    steps that take eager's and irc's own ReLU decisions (the reference itself where a model takes none);
+    term_sums: _bias_term_sums of the reference."""
+
+    ref: tuple
+    eager: tuple
+    got: tuple
+    eager_ref: tuple
+    got_ref: tuple
+    term_sums: dict
+
+
+@functools.cache  # test_a_wrong_gradient_fails_the_judge_of_its_own_decisions judges the same step again
+def _training_step(name, dtype, cast_whole: bool) -> _Step:
     model, inputs = build(name, train=True)
     if cast_whole:
         model = model.to(dtype)
         inputs = tuple(x.to(dtype) if x.is_floating_point() else x for x in inputs)
     ref_model, ref_inputs = double(model, inputs)
+    start64 = copy.deepcopy(ref_model)  # taken before the hooks, which a copy would share
     mine = copy.deepcopy(model)
     target = torch.randint(0, 10, (inputs[0].shape[0],), generator=torch.Generator().manual_seed(1))
+    decides = cast_whole and name == "convnet"
 
     def loss_of(m):
+        if decides:
+            return lambda *a: _loss_and_relu_outputs(m, target, *a)
         return lambda *a: F.cross_entropy(m(*a), target)
 
     term_sums = _bias_term_sums(ref_model)
@@ -153,37 +225,41 @@ def _check_training_step(name, dtype, cast_whole: bool):
     graphs = report.reports_since(start).graphs
     assert graphs and all(g.native for g in graphs), [(g.eager_graph, g.fallbacks) for g in graphs]
     assert not [f for g in graphs for f in g.target_fallbacks], [g.target_fallbacks for g in graphs]
-    (ref_loss, ref_grads, ref_buffers, ref_params) = ref
-    (eager_loss, eager_grads, eager_buffers, eager_params) = eager
-    (got_loss, got_grads, got_buffers, got_params) = got
+    own = [ref, ref]
+    if decides:
+        for i, run in enumerate((eager, got)):
+            masked = _masked_reference(start64, run[4])
+            own[i] = _step(masked, ref_inputs, target, loss_of(masked), None)
+    return _Step(ref[:4], eager[:4], got[:4], own[0][:4], own[1][:4], term_sums)
 
-    assert_low_precision_close(got_loss, eager_loss, ref_loss, dtype, per_element=False, where="loss")
+
+def _judge_training_step(step: _Step, name, dtype, cast_whole: bool) -> None:
+    """Each of irc's results within 1.5x eager's error (low_precision.py), each run's error measured against the
+    float64 step of its own decisions."""
+    ref_grads, ref_params, term_sums = step.ref[1], step.ref[3], step.term_sums
+
+    def judge(what: str, i: int, n=None, **kw):
+        got, eager, got_ref, eager_ref = (
+            s[i] if n is None else s[i][n] for s in (step.got, step.eager, step.got_ref, step.eager_ref)
+        )
+        assert_low_precision_close(got, eager, got_ref, per_element=False, where=what, eager_ref=eager_ref, **kw)
+
+    judge("loss", 0, dtype=dtype)
+    got_grads = step.got[1]
     assert set(got_grads) == set(ref_grads) and all(g is not None for g in got_grads.values())
     scale = max(g.abs().max().item() for g in ref_grads.values())
     zero = {n for n, g in ref_grads.items() if g.abs().max().item() <= 1e-12 * scale}  # zero but for rounding
     assert zero == ({"features.0.bias", "features.3.bias"} if name == "convnet" else set())
-    chance = {n for n in ref_grads if n.startswith("features.")} if cast_whole and name == "convnet" else set()
-    for n in ref_grads.keys() - chance:
+    for n in ref_grads:
         floor = eps(dtype) * term_sums[n].max().item() if n in zero else None
-        assert_low_precision_close(
-            got_grads[n], eager_grads[n], ref_grads[n], dtype, floor=floor, per_element=False, where=f"grad of {n}"
-        )
-    assert set(got_buffers) == set(ref_buffers)
-    for n in ref_buffers:
-        assert_low_precision_close(
-            got_buffers[n], eager_buffers[n], ref_buffers[n], dtype, per_element=False, where=f"buffer {n}"
-        )
-    for n in ref_params.keys() - chance:
+        judge(f"grad of {n}", 1, n, dtype=dtype, floor=floor)
+    assert set(step.got[2]) == set(step.ref[2])
+    for n in step.ref[2]:
+        judge(f"buffer {n}", 2, n, dtype=dtype)
+    for n in ref_params:
         grad_floor = eps(dtype) * term_sums[n].max().item() if n in zero else default_floor(ref_grads[n], dtype)
         param_floor = default_floor(ref_params[n], dtype if cast_whole else torch.float32)
-        assert_low_precision_close(
-            got_params[n],
-            eager_params[n],
-            ref_params[n],
-            floor=LR * grad_floor + param_floor,
-            per_element=False,
-            where=f"parameter {n} after the step",
-        )
+        judge(f"parameter {n} after the step", 3, n, floor=LR * grad_floor + param_floor)
 
 
 @DTYPES
