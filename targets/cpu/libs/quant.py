@@ -5,8 +5,11 @@ makes no such op (Rules.int8_products); the op's meaning there is the graph's ow
 tn.weight_int8_mm of more rows than lowering/weight_only.py generates is eager's float product of the int8 weight
 widened for one call; tn.weight_int4_mm torch's int4 CPU kernel, which reads the packed weight as stored."""
 
+import threading
+
 import torch
 
+from irc import lifetime
 from irc.dialects.semantics import quant
 
 from .extern_ops import Extern, _dims, _dtype, _into
@@ -55,9 +58,27 @@ def choose_qparams(op, note) -> Extern:
     return Extern(op.name, run, lambda ins: "aten")
 
 
+_SCRATCH = threading.local()
+
+
+@lifetime.on_reset
+def _release_scratch() -> None:
+    _SCRATCH.__dict__.clear()
+
+
+def _widened(w: torch.Tensor) -> torch.Tensor:
+    """`w` as float32 in one scratch buffer that every weight-only product of this thread shares (the largest weight's
+    size): a fresh allocation per call would fault its pages in again each time, a buffer per layer would be the
+    float copy of the weights that weight-only quantization exists to avoid."""
+    buf = getattr(_SCRATCH, "buf", None)
+    if buf is None or buf.numel() < w.numel():
+        buf = _SCRATCH.buf = torch.empty(w.numel(), dtype=torch.float32)
+    return buf[: w.numel()].view(w.shape).copy_(w)
+
+
 def weight_int8_mm(op, note) -> Extern:
-    """A weight-only int8 linear layer as eager runs it: the int8 weight widened for this call only (freed when the
-    product returns, so no float copy outlives it), MKL's product, each column times its scale. torch's
+    """A weight-only int8 linear layer as eager runs it: the int8 weight widened for this call only (into the shared
+    scratch buffer, so no float copy of any weight outlives the call), MKL's product, each column times its scale. torch's
     _weight_int8pack_mm, which reads the weight as int8, runs scalar loops before AVX-512: far slower than this on
     an AVX2-only host (docs/benchmarks.md, Int8). Narrow activations are widened and the result rounded
     once, as irc's widened products are (torch's narrow products run in reference loops on such a host)."""
@@ -68,7 +89,7 @@ def weight_int8_mm(op, note) -> Extern:
         x, w, scale = ins
         if narrow:
             x, scale = x.float(), scale.float()
-        y = torch.mm(x, w.t().to(torch.float32)).mul_(scale)
+        y = torch.mm(x, _widened(w).t()).mul_(scale)
         return y.to(dtype) if narrow else y
 
     (_, k), (n, _) = op.input.type.get_shape(), op.weight.type.get_shape()
