@@ -6,6 +6,7 @@ microbenchmarks of bench/cases.py.
     .venv/bin/python -m irc.bench.compare --no-first-call                 # steady state only
     .venv/bin/python -m irc.bench.compare --dtype bf16                    # everything under bfloat16 autocast
     .venv/bin/python -m irc.bench.compare --quant int8                    # int8 PT2E models (bench/quant.py)
+    .venv/bin/python -m irc.bench.compare --quant int8wo                  # weight-only int8 (torchao quantize_)
 
 Per case and backend:
   first call, cold   a fresh process with empty compile caches (irc: IRC_CACHE_DIR; inductor:
@@ -284,7 +285,9 @@ def main(argv=None) -> int:
         help="run every case under torch.autocast('cpu', dtype) for all backends (default f32: no autocast)",
     )
     ap.add_argument(
-        "--quant", choices=["int8"], help="int8 models instead (bench/quant.py: PT2E; --cases convnet-b32,resnet18-b8)"
+        "--quant",
+        choices=["int8", "int8wo"],
+        help="int8 models instead (bench/quant.py: int8 PT2E, --cases convnet-b32,resnet18-b8; int8wo weight-only)",
     )
     ap.add_argument("--child", nargs=2, metavar=("CASE", "BACKEND"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -298,7 +301,7 @@ def main(argv=None) -> int:
     if args.quant:
         from . import quant
 
-        return quant.main([n for n in args.cases.split(",") if n in quant.MODELS] or list(quant.MODELS), args.budget)
+        return quant.main([n for n in args.cases.split(",") if n in quant.MODELS], args.budget, args.quant)
     groups = {"models": MODELS, "micro": MICRO, "train": TRAIN}
     names = [m for n in args.cases.split(",") if n for m in ([c.name for c in groups[n]] if n in groups else [n])]
     if unknown := [n for n in names if n not in CASES]:
