@@ -293,7 +293,7 @@ class FuseQuantPass(ModulePass):
 
     name = "fuse-quant"
     products: bool = True
-    weight_only: bool = True
+    weight_only: bool = False
 
     def apply(self, ctx: Context, module: ModuleOp) -> None:
         rules = (fold_requantize, *(PRODUCTS if self.products else ()), *(WEIGHT_ONLY if self.weight_only else ()))

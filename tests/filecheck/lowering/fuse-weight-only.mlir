@@ -1,5 +1,5 @@
-// RUN: irc-opt --split-input-file %s -p fuse-quant | filecheck %s
-// RUN: irc-opt --split-input-file %s -p 'fuse-quant{weight_only=false}' | filecheck %s --check-prefix=OFF
+// RUN: irc-opt --split-input-file %s -p 'fuse-quant{weight_only=true}' | filecheck %s
+// RUN: irc-opt --split-input-file %s -p fuse-quant | filecheck %s --check-prefix=OFF
 // A weight-only int8 linear layer (torchao's Int8WeightOnlyConfig after AOT autograd: the int8 weight transposed,
 // widened, the product, each column times its scale) becomes one tn.weight_int8_mm that reads the weight as int8
 // (Rules.weight_int8_products); without it the chain stays.
