@@ -17,7 +17,18 @@ import torch.nn.functional as F
 
 from irc.dialects import tensor as tn
 
-PRODUCTS = (tn.MmOp, tn.AddmmOp, tn.BmmOp, tn.ConvolutionOp, tn.ScaledDotProductAttentionOp)
+PRODUCTS = (
+    tn.MmOp,
+    tn.AddmmOp,
+    tn.BmmOp,
+    tn.ConvolutionOp,
+    tn.ScaledDotProductAttentionOp,
+    tn.QConvOp,
+    tn.QLinearOp,
+    tn.QLinearDynamicOp,
+)
+INT8_FORMS = ("tn.mm", "tn.addmm", "tn.convolution")  # the products oneDNN has int8 kernels for
+OUTPUTS = (("float32", torch.float32, 1.0), ("uint8", None, 0.05))  # an int8 product's result: dtype, its scale
 
 
 def _size(lin, vals) -> int:
@@ -87,11 +98,45 @@ def extern_bytes(g, st, vals=()) -> int:
     )
 
 
+def _static(v) -> list[int] | None:
+    dims = list(v.type.get_shape())
+    return None if any(d < 0 for d in dims) else dims
+
+
+def _int8_problem(op) -> dict | None:
+    """An int8 product (fuse-quant's tn.qconv / tn.qlinear / tn.qlinear_dynamic) as the float problem it computes,
+    in dtype int8: a linear layer of (M, K) activations and (N, K) weights is the mm / addmm of (M, K) and (K, N)."""
+    x, w = _static(op.input), _static(op.weight)
+    bias = [[w[0]]] if op.bias is not None else []
+    if x is None or w is None:
+        return None
+    if isinstance(op, tn.QConvOp):
+        p = {"op": "tn.convolution", "shapes": [x, w, *bias], "out": _static(op.result)}
+        p.update(_conv_params(op))
+    else:
+        p = {"op": "tn.addmm" if bias else "tn.mm", "shapes": [x, [w[1], w[0]], *bias], "out": [x[0], w[0]]}
+    return {**p, "dtype": "int8"} if p["out"] is not None else None
+
+
+def _conv_params(op) -> dict:
+    return {
+        "stride": list(op.stride.get_values()),
+        "padding": list(op.padding.get_values()),
+        "dilation": list(op.dilation.get_values()),
+        "groups": op.groups.value.data,
+        "transposed": op.transposed is not None,
+        "channels_last": op.channels_last is not None,
+    }
+
+
 def problem(g, st, vals=()) -> dict | None:
-    """A library product's problem (op, operand shapes, dtype, conv parameters), or None for other externs."""
+    """A library product's problem (op, operand shapes, dtype, conv parameters), or None for other externs. An int8
+    product reads as the float problem it computes, in dtype int8."""
     op = _inner(st)
     if op is None:
         return None
+    if isinstance(op, (tn.QConvOp, tn.QLinearOp, tn.QLinearDynamicOp)):
+        return _int8_problem(op)
     p = {
         "op": op.name,
         "shapes": [shape(b, vals) for b in st.ins if hasattr(b, "sizes")],
@@ -99,14 +144,7 @@ def problem(g, st, vals=()) -> dict | None:
         "dtype": str(st.ins[0].dtype).removeprefix("torch."),
     }
     if isinstance(op, tn.ConvolutionOp):
-        p.update(
-            stride=list(op.stride.get_values()),
-            padding=list(op.padding.get_values()),
-            dilation=list(op.dilation.get_values()),
-            groups=op.groups.value.data,
-            transposed=op.transposed is not None,
-            channels_last=op.channels_last is not None,
-        )
+        p.update(_conv_params(op))
     if isinstance(op, tn.ScaledDotProductAttentionOp):
         p["scale"] = op.scale.value.data
         p["bool_mask"] = len(p["shapes"]) > 3 and st.ins[3].dtype == torch.bool
@@ -187,10 +225,51 @@ class Bandwidth:
         return f"copy bandwidth {self.memory:.1f} GB/s (64 MB)" + (f"; within {cached} GB/s" if cached else "")
 
 
+def int8_candidates(p: dict) -> dict:
+    """oneDNN's int8 calls for problem `p` (an mm, addmm or 2-d convolution; uint8 activations, int8 weights with
+    per-channel scales, prepacked; float32 or uint8 results, as PT2E's graphs ask): name -> callable."""
+    s, g = p["shapes"], torch.Generator().manual_seed(0)
+    u8 = lambda *shape: torch.randint(0, 256, shape, dtype=torch.uint8, generator=g)  # noqa: E731
+    s8 = lambda *shape: torch.randint(-127, 128, shape, dtype=torch.int8, generator=g)  # noqa: E731
+    x_scale, x_zp = 0.02, 128
+    if p["op"] in ("tn.mm", "tn.addmm"):
+        (m, k), n = s[0], s[1][1]
+        x, w = u8(m, k), s8(n, k)
+        ws, wz, bias = torch.rand(n, generator=g) / 100, torch.zeros(n, dtype=torch.int64), None
+        if p["op"] == "tn.addmm":
+            bias = torch.randn(n, generator=g)
+        packed = torch.ops.onednn.qlinear_prepack(w, [m, k])
+        q = torch.ops.onednn.qlinear_pointwise
+        return {
+            f"onednn qlinear -> {name}": (
+                lambda out=out, scale=scale: q(x, x_scale, x_zp, packed, ws, wz, bias, scale, 0, out, "none", [], "")
+            )
+            for name, out, scale in OUTPUTS
+        }
+    if p["op"] != "tn.convolution" or p["transposed"] or len(s[1]) != 4:
+        return {}
+    shape_x = s[0] if not p["channels_last"] else [s[0][0], s[0][3], s[0][1], s[0][2]]  # the IR's NHWC as NCHW
+    x = u8(*shape_x).contiguous(memory_format=torch.channels_last)
+    w = s8(*s[1])
+    ws, wz = torch.rand(s[1][0], generator=g) / 100, torch.zeros(s[1][0], dtype=torch.int64)
+    bias = torch.randn(s[1][0], generator=g) if len(s) > 2 else None
+    conv = (p["stride"], p["padding"], p["dilation"], p["groups"])
+    packed = torch.ops.onednn.qconv_prepack(w, ws, x_scale, x_zp, *conv, list(x.shape))
+    q = torch.ops.onednn.qconv2d_pointwise
+    return {
+        f"onednn qconv, channels-last input -> {name}": (
+            lambda out=out, scale=scale: q(x, x_scale, x_zp, packed, ws, wz, bias, *conv, scale, 0, out, "none", [], "")
+        )
+        for name, out, scale in OUTPUTS
+    }
+
+
 def candidates(p: dict) -> dict:
     """Library calls that compute problem `p` alone, on random operands: name -> callable."""
     from irc.targets.cpu.libs import externs
 
+    if p["dtype"] == "int8":
+        return int8_candidates(p)
     dtype = getattr(torch, p["dtype"])
     s = p["shapes"]
     r = lambda *shape: torch.randn(*shape, dtype=dtype)  # noqa: E731

@@ -124,7 +124,7 @@ def detail(r: Roofline, top: int = 6) -> str:
     return "\n".join(lines) + "\n"
 
 
-def header(bandwidth: Bandwidth, amp: torch.dtype | None = None) -> str:
+def header(bandwidth: Bandwidth, amp: torch.dtype | None = None, int8: bool = False) -> str:
     from .hf_models import available
 
     hf = "" if available() else " HF BERT/GPT-2: not run (transformers is not installed)."
@@ -139,6 +139,8 @@ def header(bandwidth: Bandwidth, amp: torch.dtype | None = None) -> str:
         f" Under {str(amp).removeprefix('torch.')} autocast: every product's best library time measured in "
         f"{str(amp).removeprefix('torch.')}."
         if amp is not None
+        else " Int8 models: every mm, addmm and convolution's best time is oneDNN's int8 kernel for its shape."
+        if int8
         else ""
     )
     return (

@@ -3,6 +3,7 @@
     .venv/bin/python -m irc.bench.roofline                          # the default models (a few minutes)
     .venv/bin/python -m irc.bench.roofline --models mlp-b32,convnet-eval --rounds 10
     .venv/bin/python -m irc.bench.roofline --dtype bf16                # under bfloat16 autocast, bf16 rates
+    .venv/bin/python -m irc.bench.roofline --quant int8                # PT2E int8 models, oneDNN's int8 rates
 
 Per model (a bench/cases.py case, compiled with torch.compile(backend=irc.backend) under torch.no_grad()):
   machine limits   measured in this process: the copy bandwidth (a copy_ into a preallocated tensor, the
@@ -29,6 +30,11 @@ shape (torch.mm/addmm/bmm, the linear and convolution paths, sdpa, all on operan
 model's efficiency is against bf16 rates; a product irc runs in float32 there is still bounded by the dtype's
 rate (autocast asked for it) and marked "irc: float32" in the detail table. HF BERT and GPT-2 are among the
 default models where transformers is installed.
+--quant int8: bench/quant.py's PT2E models (static: the ConvNet and ResNet-18; dynamic: the transformers), quantized
+as compare --quant int8 does and compiled with irc; X86InductorQuantizer makes every convolution and linear layer
+an int8 product, so each mm, addmm and convolution is bounded by oneDNN's int8 kernel for its shape (qconv /
+qlinear, prepacked, uint8 activations and per-channel int8 weights: the machine's int8 rate, VNNI or AMX where
+present), marked "irc: float32" where irc runs it as the graph's float chain (Rules.int8_products).
 Figures are only as good as the machine is quiet (the load average is printed). JSON goes to
 bench/results/roofline-<time>.json (roofline-bf16-<time>.json under --dtype bf16; its "dtype" says which).
 bench/compare.py's report carries the summary table (`section`). This module measures; the records of a call
@@ -49,6 +55,7 @@ import torch
 
 from .arithmetic import kernel_ops, vector_rate
 from .bounds import (
+    INT8_FORMS,
     Bandwidth,
     best_time,
     describe,
@@ -138,10 +145,12 @@ def classify(
     rates: dict,
     prefix: str = "",
     amp: torch.dtype | None = None,
+    int8: bool = False,
 ) -> list[Part]:
     """Parts of one Executor's call from Executor.profile's (name, seconds): each with its flops or bytes and
     bound; `rates` caches best_time per problem (key: describe(problem)) and is filled as needed. `amp`: the
-    run's autocast dtype, the one a float32 product's best time is measured in."""
+    run's autocast dtype, the one a float32 product's best time is measured in. `int8`: a quantized model's, whose
+    every mm, addmm and convolution is bounded by oneDNN's int8 kernel for its shape, whatever irc runs."""
     g, vals = program.compiled.g, _values(program, args)
     parts = []
     for (name, secs), st in zip(named_times, _match(g, [n for n, _ in named_times])):
@@ -169,7 +178,9 @@ def classify(
                 )
                 continue
             as_is = ""
-            if amp is not None and p["dtype"] == "float32":  # autocast asked for it in amp: bound at amp's rate
+            if int8 and p["op"] in INT8_FORMS and p["dtype"] == "float32":  # the quantizer made it an int8 product
+                p, as_is = dict(p, dtype="int8"), " (irc: float32)"
+            elif amp is not None and p["dtype"] == "float32":  # autocast asked for it in amp: bound at amp's rate
                 p, as_is = dict(p, dtype=str(amp).removeprefix("torch.")), " (irc: float32)"
             key = describe(p)
             if key not in rates:
@@ -208,6 +219,7 @@ def measure(
     profile=_profile,
     rates: dict | None = None,
     amp: torch.dtype | None = None,
+    int8: bool = False,
 ) -> Roofline:
     """Time `call()` (the compiled model) `reps` times, then Executor.profile each cpu Executor `reps` times,
     in `rounds` alternating rounds (load from other processes hits both alike); medians over all samples. Both
@@ -227,7 +239,7 @@ def measure(
     rates = {} if rates is None else rates
     for i, ((p, args), runs) in enumerate(zip(programs, steps)):
         named = [(n, statistics.median(r[k][1] for r in runs)) for k, (n, _) in enumerate(runs[0])]
-        out.parts += classify(p, args, named, bandwidth, rates, f"graph{i} " if len(programs) > 1 else "", amp)
+        out.parts += classify(p, args, named, bandwidth, rates, f"graph{i} " if len(programs) > 1 else "", amp, int8)
     if missing := len(found) - len(programs):
         out.notes.append(f"{missing} compiled program(s) never called")
     return out
@@ -250,7 +262,33 @@ def run_case(
         compiled = torch.compile(fn, backend=irc.backend, dynamic=case.dynamic)
         compiled(*inputs)
         compiled(*inputs)  # the second call records every program's arguments
-    r = measure(case_name, lambda: compiled(*inputs), found, bandwidth, rounds, rates=rates, amp=amp)
+    return _measured(case_name, compiled, inputs, found, mark, bandwidth, rounds, rates, amp)
+
+
+def run_int8_case(name: str, bandwidth: Bandwidth, rounds: int, rates: dict) -> Roofline:
+    """A bench/quant.py model quantized by PT2E (static or dynamic), compiled with irc; its products bounded by
+    oneDNN's int8 kernels."""
+    import irc
+    from irc import report
+
+    from . import quant
+
+    make, scheme = quant.MODELS[name]
+    model, inputs = make()
+    q = quant.quantize(model.eval(), inputs, scheme == "dynamic")
+    torch._dynamo.reset()
+    mark = report.mark()
+    with capture() as found, torch.no_grad():
+        compiled = torch.compile(q, backend=irc.backend)
+        compiled(*inputs)
+        compiled(*inputs)
+    return _measured(name, compiled, inputs, found, mark, bandwidth, rounds, rates, None, int8=True)
+
+
+def _measured(name, compiled, inputs, found, mark, bandwidth, rounds, rates, amp, int8=False) -> Roofline:
+    from irc import report
+
+    r = measure(name, lambda: compiled(*inputs), found, bandwidth, rounds, rates=rates, amp=amp, int8=int8)
     if elsewhere := [g for g in report.reports_since(mark).graphs if g.eager_graph or g.target != "cpu"]:
         r.notes.append(f"{len(elsewhere)} graph(s) not on irc's cpu target (eager or reference): counted as overhead")
     torch._dynamo.reset()
@@ -261,14 +299,23 @@ def run_case(
 
 
 def run(
-    names, rounds: int = 8, bandwidth: Bandwidth | None = None, log=print, amp: torch.dtype | None = None
+    names,
+    rounds: int = 8,
+    bandwidth: Bandwidth | None = None,
+    log=print,
+    amp: torch.dtype | None = None,
+    int8: bool = False,
 ) -> list[Roofline]:
+    """`int8`: `names` are bench/quant.py's PT2E models (run_int8_case), else bench/cases.py's."""
     bandwidth = bandwidth or Bandwidth.measure()
     rates: dict = {}
     results = []
     for name in names:
         try:
-            results.append(run_case(name, bandwidth, rounds, rates, amp))
+            if int8:
+                results.append(run_int8_case(name, bandwidth, rounds, rates))
+            else:
+                results.append(run_case(name, bandwidth, rounds, rates, amp))
             log(detail(results[-1]))
         except Exception as e:  # noqa: BLE001 - one failing model must not lose the others
             results.append(Roofline(name, 0.0, (0.0, 0.0), notes=[f"failed: {type(e).__name__}: {e}"[:300]]))
@@ -314,24 +361,42 @@ def main(argv=None) -> int:
         default="f32",
         help="run the models under torch.autocast('cpu', dtype), library rates in it (default f32: no autocast)",
     )
+    ap.add_argument(
+        "--quant",
+        choices=["int8"],
+        help="bench/quant.py's PT2E models instead (default: all of its static and dynamic ones), quantized, their "
+        "products bounded by oneDNN's int8 kernels",
+    )
     args = ap.parse_args(argv)
     amp = DTYPES[args.dtype]
+    int8 = args.quant == "int8"
+    known = CASES
+    if int8:
+        from . import quant
+
+        if why := quant.missing():
+            ap.error(why)
+        known = {n: s for n, s in quant.MODELS.items() if s[1] in ("static", "dynamic")}
+        if "--models" not in " ".join(argv if argv is not None else sys.argv):
+            args.models = ",".join(known)
     names = [n for n in args.models.split(",") if n]
-    if unknown := [n for n in names if n not in CASES]:
-        ap.error(f"unknown model(s) {unknown}; valid: {', '.join(CASES)}")
+    if unknown := [n for n in names if n not in known]:
+        ap.error(f"unknown model(s) {unknown}; valid: {', '.join(known)}")
+    if int8 and amp is not None:
+        ap.error("--quant int8 runs the quantized models as PT2E made them: no --dtype")
     if args.threads:
         torch.set_num_threads(args.threads)
     bandwidth = Bandwidth.measure()
-    print(header(bandwidth, amp), flush=True)
-    results = run(names, args.rounds, bandwidth, log=lambda s: print(s, flush=True), amp=amp)
+    print(header(bandwidth, amp, int8), flush=True)
+    results = run(names, args.rounds, bandwidth, log=lambda s: print(s, flush=True), amp=amp, int8=int8)
     print(summary(results))
     from .compare import RESULTS
 
     RESULTS.mkdir(parents=True, exist_ok=True)
-    tag = "" if amp is None else f"-{args.dtype}"
+    tag = "-int8" if int8 else "" if amp is None else f"-{args.dtype}"
     path = RESULTS / f"roofline{tag}-{time.strftime('%Y%m%d-%H%M%S')}.json"
     doc = {
-        "dtype": args.dtype,
+        "dtype": "int8" if int8 else args.dtype,
         "bandwidth_gbps": bandwidth.memory,
         "cached_gbps": bandwidth.cached,
         "threads": torch.get_num_threads(),

@@ -167,3 +167,76 @@ def test_capture_finds_the_programs_torch_compile_runs_and_their_arguments():
     assert (CpuTarget.compile, Executor.__call__) == before  # the hooks are gone
     ((program, args),) = found.values()
     assert args[0] is x and [n.split()[0] for n, _ in program.profile(args, reps=1)].count("launch") >= 1
+
+
+def test_an_int8_models_float_products_are_bounded_at_the_int8_rate(monkeypatch):
+    """roofline --quant int8: a product irc runs as the graph's float chain (no VNNI) is still bounded by oneDNN's
+    int8 kernel for its shape, keyed and named as such; the other steps as in any model."""
+    monkeypatch.setattr(roofline, "vector_rate", lambda: 1e18)
+    x, w = torch.randn(32, 64), torch.randn(64, 48)
+    program, args = _program(lambda x, w: torch.relu(x @ w), x, w)
+    names = [n for n, _ in program.profile(args, reps=1)]
+    rates = {"tn.mm 32x64 @ 64x48 int8": (2**-12, "onednn qlinear -> float32")}  # no library timing here
+    r = roofline.measure(
+        "q",
+        lambda: None,
+        {id(program): [program, args]},
+        bounds.Bandwidth(10.0),
+        rounds=1,
+        reps=2,
+        profile=lambda p, a, reps: [(n, 2**-10) for n in names],
+        rates=rates,
+        int8=True,
+    )
+    (lib,) = [p for p in r.parts if p.kind == "library"]
+    assert lib.name.endswith("tn.mm 32x64 @ 64x48 int8 (irc: float32)") and lib.bound == 2**-12, lib
+    assert list(rates) == ["tn.mm 32x64 @ 64x48 int8"]  # nothing measured in float32
+
+
+def test_a_fused_int8_product_is_the_float_problem_it_computes():
+    from irc.dialects import ALL_DIALECTS
+    from irc.ir import make_context, parse_module
+
+    text = """
+    func.func @f(%x: tensor<4x16xui8>, %w: tensor<8x16xi8>, %ws: tensor<8xf32>, %wz: tensor<8xi64>, %b: tensor<8xf32>,
+                 %cx: tensor<2x3x8x8xui8>, %cw: tensor<4x3x3x3xi8>, %cs: tensor<4xf32>, %cz: tensor<4xi64>) -> (tensor<4x8xi8>, tensor<2x4x8x8xui8>) {
+      %y = tn.qlinear %x, %w, %ws, %wz, %b x = (0.5 : f64, 128) out = (0.1 : f64, -3) post_op = "none" : tensor<4x16xui8>, tensor<8x16xi8>, tensor<8xf32>, tensor<8xi64>, tensor<8xf32> -> tensor<4x8xi8>
+      %c = tn.qconv %cx, %cw, %cs, %cz x = (0.5 : f64, 128) out = (0.1 : f64, 0) post_op = "relu" stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 : tensor<2x3x8x8xui8>, tensor<4x3x3x3xi8>, tensor<4xf32>, tensor<4xi64> -> tensor<2x4x8x8xui8>
+      func.return %y, %c : tensor<4x8xi8>, tensor<2x4x8x8xui8>
+    }
+    """
+    module = parse_module(make_context(ALL_DIALECTS), text)
+    linear, conv = [op for op in module.walk() if op.name in ("tn.qlinear", "tn.qconv")]
+    p = bounds._int8_problem(linear)
+    assert (p["op"], p["shapes"], p["dtype"]) == ("tn.addmm", [[4, 16], [16, 8], [8]], "int8")
+    assert bounds.flops(p) == 2 * 4 * 16 * 8 and bounds.describe(p) == "tn.addmm 4x16 @ 16x8 int8"
+    p = bounds._int8_problem(conv)
+    assert (p["op"], p["shapes"], p["padding"], p["channels_last"]) == (
+        "tn.convolution",
+        [[2, 3, 8, 8], [4, 3, 3, 3]],
+        [1, 1],
+        False,
+    )
+    assert bounds.flops(p) == 2 * (2 * 4 * 8 * 8) * (3 * 3 * 3)
+
+
+def test_the_int8_candidates_run_onednns_int8_kernels_on_the_problems_shapes():
+    mm = {"op": "tn.addmm", "shapes": [[5, 24], [24, 7], [7]], "out": [5, 7], "dtype": "int8"}
+    conv = {
+        "op": "tn.convolution",
+        "shapes": [[2, 5, 5, 3], [4, 3, 3, 3]],  # NHWC activations, as the IR holds them
+        "out": [2, 5, 5, 4],
+        "dtype": "int8",
+        "stride": [1, 1],
+        "padding": [1, 1],
+        "dilation": [1, 1],
+        "groups": 1,
+        "transposed": False,
+        "channels_last": True,
+    }
+    for p, shape in ((mm, (5, 7)), (conv, (2, 4, 5, 5))):
+        c = bounds.candidates(p)
+        assert len(c) == 2, list(c)
+        outs = {name: fn() for name, fn in c.items()}
+        assert {o.dtype for o in outs.values()} == {torch.float32, torch.uint8}
+        assert all(tuple(o.shape) == shape for o in outs.values()), {n: o.shape for n, o in outs.items()}
