@@ -338,3 +338,18 @@ def test_a_frozen_weight_takes_rows_with_gaps_through_onednn(pick, want):
     (g,) = report.reports_since(start).graphs
     expected = want if externs.onednn_available(torch.float32) else "aten"
     assert g.extern_paths == {"tn.mm 16x256 @ 256x2048 float32, constant weight": expected}, g.extern_paths
+
+
+def test_the_int8_externs_import_first_in_a_fresh_process():
+    """quant.py builds on extern_ops' helpers and extern_ops registers quant's products: either may be imported first."""
+    import subprocess
+    import sys
+
+    check = (
+        "import irc.targets.cpu.libs.quant\n"
+        "from irc.dialects import tensor as tn\n"
+        "from irc.targets.cpu.libs.extern_ops import EXTERNS\n"
+        "assert {tn.QConvOp, tn.QLinearDynamicOp, tn.WeightInt8MmOp, tn.WeightInt4MmOp} <= set(EXTERNS)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]

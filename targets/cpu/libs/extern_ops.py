@@ -302,12 +302,11 @@ EXTERNS: dict[type, Callable] = {
     tn.ConvolutionOp: _convolution,
     tn.EmbeddingBackwardOp: _embedding_backward,
 }
-from .quant import choose_qparams, qproduct, weight_int4_mm, weight_int8_mm  # it builds on this module's helpers
-
-EXTERNS.update({tn.QConvOp: qproduct, tn.QLinearOp: qproduct, tn.QLinearDynamicOp: qproduct})
-EXTERNS[tn.ChooseQParamsOp] = choose_qparams
-EXTERNS.update({tn.WeightInt8MmOp: weight_int8_mm, tn.WeightInt4MmOp: weight_int4_mm})
 """tn op class -> prepare(op, note) -> Extern (or None: this instance goes to the reference)."""
+
+# The int8 products register themselves (quant.py builds on this module's helpers): imported last, whichever of the
+# two modules is imported first.
+from . import quant  # noqa: E402, F401
 
 
 LIBRARY_CALLS = (tn.ScaledDotProductAttentionOp, tn.ScaledDotProductAttentionBackwardOp, tn.ConvolutionBackwardOp)

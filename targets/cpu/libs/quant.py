@@ -10,9 +10,10 @@ import threading
 import torch
 
 from irc import lifetime
+from irc.dialects import tensor as tn
 from irc.dialects.semantics import quant
 
-from .extern_ops import Extern, _dims, _dtype, _into
+from .extern_ops import EXTERNS, Extern, _dims, _dtype, _into
 
 
 def qproduct(op, note) -> Extern:
@@ -108,5 +109,9 @@ def weight_int4_mm(op, note) -> Extern:
     )
     return Extern(op.name, _into(lambda ins, out: meaning(op, *ins)), lambda ins: "aten")
 
+
+EXTERNS.update({tn.QConvOp: qproduct, tn.QLinearOp: qproduct, tn.QLinearDynamicOp: qproduct})
+EXTERNS[tn.ChooseQParamsOp] = choose_qparams
+EXTERNS.update({tn.WeightInt8MmOp: weight_int8_mm, tn.WeightInt4MmOp: weight_int4_mm})
 
 __all__ = ["choose_qparams", "qproduct", "weight_int4_mm", "weight_int8_mm"]
