@@ -96,25 +96,26 @@ def import_choose_qparams(b, node, x, quant_min, quant_max, eps, dtype):
     return list(op.results)
 
 
+def _weight_only_product(b, name: str, x, w, w_dtype: torch.dtype, scales):
+    """The (M, N) result type of a weight-only product of float `x` and a `w_dtype` weight whose scales are in x's
+    dtype; Unsupported (an eager call) for any other mix."""
+    if b.dtype(x) not in (torch.float32, torch.bfloat16, torch.float16) or b.dtype(w) != w_dtype:
+        raise Unsupported(f"{name} of {b.dtype(x)} and {b.dtype(w)}")
+    if b.dtype(scales) != b.dtype(x):
+        raise Unsupported(f"{name} with {b.dtype(scales)} scales")
+    return TensorType(x.type.get_element_type(), [x.type.get_shape()[0], w.type.get_shape()[0]])
+
+
 @imports(torch.ops.aten._weight_int8pack_mm.default)
 def import_weight_int8pack_mm(b, node, x, w, scales):
     """torch's weight-only int8 product x @ w.T * scales (what inductor's freezing makes of torchao's weight-only
     linear layers, and a user may call)."""
-    if b.dtype(x) not in (torch.float32, torch.bfloat16, torch.float16) or b.dtype(w) != torch.int8:
-        raise Unsupported(f"_weight_int8pack_mm of {b.dtype(x)} and {b.dtype(w)}")
-    if b.dtype(scales) != b.dtype(x):
-        raise Unsupported(f"_weight_int8pack_mm with {b.dtype(scales)} scales")
-    m, n = x.type.get_shape()[0], w.type.get_shape()[0]
-    return b.add(verified(tn.WeightInt8MmOp(x, w, scales, TensorType(x.type.get_element_type(), [m, n]))))
+    result = _weight_only_product(b, "_weight_int8pack_mm", x, w, torch.int8, scales)
+    return b.add(verified(tn.WeightInt8MmOp(x, w, scales, result)))
 
 
 @imports(torch.ops.aten._weight_int4pack_mm_for_cpu.default)
 def import_weight_int4pack_mm(b, node, x, w, group_size, scale_and_zero):
     """torch's int4 CPU product (torchao's prototype Int4OpaqueTensor on CPU)."""
-    if b.dtype(x) not in (torch.float32, torch.bfloat16, torch.float16) or b.dtype(w) != torch.uint8:
-        raise Unsupported(f"_weight_int4pack_mm_for_cpu of {b.dtype(x)} and {b.dtype(w)}")
-    if b.dtype(scale_and_zero) != b.dtype(x):
-        raise Unsupported(f"_weight_int4pack_mm_for_cpu with {b.dtype(scale_and_zero)} scales")
-    m, n = x.type.get_shape()[0], w.type.get_shape()[0]
-    result = TensorType(x.type.get_element_type(), [m, n])
+    result = _weight_only_product(b, "_weight_int4pack_mm_for_cpu", x, w, torch.uint8, scale_and_zero)
     return b.add(verified(tn.WeightInt4MmOp(x, w, scale_and_zero, group_size, result)))
