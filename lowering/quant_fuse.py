@@ -6,6 +6,7 @@ fx_passes/quantization.py does with freezing on:
     q(relu?(addmm(bias, dq(x), permute(dq_per_channel(w))))) -> tn.qlinear (and mm, with or without an add of a
                                                                 bias; the float form too)
     linear(dq(x) by run-time parameters, dq_per_channel(w))  -> tn.qlinear_dynamic (dynamic quantization)
+    gelu(reshape?(a float-output tn.qlinear / qlinear_dynamic)) -> the product with gelu as oneDNN's post-op
     q(reshape?(dq(x))), the same parameters                  -> reshape?(x)  (exact for 8-bit integers)
 
 Activations must be uint8 with constant per-tensor parameters (oneDNN's int8 kernels take no int8 activations),
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 import torch
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, f32
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import dce
@@ -282,7 +283,30 @@ def fold_requantize(q):
     return tn.ReshapeOp(dq.input, q.result.type, list(view.sizes))
 
 
-PRODUCTS = (fuse_quantized_output, fuse_float_output)
+GELU_POST_OPS = {"none": "gelu", "tanh": "gelu_tanh"}  # tn.gelu's approximate -> the int8 products' post_op
+
+
+@rule(tn.GeluOp)
+def fold_gelu_post_op(gelu):
+    """gelu(reshape?(y)) for y a float-output int8 linear layer read only there -> the layer with gelu as its post-op,
+    which oneDNN applies to each block of the result while it is in cache: one pass less over a transformer's
+    widest activation, and eager's exact gelu (oneDNN's gelu_erf and gelu_tanh)."""
+    v, view = gelu.input, None
+    if isinstance(v.owner, tn.ReshapeOp) and _single_use(v):
+        view, v = v.owner, v.owner.input
+    prod = v.owner
+    if not isinstance(prod, (tn.QLinearOp, tn.QLinearDynamicOp)) or not _single_use(v):
+        return None
+    if prod.post_op.data != "none" or prod.result.type.get_element_type() != f32:
+        return None
+    fused = prod.clone()
+    fused.properties["post_op"] = StringAttr(GELU_POST_OPS[gelu.approximate.data])
+    if view is None:
+        return fused
+    return [fused, tn.ReshapeOp(fused.result, gelu.result.type, list(view.sizes))]
+
+
+PRODUCTS = (fuse_quantized_output, fuse_float_output, fold_gelu_post_op)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,16 @@ from irc.ir.types import torch_dtype
 qd = torch.ops.quantized_decomposed
 
 
+# tn's post-ops: what PT2E's graph applies after the product, and oneDNN's post-op (name, algorithm) for it
+POST_OPS = {
+    "none": lambda y: y,
+    "relu": torch.relu,
+    "gelu": torch.nn.functional.gelu,
+    "gelu_tanh": lambda y: torch.nn.functional.gelu(y, approximate="tanh"),
+}
+ONEDNN_POST_OPS = {"none": ("none", ""), "relu": ("relu", ""), "gelu": ("gelu", "none"), "gelu_tanh": ("gelu", "tanh")}
+
+
 def _int(attr) -> int:
     return attr.value.data
 
@@ -117,7 +127,7 @@ def fixed(op) -> dict:
         "q": None if isinstance(op, tn.QLinearDynamicOp) else _q(op),
         "conv": _conv_args(op) if conv else None,
         "accum": _accum(op) if getattr(op, "accum", None) is not None else None,
-        "post": op.post_op.data,
+        "post": ONEDNN_POST_OPS[op.post_op.data],
         "channels_last": conv and op.channels_last is not None,
     }
 
@@ -145,7 +155,7 @@ def _chain(op, t: dict, fw: torch.Tensor | None = None):
         y = torch.nn.functional.linear(fx, fw, t["bias"])
     if acc is not None:
         y = y + qd.dequantize_per_tensor(acc, *_accum(op), *_bounds(acc.dtype), acc.dtype)
-    y = torch.relu(y) if op.post_op.data == "relu" else y
+    y = POST_OPS[op.post_op.data](y)
     y = y if dt == torch.float32 else qd.quantize_per_tensor(y, os, oz, *_bounds(dt), dt)
     return _nhwc(op, y)
 
@@ -177,24 +187,28 @@ def run(
     if not (symmetric if symmetric is not None else not w_zp.any()):
         return _chain(op, t)
     a = attrs or fixed(op)
-    post, w_zp = a["post"], w_zp.to(torch.int64) if w_zp64 is None else w_zp64
+    (post, algorithm), w_zp = a["post"], w_zp.to(torch.int64) if w_zp64 is None else w_zp64
     if a["q"] is None:  # tn.qlinear_dynamic
         x, xs, xz, f32 = t["input"].contiguous(), t["act_scale"], t["act_zero_point"], torch.float32
         fn = torch.ops.onednn.qlinear_pointwise.tensor
-        return fn(x, xs, xz, packed, w_scale, w_zp, bias, 1.0, 0, f32, post, [], "")
+        return fn(x, xs, xz, packed, w_scale, w_zp, bias, 1.0, 0, f32, post, [], algorithm)
     xs, xz, os, oz, dt = a["q"]
     if a["conv"] is None:
         x = t["input"].contiguous()
-        return torch.ops.onednn.qlinear_pointwise(x, xs, xz, packed, w_scale, w_zp, bias, os, oz, dt, post, [], "")
+        fn = torch.ops.onednn.qlinear_pointwise
+        return fn(x, xs, xz, packed, w_scale, w_zp, bias, os, oz, dt, post, [], algorithm)
     nhwc, args, cl = a["channels_last"], a["conv"], torch.channels_last
     x = (t["input"].permute(0, 3, 1, 2) if nhwc else t["input"]).contiguous(memory_format=cl)
     if t["accum"] is None:
-        y = torch.ops.onednn.qconv_pointwise(x, xs, xz, packed, w_scale, w_zp, bias, *args, os, oz, dt, post, [], "")
+        fn = torch.ops.onednn.qconv_pointwise
+        y = fn(x, xs, xz, packed, w_scale, w_zp, bias, *args, os, oz, dt, post, [], algorithm)
     else:
         acc = t["accum"].permute(0, 3, 1, 2) if nhwc else t["accum"]
         acc = acc if donated else acc.clone(memory_format=cl)
         fn = torch.ops.onednn.qconv2d_pointwise.binary
-        y = fn(x, xs, xz, packed, w_scale, w_zp, acc, bias, *args, os, oz, dt, *a["accum"], "sum", 1.0, post, [], "")
+        y = fn(
+            x, xs, xz, packed, w_scale, w_zp, acc, bias, *args, os, oz, dt, *a["accum"], "sum", 1.0, post, [], algorithm
+        )
     return y.permute(0, 2, 3, 1).contiguous() if nhwc else y
 
 

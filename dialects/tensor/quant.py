@@ -105,7 +105,8 @@ class DequantizeOp(QParams):
 
 class QProduct(IRDLOperation):
     """oneDNN's int8 product: u8/i8 activations (`x_scale`, `x_zero_point`), i8 weights with per-output-channel
-    scales and zero points, an optional float bias, a `post_op` ("none", "relu"), then the result quantized by
+    scales and zero points, an optional float bias, a `post_op` ("none", "relu", "gelu", "gelu_tanh": torch's gelu,
+    exact or tanh-approximated), then the result quantized by
     (`out_scale`, `out_zero_point`) when its type is an integer, else float."""
 
     input = operand_def(TensorType)
@@ -120,7 +121,7 @@ class QProduct(IRDLOperation):
     post_op = prop_def(StringAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure())
-    POST_OPS: ClassVar[tuple[str, ...]] = ("none", "relu")
+    POST_OPS: ClassVar[tuple[str, ...]] = ("none", "relu", "gelu", "gelu_tanh")
 
     @staticmethod
     def qproperties(x_scale, x_zp, out_scale, out_zp, post_op) -> dict[str, Attribute]:

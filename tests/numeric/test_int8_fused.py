@@ -167,6 +167,26 @@ def test_dynamic_linear_matches_eager():
     assert not FUSED or paths == {"tn.qlinear_dynamic 9x40, 12x40 -> float32, post-op none": "onednn"}, paths
 
 
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_after_a_dynamic_linear_is_its_post_op(approximate):
+    """A transformer's feed-forward under dynamic quantization: gelu over (batch, tokens, features) after the int8
+    linear runs as oneDNN's post-op (no pass of its own), with eager's numbers."""
+    g = torch.Generator().manual_seed(6)
+    x, w = torch.randn(2, 7, 40, generator=g) * 3, weights(13, 40)
+
+    def fn(x):
+        s, z = qd.choose_qparams.tensor(x, 0, 255, 0.000244140625, torch.uint8)
+        q = qd.quantize_per_tensor.tensor(x, s, z, 0, 255, torch.uint8)
+        d = qd.dequantize_per_tensor.tensor(q, s, z, 0, 255, torch.uint8)
+        y = F.linear(d, qd.dequantize_per_channel(w[0], w[1], w[2], 0, -128, 127, torch.int8), w[3])
+        return F.gelu(y, approximate=approximate)
+
+    torch.testing.assert_close(compile_irc(fn)(x), fn(x), rtol=1e-5, atol=1e-4)
+    post = "gelu" if approximate == "none" else "gelu_tanh"
+    paths = extern_paths(fn, x)
+    assert not FUSED or paths == {f"tn.qlinear_dynamic 14x40, 13x40 -> float32, post-op {post}": "onednn"}, paths
+
+
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_sums_that_overflow_int16_pairs_give_eagers_numbers(dynamic):
     """Activations at 255 against weights at 127 of one sign: each pair of products passes 32767, which oneDNN's

@@ -224,3 +224,30 @@ func.func @shared_activation(%x: tensor<2x3x16xui8>, %s: tensor<f64>, %z: tensor
 // CHECK-NEXT:  %[[Y2:.*]] = tn.qlinear_dynamic %[[R2]] scale %s zero_point %z, %w2, %ws2, %wz2 post_op = "none" {{.*}} -> tensor<6x4xf32>
 // CHECK-NEXT:  func.return %[[Y]], %[[Y2]]
 // CHECK-NOT:   tn.dequantize
+
+// -----
+
+// A transformer's feed-forward: gelu, exact or tanh-approximated, after a float-output int8 linear layer over rows
+// of tokens becomes the layer's post-op (oneDNN applies it while each block of the result is in cache).
+func.func @gelu_post_op(%x: tensor<2x3x16xui8>, %s: tensor<f64>, %z: tensor<i64>, %w: tensor<8x16xi8>, %ws: tensor<8xf32>, %wz: tensor<8xi64>, %b: tensor<8xf32>) -> (tensor<2x3x8xf32>, tensor<6x8xf32>) {
+  %dx = tn.dequantize %x scale %s zero_point %z range = [0, 255] : tensor<2x3x16xui8>, tensor<f64>, tensor<i64> -> tensor<2x3x16xf32>
+  %v = tn.reshape %dx : tensor<2x3x16xf32> -> tensor<6x16xf32>
+  %dw = tn.dequantize %w scale %ws zero_point %wz range = [-128, 127] axis 0 : tensor<8x16xi8>, tensor<8xf32>, tensor<8xi64> -> tensor<8x16xf32>
+  %t = tn.permute %dw perm = [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
+  %y = tn.addmm %v, %t bias %b : tensor<6x16xf32>, tensor<16x8xf32>, tensor<8xf32> -> tensor<6x8xf32>
+  %y3 = tn.reshape %y : tensor<6x8xf32> -> tensor<2x3x8xf32>
+  %g = tn.gelu %y3 approximate = "none" : tensor<2x3x8xf32>
+  %v2 = tn.reshape %dx : tensor<2x3x16xf32> -> tensor<6x16xf32>
+  %y2 = tn.addmm %v2, %t bias %b : tensor<6x16xf32>, tensor<16x8xf32>, tensor<8xf32> -> tensor<6x8xf32>
+  %g2 = tn.gelu %y2 approximate = "tanh" : tensor<6x8xf32>
+  func.return %g, %g2 : tensor<2x3x8xf32>, tensor<6x8xf32>
+}
+// CHECK-LABEL: func.func @gelu_post_op
+// CHECK-NOT:   tn.gelu
+// CHECK:       %[[Y:.*]] = tn.qlinear_dynamic %{{.*}} scale %s zero_point %z, %w, %ws, %wz, %b post_op = "gelu" {{.*}} -> tensor<6x8xf32>
+// CHECK-NEXT:  %[[G:.*]] = tn.reshape %[[Y]] : tensor<6x8xf32> -> tensor<2x3x8xf32>
+// CHECK:       %[[Y2:.*]] = tn.qlinear_dynamic %{{.*}} scale %s zero_point %z, %w, %ws, %wz, %b post_op = "gelu_tanh" {{.*}} -> tensor<6x8xf32>
+// CHECK-NEXT:  func.return %[[G]], %[[Y2]]
+// NOLIB-LABEL: func.func @gelu_post_op
+// NOLIB:       tn.gelu %{{.*}} approximate = "none"
+// NOLIB:       tn.gelu %{{.*}} approximate = "tanh"
