@@ -98,7 +98,31 @@ def max_pool_before_relu(op):
     return Replace([pool, after], [after.result, pool.indices])
 
 
+SPLIT_MIN = 1 << 16  # elements of a whole-tensor reduction worth a second, small one so that threads share the first
+SPLIT_ROW = 256  # elements the first reduction takes per row at least: whole vectors, a loop worth its overhead
+
+
+@rule((tn.AminOp, tn.AmaxOp, tn.AnyOp, tn.AllOp))
+def split_whole_reduction(op):
+    """A reduction of a whole large tensor -> the same reduction over its trailing dims, then over what is left:
+    the targets run a reduction's kept dims on all threads and a reduction to one value on one; the first now
+    reads the tensor on all of them, the second a few hundred values. Only where order cannot change the result
+    (min, max, any, all; a float sum would round differently), over static sizes."""
+    sizes = op.input.type.get_shape()
+    dims = list(op.dims.get_values())
+    if dims != list(range(len(sizes))) or -1 in sizes or prod(sizes) < SPLIT_MIN:
+        return None
+    inner = len(sizes)
+    while inner > 0 and prod(sizes[inner:]) < SPLIT_ROW:
+        inner -= 1
+    if prod(sizes[:inner]) < 2:
+        return None
+    rows = type(op)(op.input, list(range(inner, len(sizes))))
+    return [rows, type(op)(rows.result, list(range(len(sizes))))]
+
+
 RULES = (
+    split_whole_reduction,
     fold_reshape_reshape,
     fold_reshape_identity,
     reshape_before_permute,
@@ -110,7 +134,8 @@ RULES = (
 @dataclass(frozen=True)
 class SimplifyTensorPass(ModulePass):
     """Fold reshapes of reshapes and reshapes that change nothing; move merging reshapes before permutes; powers of
-    small constant exponents as products and roots; a max pool before the relu it reads."""
+    small constant exponents as products and roots; a max pool before the relu it reads; a large whole-tensor min, max,
+    any or all in two steps that threads share."""
 
     name = "simplify-tensor"
 

@@ -323,3 +323,16 @@ def test_python_floats_keep_double_precision_in_float64_graphs():
     x = torch.randn(33, dtype=torch.float64)
     for fn in (lambda t: t + 1.3, lambda t: t * 0.1 - 1e-10, lambda t: torch.where(t > 0.3, t, 1e-300)):
         assert torch.equal(compile_irc(fn)(x), fn(x))
+
+
+@pytest.mark.parametrize("where", [None, "nan", "inf"])
+def test_whole_tensor_min_max_any_all_in_two_steps(where):
+    """A large whole-tensor amin / amax / any / all runs as rows then the rows' results (simplify-tensor's
+    split_whole_reduction): eager's answers, NaN and infinities included, on contiguous, strided and odd sizes."""
+    x = torch.randn(3, 131, 257)
+    if where is not None:
+        x[2, 100, 17] = float(where)
+        x[0, 3, 256] = -float(where)
+    fn = lambda x: (x.amin(), x.amax(), (x > 3.5).any(), (x > -5).all(), x.aminmax())  # noqa: E731
+    check(fn, x)
+    check(fn, strided(7, 97, 103))

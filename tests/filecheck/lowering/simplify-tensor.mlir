@@ -122,3 +122,28 @@ func.func @pool_of_relu_whose_indices_are_read(%x: tensor<2x4x9x9xf32>) -> (tens
 // CHECK-NEXT:  %{{.*}}, %{{.*}} = tn.max_pool2d %[[R]]
 // CHECK-NEXT:  %[[R2:.*]] = tn.relu %x
 // CHECK-NEXT:  %{{.*}}, %{{.*}} = tn.max_pool2d %[[R2]]
+
+// -----
+
+// A whole large tensor's min and max (dynamic quantization's choose_qparams): each row first, on every thread, then
+// the rows' results. A small tensor, a float sum (its rounding would change) and a partial reduction stay.
+func.func @whole_reductions(%x: tensor<1x128x3072xf32>, %small: tensor<64x64xf32>, %b: tensor<4x128x256xi1>) -> (tensor<1x1x1xf32>, tensor<1x1x1xf32>, tensor<1x1xf32>, tensor<1x1x1xf32>, tensor<1x128x1xf32>, tensor<1x1x1xi1>) {
+  %lo = tn.amin %x dims = [0, 1, 2] : tensor<1x128x3072xf32> -> tensor<1x1x1xf32>
+  %hi = tn.amax %x dims = [0, 1, 2] : tensor<1x128x3072xf32> -> tensor<1x1x1xf32>
+  %s = tn.amax %small dims = [0, 1] : tensor<64x64xf32> -> tensor<1x1xf32>
+  %t = tn.sum %x dims = [0, 1, 2] : tensor<1x128x3072xf32> -> tensor<1x1x1xf32>
+  %r = tn.amax %x dims = [2] : tensor<1x128x3072xf32> -> tensor<1x128x1xf32>
+  %a = tn.any %b dims = [0, 1, 2] : tensor<4x128x256xi1> -> tensor<1x1x1xi1>
+  func.return %lo, %hi, %s, %t, %r, %a : tensor<1x1x1xf32>, tensor<1x1x1xf32>, tensor<1x1xf32>, tensor<1x1x1xf32>, tensor<1x128x1xf32>, tensor<1x1x1xi1>
+}
+// CHECK-LABEL: func.func @whole_reductions
+// CHECK-NEXT:  %[[L:.*]] = tn.amin %x dims = [2] : tensor<1x128x3072xf32> -> tensor<1x128x1xf32>
+// CHECK-NEXT:  %[[LO:.*]] = tn.amin %[[L]] dims = [0, 1, 2] : tensor<1x128x1xf32> -> tensor<1x1x1xf32>
+// CHECK-NEXT:  %[[H:.*]] = tn.amax %x dims = [2] : tensor<1x128x3072xf32> -> tensor<1x128x1xf32>
+// CHECK-NEXT:  %[[HI:.*]] = tn.amax %[[H]] dims = [0, 1, 2] : tensor<1x128x1xf32> -> tensor<1x1x1xf32>
+// CHECK-NEXT:  %s = tn.amax %small dims = [0, 1]
+// CHECK-NEXT:  %t = tn.sum %x dims = [0, 1, 2]
+// CHECK-NEXT:  %r = tn.amax %x dims = [2]
+// CHECK-NEXT:  %[[A:.*]] = tn.any %b dims = [2] : tensor<4x128x256xi1> -> tensor<4x128x1xi1>
+// CHECK-NEXT:  %[[AA:.*]] = tn.any %[[A]] dims = [0, 1, 2] : tensor<4x128x1xi1> -> tensor<1x1x1xi1>
+// CHECK-NEXT:  func.return %[[LO]], %[[HI]], %s, %t, %r, %[[AA]]
