@@ -168,7 +168,9 @@ def why_not_vertical(producer: Operation, consumer: loop.NestOp, order: BlockOrd
         ident = _identity(producer, consumer, remap, reduction)
         order = order or BlockOrder(consumer.parent_block())
         cycle = depends_on(consumer, [u for u in others if u.parent_block() is consumer.parent_block()], order=order)
-        if ident is not None and not cycle and not _reorders_effects(producer, consumer, order):
+        # a reshape by size-1 dims is read in place by every reader (same addresses, same order): never kept as a copy
+        view = why_not_unit_reshape(producer) is None
+        if ident is not None and not cycle and not view and not _reorders_effects(producer, consumer, order):
             plan.keep, plan.identity = True, ident
         else:
             plan.stays = True
@@ -360,17 +362,28 @@ def why_not_retype(producer: Operation, consumer: loop.NestOp) -> int | str:
         return "consumer is not a copy"
     if producer.outs or consumer.outs:
         return "buffer-form nests do not fuse"
-    src, dst = ld.source.type.get_shape(), consumer.res[0].type.get_shape()
     if not ld.source.has_one_use():
         return "the producer output has other users"
-    if ld.source.type.get_element_type() != consumer.res[0].type.get_element_type():
+    if (why := why_not_unit_reshape(consumer, ld)) is not None:
+        return why
+    return list(producer.results).index(ld.source)
+
+
+def why_not_unit_reshape(nest: loop.NestOp, ld: loop.LoadOp | None = None) -> str | None:
+    """None where `nest` is a copy that only adds or drops size-1 dims (its elements at the same addresses, in the
+    same order: its load `ld`, copy_source's), else why not."""
+    ld = ld or copy_source(nest)
+    if ld is None:
+        return "not a copy"
+    src, dst = ld.source.type.get_shape(), nest.res[0].type.get_shape()
+    if ld.source.type.get_element_type() != nest.res[0].type.get_element_type():
         return "the copy converts"
     if [n for n in src if n != 1] != [n for n in dst if n != 1]:
         return "the copy is not a reshape by size-1 dims"
     inner = iter(AffineExpr.dimension(d) for d, n in enumerate(dst) if n != 1)
     if any(n != 1 and e != next(inner) for e, n in zip(ld.map.data.results, src)):
         return "the copy reorders elements"
-    return list(producer.results).index(ld.source)
+    return None
 
 
 def why_not_sibling(a: loop.NestOp, b: loop.NestOp, order: BlockOrder | None = None) -> SiblingPlan | str:

@@ -222,3 +222,20 @@ func.func @scalar_bookkeeping(%s1: tensor<f32>, %s2: tensor<f32>, %p1: tensor<4x
 // CHECK:       %u1, %u2 = loop.nest space = affine_map<() -> (4, 8)>
 // CHECK-NOT:   affine_map<() -> ()> iterators
 // CHECK:       func.return %t1, %t2, %u1, %u2
+
+// -----
+
+// A reshape by size-1 dims read by several nests (a library result viewed as (batch, tokens, features), then
+// choose_qparams' row min and max and a pointwise op): each reads the input in place, the same addresses in the
+// same order, so no reader keeps the copy as an extra result, and the readers fuse into one pass.
+func.func @unit_reshape_read_by_three(%x: tensor<128x64xf32>) -> (tensor<1x128x1xf32>, tensor<1x128x1xf32>, tensor<1x128x64xf32>) {
+  %v = tn.reshape %x : tensor<128x64xf32> -> tensor<1x128x64xf32>
+  %lo = tn.amin %v dims = [2] : tensor<1x128x64xf32> -> tensor<1x128x1xf32>
+  %hi = tn.amax %v dims = [2] : tensor<1x128x64xf32> -> tensor<1x128x1xf32>
+  %r = tn.relu %v : tensor<1x128x64xf32>
+  func.return %lo, %hi, %r : tensor<1x128x1xf32>, tensor<1x128x1xf32>, tensor<1x128x64xf32>
+}
+// CHECK-LABEL: func.func @unit_reshape_read_by_three
+// CHECK-NEXT:  %lo, %hi, %r = loop.nest space = affine_map<() -> (1, 128, 64)>
+// CHECK-NOT:   loop.nest
+// CHECK:       func.return %lo, %hi, %r
