@@ -1,5 +1,5 @@
-"""Frozen weights are used in place: no library-packed second copy unless options={"prepack": True} asks for one,
-and max-autotune measures its builds on the real weights (targets/timing.random_inputs), not on random copies."""
+"""Frozen weights are used in place: no library-packed second copy of a float32 linear layer's unless
+options={"prepack": True} asks for one (a bf16 one is packed where oneDNN runs bf16 products), and max-autotune measures its builds on the real weights (targets/timing.random_inputs), not on random copies."""
 
 import pytest
 import torch
@@ -41,6 +41,26 @@ def test_prepack_packs_each_frozen_weight():
     model, x = _mlp(), torch.randn(64, 256)
     reorders, paths = _reorders(model, x, prepack=True)
     assert reorders > 0 and list(paths.values()).count("mkldnn_packed") == 2, (reorders, paths)
+
+
+@pytest.mark.skipif(not externs.onednn_bf16(torch.bfloat16), reason="oneDNN runs no bf16 products of its own here")
+def test_a_frozen_bf16_linear_layer_is_prepacked_by_default():
+    """Under bf16 autocast a frozen linear layer's weight is oneDNN's packed bf16 copy: its plain path reorders the
+    weight in every call, up to 1.6x the packed product. The result is judged against float64 beside eager's."""
+    import copy
+
+    from tests.numeric.low_precision import assert_low_precision_close
+
+    model, x = _mlp(), torch.randn(64, 256)
+    start = report.mark()
+    f = compile_irc(copy.deepcopy(model))
+    with torch.no_grad():
+        want64 = copy.deepcopy(model).double()(x.double())
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            got, eager = f(x), model(x)
+    (g,) = report.reports_since(start).graphs
+    assert list(g.extern_paths.values()).count("mkldnn_packed") == 2, g.extern_paths
+    assert_low_precision_close(got, eager, want64)
 
 
 def test_measuring_reads_real_weights_and_shares_one_random_buffer():
