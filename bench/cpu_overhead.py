@@ -15,6 +15,7 @@ import time
 import torch
 from llvmlite import ir
 
+from irc.targets import timing
 from irc.targets.cpu.libs import externs
 from irc.targets.cpu.runtime import jit, parallel
 
@@ -94,7 +95,7 @@ def bench_externs(shapes=((32, 1024, 1024), (1024, 1024, 1024)), epilogues=(None
             x, w, b = torch.randn(m, k), torch.randn(n, k), torch.randn(n)
             for ep in epilogues:
                 kern = externs.LinearKernel(w, b, ep, constant=True)
-                times = externs.measure({p: (lambda p=p: kern.run(x, p)) for p in kern.paths()}, reps=15, budget_s=3)
+                times = timing.measure({p: (lambda p=p: kern.run(x, p)) for p in kern.paths()}, reps=15, budget_s=3)
                 gf = {p: 2 * m * k * n / t / 1e9 for p, t in times.items()}
                 cells = "  ".join(f"{p} {g:6.1f}" for p, g in gf.items())
                 print(f"  threads={threads} {m}x{k}x{n} +bias{'+' + ep if ep else ''}: GFLOP/s {cells}")
@@ -102,7 +103,7 @@ def bench_externs(shapes=((32, 1024, 1024), (1024, 1024, 1024)), epilogues=(None
         for layout in ("nchw", "channels_last"):
             xi = x.contiguous(memory_format=torch.channels_last) if layout == "channels_last" else x
             conv = externs.ConvKernel(torch.randn(64, 64, 3, 3), torch.randn(64), 1, 1, epilogue="relu")
-            times = externs.measure({p: (lambda p=p: conv.run(xi, p)) for p in conv.paths()}, reps=9, budget_s=3)
+            times = timing.measure({p: (lambda p=p: conv.run(xi, p)) for p in conv.paths()}, reps=9, budget_s=3)
             flops = 2 * 8 * 64 * 56 * 56 * 64 * 9
             cells = "  ".join(f"{p} {flops / t / 1e9:6.1f}" for p, t in times.items())
             print(f"  threads={threads} conv3x3 8x64x56x56 {layout}+bias+relu: GFLOP/s {cells}")
