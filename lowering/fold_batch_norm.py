@@ -6,6 +6,12 @@ With s = weight * rsqrt(running_var + eps) per channel (weight 1 when absent):
     bn(add(b, mm(x, Wt)))      -> add((b - mean) * s + bias, mm(x, Wt * s))                 fold_linear_batch_norm
     bn(mm(x, Wt))              -> add(bias - mean * s, mm(x, Wt * s))                       (b absent)
 
+Under autocast a bf16 or f16 convolution meets float32 BatchNorm parameters (eager normalises the rounded
+convolution in float32 and rounds again); there the fold computes in float32 from the float32 weight and bias
+autocast rounded (the tn.convert's source), and rounds the new weight and bias once to the convolution's type:
+
+    bn(conv(x, convert(W), convert(b)))  -> conv(x, convert(W * s), convert((b - mean) * s + bias))
+
 The new weight and bias are tn ops of constants, which fold-constants then evaluates once. The rules
 fire only when every parameter is a constant (a frozen parameter, see fold_constants.ConstantArgs) and
 the convolution or product has no other reader; otherwise folding would add work instead of removing it.
@@ -15,7 +21,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import BFloat16Type, DenseIntOrFPElementsAttr, Float16Type, Float32Type, ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -45,10 +51,20 @@ def _scale_shift(b: _Ops, bn: tn.BatchNormInferenceOp, bias: SSAValue | None) ->
     return s, shift
 
 
-def _params_known(bn: tn.BatchNormInferenceOp, known) -> bool:
-    el = bn.input.type.get_element_type()
+def _params_known(bn: tn.BatchNormInferenceOp, known, el=None) -> bool:
+    el = bn.input.type.get_element_type() if el is None else el
     params = [v for v in (bn.weight, bn.bias, bn.running_mean, bn.running_var) if v is not None]
     return all(known(v) and v.type.get_element_type() == el for v in params)
+
+
+def _widened(b: _Ops, v: SSAValue | None, wide) -> SSAValue | None:
+    """`v` in the wide type: the source of autocast's tn.convert where it is one from that type (the unrounded
+    parameter), else `v` converted."""
+    if v is None:
+        return None
+    if isinstance(v.owner, tn.ConvertOp) and v.owner.input.type.get_element_type() == wide:
+        return v.owner.input
+    return b.add(tn.ConvertOp(v, wide))
 
 
 def rules(known):
@@ -59,17 +75,23 @@ def rules(known):
         conv = op.input.owner
         if not isinstance(conv, tn.ConvolutionOp) or not op.input.has_one_use() or conv.transposed is not None:
             return None
-        if getattr(conv, "channels_last", None) is not None or not _params_known(op, known) or not known(conv.weight):
+        narrow = op.input.type.get_element_type()
+        wide = op.running_var.type.get_element_type()  # float32 under autocast, else the convolution's own type
+        mixed = wide != narrow
+        if mixed and not (isinstance(wide, Float32Type) and isinstance(narrow, BFloat16Type | Float16Type)):
             return None
-        if conv.bias is not None and not known(conv.bias):
+        if getattr(conv, "channels_last", None) is not None or not _params_known(op, known, wide):
+            return None
+        if not known(conv.weight) or (conv.bias is not None and not known(conv.bias)):
             return None
         b = _Ops()
-        s, shift = _scale_shift(b, op, conv.bias)
-        w = conv.weight.type
-        per_channel = b.add(
-            tn.ReshapeOp(s, TensorType(w.get_element_type(), [w.get_shape()[0]] + [1] * (len(w.get_shape()) - 1)))
-        )
-        weight = b.add(tn.MulOp(conv.weight, per_channel))
+        weight, bias = (_widened(b, v, wide) for v in (conv.weight, conv.bias)) if mixed else (conv.weight, conv.bias)
+        s, shift = _scale_shift(b, op, bias)
+        w = weight.type
+        per_channel = b.add(tn.ReshapeOp(s, TensorType(wide, [w.get_shape()[0]] + [1] * (len(w.get_shape()) - 1))))
+        weight = b.add(tn.MulOp(weight, per_channel))
+        if mixed:  # one rounding of the folded float32 weight and bias to the convolution's type
+            weight, shift = b.add(tn.ConvertOp(weight, narrow)), b.add(tn.ConvertOp(shift, narrow))
         props, attrs = dict(conv.properties), dict(conv.attributes)
         operands, types = [conv.input, weight, shift], [op.result.type]
         b.append(type(conv).create(operands=operands, result_types=types, properties=props, attributes=attrs))

@@ -84,6 +84,21 @@ def test_report_says_what_was_folded(name, batch_norms):
         assert g.freeze is None
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+def test_autocast_batch_norm_folds_into_its_convolution(dtype):
+    """Under autocast a narrow convolution's float32 BatchNorm folds too (from the float32 weight and bias autocast
+    rounded, rounded once); the output is judged against float64 beside eager's, element by element."""
+    from tests.numeric.low_precision import assert_low_precision_close
+
+    model, x = convnet()
+    ref = copy.deepcopy(model).double()(x.double())
+    with torch.no_grad(), torch.autocast("cpu", dtype=dtype):
+        [g] = irc.explain(copy.deepcopy(model), x, options={"strict": True}).graphs
+        got, eager = compile_irc(copy.deepcopy(model))(x), model(x)
+    assert g.freeze is not None and "2 BatchNorm into the layer before" in g.freeze, g.freeze
+    assert_low_precision_close(got, eager, ref, dtype)
+
+
 def test_training_graphs_are_not_frozen():
     model, x = convnet()
     model.train()
