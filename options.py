@@ -47,7 +47,7 @@ class Options:
         "auto"  # matrix products: "auto", "extern", "loops" (generated nests) or, on triton, "dot" (see MATMULS)
     )
     prepack: bool | None = (
-        None  # frozen weights in oneDNN's packed layout, a second copy of them: None or "auto" (the default): a convolution's (its packed path runs 1.6x its plain one) and a bf16 linear layer's where oneDNN has bf16 kernels (its plain path reorders the weight every call), but not a float32 linear layer's (a few percent), True: every one, False: none (docs/guide.md)
+        None  # frozen weights in oneDNN's packed layout, a second copy of them: None or "auto" (the default): a convolution's (its packed path runs 1.6x its plain one) but not a linear layer's (a few percent), True: every one, False: none (docs/guide.md)
     )
     cache: bool = True  # reuse compiled code and extern choices from the on-disk cache (IRC_CACHE_DIR, see cache.py)
     eager_ops: frozenset[str] = (

@@ -111,21 +111,11 @@ def _as_run(problem: dict) -> dict:
 
 def _packable(args, opts: Options) -> list:
     """The arguments a library path may keep prepacked (stable), by the prepack option: by default a convolution's
-    weight (more than two dims; its packed path is 1.6x faster) and a bfloat16 linear layer's where oneDNN runs
-    bf16 products here (externs.onednn_bf16: its plain path reorders the weight into its bf16 blocks in every
-    call, up to 1.6x the packed product), but not a float32 linear layer's (2-D; a few percent faster, where
-    BERT-base's second copy would be 340 MB); True every stable one, False none."""
+    weight (more than two dims; its packed path is 1.6x faster) but not a linear layer's (2-D; a few percent faster,
+    where BERT-base's second copy would be 340 MB); True every stable one, False none."""
     if opts.prepack:
         return args
-    return [replace(a, stable=False) if a.stable and not _packed_by_default(a, opts) else a for a in args]
-
-
-def _packed_by_default(arg, opts: Options) -> bool:
-    from .libs.externs import onednn_bf16
-
-    if opts.prepack is False:
-        return False
-    return len(arg.sizes) > 2 or onednn_bf16(arg.dtype)
+    return [replace(a, stable=False) if a.stable and (opts.prepack is False or len(a.sizes) <= 2) else a for a in args]
 
 
 def _tune(compiled, run, make, opts: Options) -> list[str]:

@@ -144,11 +144,10 @@ def test_a_bfloat16_linear_layer_takes_its_gelu_into_onednn(act):
     keep = ~eager.isnan()
     _judge(got[keep], eager[keep], ref[keep], torch.bfloat16)
     # a bf16 product widened (no bf16 kernels here) is a float32 one on the frozen weight's float32 copy, whose gelu
-    # oneDNN takes as in float32 where oneDNN outruns MKL; a bf16 one keeps its frozen weight packed (target._packable)
+    # oneDNN takes as in float32 where oneDNN outruns MKL
     widened_on_onednn = "bfloat16" in widened_products() and externs.onednn_outruns_mkl()
     if externs.onednn_bf16(torch.bfloat16) or widened_on_onednn:
-        path = "mkldnn_packed" if externs.onednn_bf16(torch.bfloat16) else "mkldnn"
-        assert set(with_gelu.extern_paths.values()) == {path}, with_gelu.extern_paths
+        assert set(with_gelu.extern_paths.values()) == {"mkldnn"}, with_gelu.extern_paths
         assert with_gelu.fused_kernels == without.fused_kernels, (with_gelu.fused_kernels, without.fused_kernels)
     else:
         assert with_gelu.fused_kernels == without.fused_kernels + 1
