@@ -10,7 +10,7 @@ from xdsl.passes import ModulePass
 from irc.dialects import tensor as tn
 from irc.dialects.tensor.creation import splat
 from irc.ir.rules import Replace, apply_rules, rule
-from irc.ir.types import is_float
+from irc.ir.types import DYN, is_float
 
 
 @rule(tn.ReshapeOp)
@@ -110,7 +110,7 @@ def split_whole_reduction(op):
     (min, max, any, all; a float sum would round differently), over static sizes."""
     sizes = op.input.type.get_shape()
     dims = list(op.dims.get_values())
-    if dims != list(range(len(sizes))) or -1 in sizes or prod(sizes) < SPLIT_MIN:
+    if dims != list(range(len(sizes))) or DYN in sizes or prod(sizes) < SPLIT_MIN:
         return None
     inner = len(sizes)
     while inner > 0 and prod(sizes[inner:]) < SPLIT_ROW:

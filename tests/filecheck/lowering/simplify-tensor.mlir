@@ -147,3 +147,14 @@ func.func @whole_reductions(%x: tensor<1x128x3072xf32>, %small: tensor<64x64xf32
 // CHECK-NEXT:  %[[A:.*]] = tn.any %b dims = [2] : tensor<4x128x256xi1> -> tensor<4x128x1xi1>
 // CHECK-NEXT:  %[[AA:.*]] = tn.any %[[A]] dims = [0, 1, 2] : tensor<4x128x1xi1> -> tensor<1x1x1xi1>
 // CHECK-NEXT:  func.return %[[LO]], %[[HI]], %s, %t, %r, %[[AA]]
+
+// -----
+
+// A runtime size: how many elements is unknown, so the reduction stays whole.
+func.func @whole_reduction_of_runtime_size(%x: tensor<?x3072xf32>) -> tensor<1x1xf32> {
+  %m = tn.amax %x dims = [0, 1] : tensor<?x3072xf32> -> tensor<1x1xf32>
+  func.return %m : tensor<1x1xf32>
+}
+// CHECK-LABEL: func.func @whole_reduction_of_runtime_size
+// CHECK-NEXT:  %m = tn.amax %x dims = [0, 1] : tensor<?x3072xf32> -> tensor<1x1xf32>
+// CHECK-NEXT:  func.return %m
