@@ -110,10 +110,10 @@ def expand_choose_qparams(op):
     if _dtype(x) != torch.float32 or DYN in shape or 0 in shape:  # an empty input keeps eager's error
         return None
     b, lo, hi, f32 = _Ops(), op.quant_min.value.data, op.quant_max.value.data, torch.float32
-    one = TensorType(element_type(f32), [1])
+    scalar = TensorType(element_type(f32), [])  # 0-d: fuse-loops merges a chain of scalar nests in one step
     dims = list(range(len(shape)))
-    mn = b.add(tn.ReshapeOp(b.add(tn.AminOp(x, dims)), one))
-    mx = b.add(tn.ReshapeOp(b.add(tn.AmaxOp(x, dims)), one))
+    mn = b.add(tn.ReshapeOp(b.add(tn.AminOp(x, dims)), scalar))
+    mx = b.add(tn.ReshapeOp(b.add(tn.AmaxOp(x, dims)), scalar))
     mn = b.add(tn.MinimumOp(mn, b.constant(0.0, f32)))
     mx = b.add(tn.MaximumOp(mx, b.constant(0.0, f32)))
     scale = b.add(tn.DivOp(b.add(tn.SubOp(mx, mn)), b.constant(float(hi - lo), f32)))
@@ -122,6 +122,7 @@ def expand_choose_qparams(op):
     zp = b.add(tn.SubOp(b.constant(lo, torch.int32), steps))
     zp = b.add(tn.MinimumOp(b.add(tn.MaximumOp(zp, b.constant(lo, torch.int32))), b.constant(hi, torch.int32)))
     values = [b.convert(scale, torch.float64), b.convert(zp, torch.int64)]
+    values = [b.add(tn.ReshapeOp(v, r.type)) for v, r in zip(values, op.results)]  # eager's shape, [1]
     return Replace(b.ops, values)
 
 

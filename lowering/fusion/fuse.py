@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, ShapedType, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation
 from xdsl.passes import ModulePass
 
@@ -75,6 +75,7 @@ class Fuser:
         for n in self.nests():
             n.attributes.pop(UNFUSED, None)
         self.scalars_first()
+        self.scalar_runs()
         while self.vertical() | (self.sibling and self.siblings()):
             pass
         self.annotate()
@@ -102,17 +103,61 @@ class Fuser:
             size += body
         for group in groups:
             if len(group) > 1:
-                fused = merge_scalars(group, self.order)
-                self.members -= set(group)
-                self.dirty -= set(group)
-                for n in group:
-                    self.inputs.pop(n, None)
-                if fused is None:  # nothing read them
+                self.merge(group)
+
+    def merge(self, group: list[loop.NestOp]) -> None:
+        """merge_scalars(group), and what it changes for the fixpoint."""
+        fused = merge_scalars(group, self.order)
+        self.members -= set(group)
+        self.dirty -= set(group)
+        for n in group:
+            self.inputs.pop(n, None)
+        if fused is None:  # nothing read them
+            return
+        self.members.add(fused)
+        self.dirty.add(fused)
+        for r in self.consumers(fused):
+            self.inputs.pop(r, None)
+
+    def scalar_runs(self) -> None:
+        """Then, in one pass too, each run of 0-d nests that reads whole reductions' results (values of one element
+        made before the run began) and the run's own nests becomes one nest: dynamic int8 quantization's
+        choose_qparams is ~20 such scalar ops between its reductions and its quantize, which the fixpoint fused one
+        at a time (BERT-base: thousands of fusions). A nest that reads nothing stays as it is, so that every reader
+        takes in its own copy of a constant."""
+        runs: list[list[loop.NestOp]] = [[]]
+        size = 0
+
+        def ready(v, first: Operation, run: list) -> bool:
+            if v.owner in run:
+                return True
+            one = isinstance(v.type, ShapedType) and all(n == 1 for n in v.type.get_shape())
+            return (
+                one
+                and isinstance(v.owner, Operation)
+                and v.owner.parent is self.block
+                and self.order.before(v.owner, first)
+            )
+
+        for n in self.nests():
+            ins = self.inputs_of(n)
+            if n.rank or n.symbols or all(isinstance(v, BlockArgument) for v in ins):
+                continue
+            run = runs[-1]
+            if (
+                not run
+                or not all(ready(v, run[0], run) for v in ins)
+                or size + len(n.body.block.ops) > self.policy.max_body_ops
+            ):
+                if not all(ready(v, n, ()) for v in ins):
                     continue
-                self.members.add(fused)
-                self.dirty.add(fused)
-                for r in self.consumers(fused):
-                    self.inputs.pop(r, None)
+                runs.append(run := [])
+                size = 0
+            run.append(n)
+            size += len(n.body.block.ops)
+        for run in runs:
+            if len(run) > 1:
+                self.merge(run)
 
     def consumers(self, op: Operation) -> set[Operation]:
         return {t for r in op.results for u in r.uses if (t := self.order.top(u.operation)) in self.members}
