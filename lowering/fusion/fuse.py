@@ -129,7 +129,7 @@ class Fuser:
         size = 0
 
         def ready(v, first: Operation, run: list) -> bool:
-            if isinstance(v, BlockArgument) or v.owner in run:
+            if v.owner in run:
                 return True
             one = isinstance(v.type, ShapedType) and all(n == 1 for n in v.type.get_shape())
             return (

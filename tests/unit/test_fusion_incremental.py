@@ -140,31 +140,3 @@ def test_the_scalar_chain_after_a_reduction_is_one_nest_before_the_fixpoint():
     theirs, _ = fused(text, CheckingEverything)
     assert print_module(ours) == print_module(theirs)
     assert scalars > 12 and Counting.fusions <= 15, (scalars, Counting.fusions)  # 30 one scalar op at a time
-
-
-SCALE_BY_ARGUMENT = """
-func.func @g(%x: tensor<64x64xf32>, %t: tensor<f32>) -> tensor<64x64xf32> {
-  %m = tn.amax %x dims = [0, 1] : tensor<64x64xf32> -> tensor<1x1xf32>
-  %r = tn.reshape %m : tensor<1x1xf32> -> tensor<f32>
-  %a = tn.mul %r, %t : tensor<f32>, tensor<f32> -> tensor<f32>
-  %b = tn.add %a, %t : tensor<f32>, tensor<f32> -> tensor<f32>
-  %c = tn.sub %b, %r : tensor<f32>, tensor<f32> -> tensor<f32>
-  %y = tn.mul %x, %c : tensor<64x64xf32>, tensor<f32> -> tensor<64x64xf32>
-  func.return %y : tensor<64x64xf32>
-}
-"""
-
-
-def test_a_scalar_run_reads_arguments_too():
-    """The scalar ops after a whole reduction that also read a 0-d argument (a step size) are one run: after
-    scalars_first and scalar_runs one 0-d nest is left where there were four."""
-    m = parse_module(make_context(ALL_DIALECTS), SCALE_BY_ARGUMENT)
-    run_passes(make_context(ALL_DIALECTS), m, (TensorToLoopPass(), SimplifyLoopPass()))
-    scalar = "loop.nest space = affine_map<() -> ()>"
-    assert print_module(m).count(scalar) == 4
-    main = next(op for op in m.walk() if isinstance(op, func.FuncOp))
-    f = Fuser(main.body.block, Policy(), sibling=True)
-    f.scalars_first()
-    f.scalar_runs()
-    m.verify()
-    assert print_module(m).count(scalar) == 1, print_module(m)
