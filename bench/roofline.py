@@ -352,7 +352,9 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     default = ",".join(n for n in DEFAULT if n in CASES)
-    ap.add_argument("--models", default=default, help=f"bench/cases.py names (default {default})")
+    ap.add_argument(
+        "--models", help=f"bench/cases.py names (default {default}; with --quant int8, bench/quant.py's PT2E models)"
+    )
     ap.add_argument("--rounds", "--reps", type=int, default=8, help="alternating rounds of call and profile")
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (default: torch's)")
     ap.add_argument(
@@ -377,9 +379,7 @@ def main(argv=None) -> int:
         if why := quant.missing():
             ap.error(why)
         known = {n: s for n, s in quant.MODELS.items() if s[1] in ("static", "dynamic")}
-        if "--models" not in " ".join(argv if argv is not None else sys.argv):
-            args.models = ",".join(known)
-    names = [n for n in args.models.split(",") if n]
+    names = [n for n in (args.models or (",".join(known) if int8 else default)).split(",") if n]
     if unknown := [n for n in names if n not in known]:
         ap.error(f"unknown model(s) {unknown}; valid: {', '.join(known)}")
     if int8 and amp is not None:

@@ -214,10 +214,10 @@ def fuse_sibling(plan: SiblingPlan, order: BlockOrder) -> loop.NestOp:
 
 def merge_scalars(members: list[loop.NestOp], order: BlockOrder) -> loop.NestOp | None:
     """One 0-d nest in place of `members` (0-d nests in block order, each reading only arguments, earlier members
-    and values made before the first member): their bodies moved in order, a load of an earlier member becoming the
-    value it yielded; the fused
-    nest yields the members' results that something else reads (None, the members erased, when nothing does: a
-    nest of no results is invalid). Linear in the members' ops."""
+    and values made before the first member), where the first stood: their bodies moved in order, a load of an
+    earlier member becoming the value it yielded; the fused nest yields the members' results that something else
+    reads (None, the members erased, when nothing does: a nest of no results is invalid). Linear in the members'
+    ops."""
     inside = set(members)
     outside = [r for m in members for r in m.results if any(order.top(u.operation) not in inside for u in r.uses)]
     if not outside:

@@ -43,11 +43,20 @@ def test_prepack_packs_each_frozen_weight():
     assert reorders > 0 and list(paths.values()).count("mkldnn_packed") == 2, (reorders, paths)
 
 
-@pytest.mark.skipif(
-    not externs.onednn_bf16(torch.bfloat16),
-    reason="a bf16 linear layer does not take oneDNN here (externs.onednn_bf16: no bf16 kernels of its own, or MKL outruns it), so nothing is packed",
+@pytest.mark.parametrize(
+    "prepack",
+    [
+        None,
+        pytest.param(
+            True,
+            marks=pytest.mark.skipif(
+                not externs.onednn_bf16(torch.bfloat16),
+                reason="a bf16 linear layer does not take oneDNN here (externs.onednn_bf16: no bf16 kernels of its "
+                "own, or MKL outruns it), so there is nothing to pack",
+            ),
+        ),
+    ],
 )
-@pytest.mark.parametrize("prepack", [None, True])
 def test_a_bf16_linear_layer_keeps_no_packed_copy_unless_asked(prepack):
     """Under bf16 autocast too a frozen linear layer's weight is not packed by default: the packed bf16 copies of a
     cast-whole BERT-base are 165 MB more than the model holds (as much as inductor with freezing on, where inductor's
