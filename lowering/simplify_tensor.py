@@ -64,6 +64,26 @@ def reshape_before_permute(op):
     return [reshaped, tn.PermuteOp(reshaped.result, new_perm)]
 
 
+@rule(tn.BmmOp)
+def bmm_by_one_matrix(op):
+    """bmm(a, expand(w)) -> reshape(mm(reshape(a), w)) where w is one (K, N) matrix broadcast over the batch (a
+    linear layer on a transposed 3-D input, as nn.MultiheadAttention's in-projection decomposes; static shapes):
+    one product of B*M rows, where the batched one took the matrix B times, and in bf16 copied the broadcast
+    matrix out B times first (the library's batched product wants every operand dense)."""
+    expand = op.rhs.owner
+    if not isinstance(expand, tn.ExpandOp) or not op.result.type.has_static_shape():
+        return None
+    w = expand.input
+    (b, m, k), n = op.lhs.type.get_shape(), op.result.type.get_shape()[-1]
+    if any(d != 1 for d in w.type.get_shape()[:-2]) or not w.type.has_static_shape():
+        return None
+    element = op.result.type.element_type
+    matrix = [] if w.type.get_shape() == (k, n) else [tn.ReshapeOp(w, TensorType(element, [k, n]))]
+    rows = tn.ReshapeOp(op.lhs, TensorType(element, [b * m, k]))
+    product = tn.MmOp(rows.result, matrix[0].result if matrix else w)
+    return [*matrix, rows, product, tn.ReshapeOp(product.result, op.result.type)]
+
+
 @rule(tn.PowOp)
 def pow_of_small_exponent(op):
     """x ** c for the constant exponents ATen's CPU pow kernel writes out (PowKernel.cpp), as it writes them: 2 ->
@@ -126,6 +146,7 @@ RULES = (
     fold_reshape_reshape,
     fold_reshape_identity,
     reshape_before_permute,
+    bmm_by_one_matrix,
     pow_of_small_exponent,
     max_pool_before_relu,
 )
@@ -133,7 +154,8 @@ RULES = (
 
 @dataclass(frozen=True)
 class SimplifyTensorPass(ModulePass):
-    """Fold reshapes of reshapes and reshapes that change nothing; move merging reshapes before permutes; powers of
+    """Fold reshapes of reshapes and reshapes that change nothing; move merging reshapes before permutes; a batched
+    product by one broadcast matrix as one product; powers of
     small constant exponents as products and roots; a max pool before the relu it reads; a large whole-tensor min, max,
     any or all in two steps that threads share."""
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import irc
+from irc.bench.models import self_attention
 from tests.conftest import compile_irc
 
 TOL = dict(atol=2e-5, rtol=2e-5)
@@ -99,6 +100,22 @@ def test_substitution_shows_in_report(case):
     assert externs.count("tn.sdpa") == 1 and "tn.bmm" not in externs
     externs = irc.explain(fn, *make(), options={"strict": True, "attention": False}).graphs[0].externs
     assert "tn.sdpa" not in externs and externs.count("tn.bmm") == 2
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16-autocast"])
+def test_projection_of_a_transposed_input_is_one_product(dtype):
+    """nn.MultiheadAttention (batch_first) projects its input transposed to (seq, batch, features): under autocast
+    AOT autograd writes that linear layer as a bmm by the weight broadcast over the batch (in float32 as a mm), which
+    simplify-tensor makes one tn.mm of all the rows; the library had copied the broadcast weight once per batch entry."""
+    torch.manual_seed(0)
+    model, (x,) = self_attention(batch=3, seq=7, d_model=16, heads=2)
+    model.eval()
+    with torch.no_grad(), torch.autocast("cpu", dtype=dtype, enabled=dtype != torch.float32):
+        [g] = irc.explain(model, x, options={"strict": True}).graphs
+        got, want = compile_irc(model)(x), model(x)
+    assert "tn.bmm" not in g.externs, g.externs
+    tol = TOL if dtype == torch.float32 else dict(atol=2e-2, rtol=2e-2)  # bf16: eps 2^-8, 16-term sums
+    torch.testing.assert_close(got.float(), want.float(), **tol)
 
 
 def merged(w, q, k, v, mask=None, causal=False):

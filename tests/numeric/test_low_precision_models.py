@@ -40,6 +40,7 @@ MODELS = {
         M.MiniTransformer(vocab=100, d_model=32, heads=4, layers=1, d_ff=64, max_len=16, dropout=0.0),
         (torch.randint(0, 100, (4, 16)),),
     ),
+    "mha": lambda: (M.SelfAttention(d_model=32, heads=4), (torch.randn(4, 16, 32),)),
 }
 
 
