@@ -4,7 +4,8 @@ The pattern, as AOT autograd leaves `softmax(q @ k.transpose(-2, -1) / c [+ mask
 for q, k, v of shape (b..., n, e): batched products over the flattened batch dims,
 
     s = reshape(bmm(reshape(q), reshape(permute(k, swap last two))))      scores (b..., L, S)
-    s = div(s, c) | mul(s, c) | mul(c, s)                                  optional; c a scalar constant
+    s = div(s, c) | mul(s, c) | mul(c, s)                                  optional; c a scalar constant (a bf16 / f16
+                                                                           s: convert(div(convert(s) to f32, c)))
     s = where(m, -inf, s) | where(m, s, -inf) | add(s, mask) | add(mask, s)   optional
     o = bmm(reshape(softmax(s, last dim)), reshape(v))                     (B, L, Ev), B = prod(b...)
 
@@ -23,12 +24,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType, i1
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from irc.dialects import tensor as tn
 from irc.dialects.tensor.creation import splat
 from irc.ir.rules import apply_rules, rule
+from irc.ir.types import is_float
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
@@ -77,19 +79,42 @@ def _peel_mask(s: SSAValue, b: _Build, readers: frozenset) -> tuple[SSAValue, SS
     return s, None
 
 
+def _widened(s: SSAValue, readers: frozenset) -> tuple[SSAValue, frozenset, Attribute | None]:
+    """s = convert(y), a narrow (bf16, f16) value rounded from a float32 one, as the importer writes a narrow op:
+    convert(op(convert(x) to f32, ...)) with irc.op_rounding on the last convert: (y, its readers, the narrow type),
+    else (s, readers, None)."""
+    op = s.owner
+    if isinstance(op, tn.ConvertOp) and is_float(s.type.get_element_type()) and _single_use(s, readers):
+        return op.input, frozenset(), s.type.get_element_type()
+    return s, readers, None
+
+
 def _scaled_product(s: SSAValue, readers: frozenset) -> tuple[tn.BmmOp, float] | None:
-    """(bmm, scale) when s is reshape?(bmm) under an optional multiplication or division by a constant scalar."""
+    """(bmm, scale) when s is reshape?(bmm) under an optional multiplication or division by a constant scalar (in a
+    narrow type, widened around the division as the importer writes it: sdpa rounds its scores its own way, within
+    the type's tolerance)."""
     scale, op = 1.0, s.owner
-    if isinstance(op, tn.DivOp | tn.MulOp) and _single_use(s, readers):
+    scaled, scaled_readers, narrow = _widened(s, readers)
+    if isinstance(scaled.owner, tn.DivOp | tn.MulOp) and _single_use(scaled, scaled_readers):
+        op = scaled.owner
         pairs = ((op.lhs, op.rhs),) if isinstance(op, tn.DivOp) else ((op.lhs, op.rhs), (op.rhs, op.lhs))
         for inner, c in pairs:
             value = splat(c)
+            if narrow is not None:  # the scores widened: their narrow value
+                widen = inner.owner
+                if not (isinstance(widen, tn.ConvertOp) and inner.has_one_use()):
+                    continue
+                inner = widen.input
+                if inner.type.get_element_type() != narrow:
+                    continue
             if value is not None and value != 0 and _shape(inner) == _shape(s):
                 scale = 1.0 / value if isinstance(op, tn.DivOp) else value
                 s, readers = inner, frozenset()
                 break
         else:
             return None
+    elif narrow is not None:
+        return None
     op = s.owner
     if isinstance(op, tn.ReshapeOp) and _single_use(s, readers):
         s = op.input

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import irc
-from irc.bench.models import self_attention
+from irc.bench.models import MiniTransformer, self_attention
 from tests.conftest import compile_irc
 
 TOL = dict(atol=2e-5, rtol=2e-5)
@@ -116,6 +116,21 @@ def test_projection_of_a_transposed_input_is_one_product(dtype):
     assert "tn.bmm" not in g.externs, g.externs
     tol = TOL if dtype == torch.float32 else dict(atol=2e-2, rtol=2e-2)  # bf16: eps 2^-8, 16-term sums
     torch.testing.assert_close(got.float(), want.float(), **tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+def test_attention_under_autocast_becomes_sdpa(dtype):
+    """Under autocast the importer writes the scores' division widened (convert, f32 div, convert back): the
+    masked attention of MiniTransformer still becomes one tn.sdpa per layer, and its logits stay within the
+    narrow type's tolerance of eager's."""
+    torch.manual_seed(0)
+    model = MiniTransformer(vocab=100, d_model=32, heads=4, layers=2, d_ff=64, max_len=16, dropout=0.0).eval()
+    ids, keep = torch.randint(0, 100, (4, 16)), torch.arange(16)[None, :] < torch.tensor([[16], [9], [12], [8]])
+    with torch.no_grad(), torch.autocast("cpu", dtype=dtype):
+        [g] = irc.explain(model, ids, keep, options={"strict": True}).graphs
+        got, want = compile_irc(model)(ids, keep), model(ids, keep)
+    assert g.externs.count("tn.sdpa") == 2 and "tn.bmm" not in g.externs, g.externs
+    torch.testing.assert_close(got.float(), want.float(), atol=3e-2, rtol=3e-2)  # bf16 eps 2^-8 over 2 layers
 
 
 def merged(w, q, k, v, mask=None, causal=False):

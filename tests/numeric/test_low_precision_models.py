@@ -40,6 +40,10 @@ MODELS = {
         M.MiniTransformer(vocab=100, d_model=32, heads=4, layers=1, d_ff=64, max_len=16, dropout=0.0),
         (torch.randint(0, 100, (4, 16)),),
     ),
+    "transformer-mask": lambda: (
+        M.MiniTransformer(vocab=100, d_model=32, heads=4, layers=1, d_ff=64, max_len=16, dropout=0.0),
+        (torch.randint(0, 100, (4, 16)), torch.arange(16)[None, :] < torch.tensor([[16], [9], [12], [8]])),
+    ),
     "mha": lambda: (M.SelfAttention(d_model=32, heads=4), (torch.randn(4, 16, 32),)),
 }
 

@@ -184,3 +184,23 @@ func.func @full_shape_splats(%q: tensor<3x5x8xf32>, %k: tensor<3x7x8xf32>, %v: t
 // Constants of the full shape holding one value (as fold-constants leaves a broadcast scalar) count as scalars.
 // CHECK-LABEL: func.func @full_shape_splats
 // CHECK-NEXT:  %{{.*}} = tn.sdpa %q, %k, %v scale = 5.000000e-01
+
+// -----
+func.func @bf16_scaled_as_imported(%q: tensor<2x5x8xbf16>, %k: tensor<2x7x8xbf16>, %v: tensor<2x7x8xbf16>, %keep: tensor<2x1x7xi1>) -> tensor<2x5x8xbf16> {
+  %kt = tn.permute %k perm = [0, 2, 1] : tensor<2x7x8xbf16> -> tensor<2x8x7xbf16>
+  %s = tn.bmm %q, %kt : tensor<2x5x8xbf16>, tensor<2x8x7xbf16> -> tensor<2x5x7xbf16>
+  %w = tn.convert %s : tensor<2x5x7xbf16> -> tensor<2x5x7xf32>
+  %c = tn.constant dense<4.0> : tensor<f32> -> tensor<f32>
+  %d = tn.div %w, %c : tensor<2x5x7xf32>, tensor<f32> -> tensor<2x5x7xf32>
+  %n = tn.convert %d {irc.op_rounding} : tensor<2x5x7xf32> -> tensor<2x5x7xbf16>
+  %drop = tn.bitwise_not %keep : tensor<2x1x7xi1>
+  %ninf = tn.constant dense<0xff80> : tensor<bf16> -> tensor<bf16>
+  %m = tn.where %drop, %ninf, %n : tensor<2x1x7xi1>, tensor<bf16>, tensor<2x5x7xbf16> -> tensor<2x5x7xbf16>
+  %p = tn.softmax %m dim = 2 : tensor<2x5x7xbf16>
+  %o = tn.bmm %p, %v : tensor<2x5x7xbf16>, tensor<2x7x8xbf16> -> tensor<2x5x8xbf16>
+  func.return %o : tensor<2x5x8xbf16>
+}
+// A bf16 division as the importer writes it (widened, divided in f32, rounded once) is the scale.
+// CHECK-LABEL: func.func @bf16_scaled_as_imported
+// CHECK-NEXT:  %{{.*}} = tn.sdpa %q, %k, %v mask %keep scale = 2.500000e-01 : {{.*}} -> tensor<2x5x8xbf16>
+// CHECK-NEXT:  func.return
