@@ -10,12 +10,13 @@ with data-dependent targets stay tn ops: externs.
 from xdsl.dialects import math
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
-from xdsl.ir.affine import AffineExpr
+from xdsl.ir.affine import AffineExpr, AffineMap
 
 from irc.dialects import loop
 from irc.dialects import tensor as tn
 from irc.ir.types import DYN, is_float
 
+from .fusion.legality import copy_source
 from .index_range import within
 from .loop_builder import NestBuilder, Unsupported, shape
 from .tensor_to_loop import count, lowers
@@ -87,31 +88,52 @@ def lower_batch_norm_inference(op: tn.BatchNormInferenceOp) -> list[Operation]:
 
 @lowers(tn.BatchNormTrainingOp)
 def lower_batch_norm_training(op: tn.BatchNormTrainingOp):
-    """One nest over (N, C, ...) reducing all dims but 1; the [C] outputs leave it as [1, C, 1, ...] and a reshape."""
+    """One nest over (N, C, ...) reducing all dims but 1; the [C] outputs leave it as [1, C, 1, ...] and a reshape.
+    An input that is an NHWC region's output viewed as NCHW (permute(s, TO_NCHW)) is read as s, in a nest over
+    (N, H, W, C) whose result is viewed back: the channels are then the innermost dim, a vector of them per step,
+    where the NCHW nest read a channel's row across the whole of s (a train-mode BatchNorm under no_grad, as
+    torch.optim.swa_utils.update_bn runs it)."""
     rank = len(shape(op.input))
     if shape(op.input)[1] < 0:
         raise Unsupported("batch norm with a dynamic channel count")
-    b, x = row_nest(op.input, set(range(rank)) - {1})
+    nhwc = _channels_last_source(op.input)
+    c = rank - 1 if nhwc is not None else 1
+    b, x = row_nest(op.input if nhwc is None else nhwc, set(range(rank)) - {c})
     n = count(b, x)
     mean = b.div(b.reduce("sum", x), n)
     d = b.sub(x, mean)
     sq = b.reduce("sum", b.mul(d, d))
     var = b.div(sq, n)
     rstd = b.math(math.RsqrtOp, b.add(var, b.like(op.eps.value.data, var)))
-    y = _affine(b, b.mul(d, rstd), _param(b, op.weight, [1]), _param(b, op.bias, [1]))
+    y = _affine(b, b.mul(d, rstd), _param(b, op.weight, [c]), _param(b, op.bias, [c]))
     m = b.like(op.momentum.value.data, x)
     keep = b.sub(b.like(1, x), m)
-    rm, rv = _param(b, op.running_mean, [1]), _param(b, op.running_var, [1])
+    rm, rv = _param(b, op.running_mean, [c]), _param(b, op.running_var, [c])
     unbiased = b.div(sq, b.max(b.sub(n, b.like(1, x)), b.like(1, x)))
     new_rm = b.add(b.mul(keep, rm), b.mul(m, mean))
     new_rv = b.add(b.mul(keep, rv), b.mul(m, unbiased))
-    channel_shape = [1 if k != 1 else shape(op.input)[1] for k in range(rank)]
+    channel_shape = [1 if k != c else shape(op.input)[1] for k in range(rank)]
     stats = [op.save_mean, op.save_rstd, op.new_running_mean, op.new_running_var]
-    types = [op.result.type] + [TensorType(r.type.get_element_type(), channel_shape) for r in stats]
+    y_type = op.result.type if nhwc is None else TensorType(op.result.type.get_element_type(), shape(nhwc))
+    types = [y_type] + [TensorType(r.type.get_element_type(), channel_shape) for r in stats]
     ops = b.finish([y, mean, rstd, new_rm, new_rv], types)
     nest = ops[-1]
     reshapes = [tn.ReshapeOp(v, r.type) for v, r in zip(nest.results[1:], stats)]
-    return [*ops, *reshapes], [nest.results[0], *(r.result for r in reshapes)]
+    if nhwc is None:
+        return [*ops, *reshapes], [nest.results[0], *(r.result for r in reshapes)]
+    back = tn.PermuteOp(nest.results[0], [0, rank - 1, *range(1, rank - 1)])
+    return [*ops, back, *reshapes], [back.result, *(r.result for r in reshapes)]
+
+
+def _channels_last_source(x):
+    """s where x is s (N, H, W, C) viewed as NCHW: the copy nest tensor-to-loop made of tn.permute(s, (0, 3, 1, 2));
+    else None."""
+    op = x.owner
+    if isinstance(op, loop.NestOp) and len(shape(x)) == 4 and (load := copy_source(op)) is not None:
+        d = [AffineExpr.dimension(i) for i in range(4)]
+        if load.map.data == AffineMap(4, 0, (d[0], d[2], d[3], d[1])) and load.result.type == x.type.element_type:
+            return load.source
+    return None
 
 
 # -- gathers ------------------------------------------------------------------------------------

@@ -306,3 +306,26 @@ def test_a_flatten_into_a_linear_layer_reads_the_nhwc_region(tmp_path, freeze):
     assert "tensor<6x5x7x8xf32> -> tensor<6x280xf32>" in text and "perm = [0, 3, 1, 2]" not in text, text
     weight_rows = "perm = [1, 2, 0, 3] : tensor<8x5x7x4xf32> -> tensor<5x7x8x4xf32>"
     assert (weight_rows in text) == (freeze is False), text
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16-autocast"])
+def test_train_mode_batch_norm_of_an_nhwc_region_matches_eager(dtype, tmp_path):
+    """A train-mode BatchNorm under no_grad (torch.optim.swa_utils.update_bn's pass) after an NHWC convolution reads
+    the NHWC value, channels innermost (lower_nn.lower_batch_norm_training), with eager's output and running
+    statistics: odd sizes (5 channels, 7x9), a batch of 3."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 5, 3, padding=1), torch.nn.BatchNorm2d(5), torch.nn.ReLU()).train()
+    x = torch.randn(3, 3, 7, 9)
+    mine = twin(model)
+    amp = dict(device_type="cpu", dtype=torch.bfloat16, enabled=dtype != torch.float32)
+    with torch.no_grad(), torch.autocast(**amp):
+        want = model(x)
+        got = compile_irc(mine, layout="nhwc", dump_dir=str(tmp_path))(x)
+    (text,) = [f.read_text() for f in tmp_path.glob("*/05-mem.mlir")]
+    assert (
+        'space = affine_map<() -> (3, 7, 9, 5)> iterators = ["reduction", "reduction", "reduction", "parallel"]' in text
+    )
+    tol = FORWARD_TOL if dtype == torch.float32 else dict(atol=3e-2, rtol=3e-2)  # bf16: eps 2^-8 on O(1) values
+    torch.testing.assert_close(got.float(), want.float(), **tol)
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        torch.testing.assert_close(getattr(mine[1], name), getattr(model[1], name), **FORWARD_TOL)

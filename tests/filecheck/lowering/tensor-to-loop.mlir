@@ -242,3 +242,18 @@ func.func @max_pool_channels_last(%x: tensor<1x8x8x3xf32>) -> (tensor<1x4x4x3xf3
 // CHECK-NEXT:    %0 = loop.load %x[affine_map<(d0, d1, d2, d3, d4) -> (d0, ((d1 * 2) + (d2 floordiv 2)), ((d3 * 2) + (d2 mod 2)), d4)>] : tensor<1x8x8x3xf32> -> f32
 // CHECK:         arith.constant 8 : i64
 // CHECK:         loop.yield %{{.*}}, %{{.*}} : f32, i64
+
+// -----
+// A train-mode batch norm of an NHWC value viewed as NCHW runs over (N, H, W, C): the channels innermost (a vector
+// of them per step, not a gather along each channel's rows), the result viewed back as NCHW.
+func.func @batch_norm_training_of_channels_last(%s: tensor<2x4x4x8xbf16>, %w: tensor<8xf32>, %b: tensor<8xf32>, %rm: tensor<8xf32>, %rv: tensor<8xf32>) -> (tensor<2x8x4x4xbf16>, tensor<8xf32>) {
+  %x = tn.permute %s perm = [0, 3, 1, 2] : tensor<2x4x4x8xbf16> -> tensor<2x8x4x4xbf16>
+  %y, %m, %r, %nm, %nv = tn.batch_norm_training %x weight %w bias %b stats %rm, %rv momentum = 1.000000e-01 eps = 1.000000e-05 : tensor<2x8x4x4xbf16> weight tensor<8xf32> bias tensor<8xf32> stats tensor<8xf32>, tensor<8xf32> -> tensor<2x8x4x4xbf16>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+  func.return %y, %nm : tensor<2x8x4x4xbf16>, tensor<8xf32>
+}
+// CHECK-LABEL: func.func @batch_norm_training_of_channels_last
+// CHECK:       %[[N:.*]], %{{.*}}, %{{.*}}, %[[RM:.*]], %{{.*}} = loop.nest space = affine_map<() -> (2, 4, 4, 8)> iterators = ["reduction", "reduction", "reduction", "parallel"] : tensor<2x4x4x8xbf16>, tensor<1x1x1x8xf32>
+// CHECK-NEXT:    loop.load %s[affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>]
+// CHECK:         loop.load %w[affine_map<(d0, d1, d2, d3) -> (d3)>]
+// CHECK:       %y = loop.nest space = affine_map<() -> (2, 8, 4, 4)>
+// CHECK-NEXT:    loop.load %[[N]][affine_map<(d0, d1, d2, d3) -> (d0, d2, d3, d1)>]
