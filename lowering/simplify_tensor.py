@@ -75,8 +75,9 @@ def bmm_by_one_matrix(op):
         return None
     w = expand.input
     (b, m, k), n = op.lhs.type.get_shape(), op.result.type.get_shape()[-1]
-    if any(d != 1 for d in w.type.get_shape()[:-2]) or not w.type.has_static_shape():
-        return None
+    sizes = w.type.get_shape()
+    if len(sizes) < 2 or sizes[-2:] != (k, n) or any(d != 1 for d in sizes[:-2]) or not w.type.has_static_shape():
+        return None  # only the batch broadcast: a matrix whose own dims expand stays batched
     element = op.result.type.element_type
     matrix = [] if w.type.get_shape() == (k, n) else [tn.ReshapeOp(w, TensorType(element, [k, n]))]
     rows = tn.ReshapeOp(op.lhs, TensorType(element, [b * m, k]))

@@ -232,11 +232,12 @@ def test_graph_weight_prepacked_once_and_never_stale(monkeypatch):
 
 
 def test_a_prepacked_product_is_taken_as_onednn_returns_it(tmp_path):
-    """oneDNN's product has no out= form: a product by a constant weight (prepacked) is taken as the fresh tensor
-    it returns (at the mem stage an extern with a result and no out buffer) instead of being copied into a planned
-    buffer, so a call makes no aten::copy_; so is a product by a weight that is a plain input where oneDNN's plain
-    path outruns MKL (externs.onednn_outruns_mkl), else it writes its planned buffer through torch.mm's out=, as
-    does every product in a torch built without oneDNN. All match eager."""
+    """oneDNN's product has no out= form: a product by a constant weight prepacked (options prepack=True; a linear
+    layer's weight is not packed by default) is taken as the fresh tensor it returns (at the mem stage an extern
+    with a result and no out buffer) instead of being copied into a planned buffer, so a call makes no aten::copy_;
+    so is a product by a weight that is a plain input where oneDNN's plain path outruns MKL
+    (externs.onednn_outruns_mkl), else it writes its planned buffer through torch.mm's out=, as does every product
+    in a torch built without oneDNN. All match eager."""
     from torch.profiler import ProfilerActivity, profile
 
     from tests.conftest import compile_irc
@@ -249,7 +250,7 @@ def test_a_prepacked_product_is_taken_as_onednn_returns_it(tmp_path):
     with torch.no_grad():
         want = layer(x)
         for name, (fn, args) in cases.items():
-            f = compile_irc(fn, dump_dir=str(tmp_path / name))
+            f = compile_irc(fn, dump_dir=str(tmp_path / name), prepack=name == "constant")
             torch.testing.assert_close(f(*args), want, **TOL)
             with profile(activities=[ProfilerActivity.CPU]) as prof:
                 f(*args)

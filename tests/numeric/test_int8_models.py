@@ -59,11 +59,13 @@ def test_int8_model_native_and_within_one_step_of_eager_int8(name):
 def test_dynamic_int8_transformer_runs_its_linears_in_int8():
     """X86InductorQuantizer(is_dynamic=True) on the MiniTransformer: every linear layer (3-d activations reshaped
     around the product) one oneDNN int8 call with run-time activation parameters, no eager fallback, the output no
-    further from float32 than eager int8's (x1.2)."""
+    further from float32 than eager int8's (x1.2). Over 80 logits (batch 8): each int8 path rounds some activations
+    to the neighbouring step where the float32 ops before it differ in their last bits, and over the 20 logits of a
+    batch of 2 that chance alone moved the ratio of the two errors to 1.24 on one CPU (0.96-1.04 on 40-80 logits)."""
     import torchao.quantization.pt2e.quantizer.x86_inductor_quantizer as xiq
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    model, inputs = models.mini_transformer(batch=2, seq=16)
+    model, inputs = models.mini_transformer(batch=8, seq=32)
     model.eval()
     quantizer = xiq.X86InductorQuantizer().set_global(xiq.get_default_x86_inductor_quantization_config(is_dynamic=True))
     prepared = prepare_pt2e(torch.export.export(model, inputs).module(), quantizer)

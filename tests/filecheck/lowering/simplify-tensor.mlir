@@ -161,14 +161,17 @@ func.func @whole_reduction_of_runtime_size(%x: tensor<?x3072xf32>) -> tensor<1x1
 
 // -----
 // A batched product by one matrix broadcast over the batch (a linear layer on a transposed 3-D input) is one product
-// of all the rows (a 1xKxN matrix reshaped to KxN first); a matrix that differs per batch stays batched.
-func.func @bmm_by_one_matrix(%x: tensor<128x16x256xbf16>, %w: tensor<256x768xbf16>, %w3: tensor<1x256x768xbf16>, %per: tensor<128x256x768xbf16>) -> (tensor<128x16x768xbf16>, tensor<128x16x768xbf16>, tensor<128x16x768xbf16>) {
+// of all the rows (a 1xKxN matrix reshaped to KxN first); a matrix that differs per batch, or one whose own dims
+// the expand broadcasts, stays batched.
+func.func @bmm_by_one_matrix(%x: tensor<128x16x256xbf16>, %w: tensor<256x768xbf16>, %w3: tensor<1x256x768xbf16>, %per: tensor<128x256x768xbf16>, %one: tensor<1x1xbf16>) -> (tensor<128x16x768xbf16>, tensor<128x16x768xbf16>, tensor<128x16x768xbf16>, tensor<128x16x768xbf16>) {
   %e = tn.expand %w : tensor<256x768xbf16> -> tensor<128x256x768xbf16>
   %y = tn.bmm %x, %e : tensor<128x16x256xbf16>, tensor<128x256x768xbf16> -> tensor<128x16x768xbf16>
   %e3 = tn.expand %w3 : tensor<1x256x768xbf16> -> tensor<128x256x768xbf16>
   %y3 = tn.bmm %x, %e3 : tensor<128x16x256xbf16>, tensor<128x256x768xbf16> -> tensor<128x16x768xbf16>
   %z = tn.bmm %x, %per : tensor<128x16x256xbf16>, tensor<128x256x768xbf16> -> tensor<128x16x768xbf16>
-  func.return %y, %y3, %z : tensor<128x16x768xbf16>, tensor<128x16x768xbf16>, tensor<128x16x768xbf16>
+  %e1 = tn.expand %one : tensor<1x1xbf16> -> tensor<128x256x768xbf16>
+  %s = tn.bmm %x, %e1 : tensor<128x16x256xbf16>, tensor<128x256x768xbf16> -> tensor<128x16x768xbf16>
+  func.return %y, %y3, %z, %s : tensor<128x16x768xbf16>, tensor<128x16x768xbf16>, tensor<128x16x768xbf16>, tensor<128x16x768xbf16>
 }
 // CHECK-LABEL: func.func @bmm_by_one_matrix
 // CHECK-NEXT:  %[[R:.*]] = tn.reshape %x : tensor<128x16x256xbf16> -> tensor<2048x256xbf16>
@@ -179,4 +182,6 @@ func.func @bmm_by_one_matrix(%x: tensor<128x16x256xbf16>, %w: tensor<256x768xbf1
 // CHECK-NEXT:  %[[P3:.*]] = tn.mm %[[R3]], %[[W]] : tensor<2048x256xbf16>, tensor<256x768xbf16> -> tensor<2048x768xbf16>
 // CHECK-NEXT:  %[[Y3:.*]] = tn.reshape %[[P3]] : tensor<2048x768xbf16> -> tensor<128x16x768xbf16>
 // CHECK-NEXT:  %z = tn.bmm %x, %per
-// CHECK-NEXT:  func.return %[[Y]], %[[Y3]], %z
+// CHECK-NEXT:  %e1 = tn.expand %one
+// CHECK-NEXT:  %s = tn.bmm %x, %e1
+// CHECK-NEXT:  func.return %[[Y]], %[[Y3]], %z, %s
