@@ -79,10 +79,10 @@ def _peel_mask(s: SSAValue, b: _Build, readers: frozenset) -> tuple[SSAValue, SS
     return s, None
 
 
-def _widened(s: SSAValue, readers: frozenset) -> tuple[SSAValue, frozenset, Attribute | None]:
-    """s = convert(y), a narrow (bf16, f16) value rounded from a float32 one, as the importer writes a narrow op:
-    convert(op(convert(x) to f32, ...)) with irc.op_rounding on the last convert: (y, its readers, the narrow type),
-    else (s, readers, None)."""
+def _narrowed(s: SSAValue, readers: frozenset) -> tuple[SSAValue, frozenset, Attribute | None]:
+    """s = convert(y), a float value rounded from a wider one (the importer writes a narrow op as
+    convert(op(convert(x) to f32, ...)), the last convert marked irc.op_rounding; a cast the program wrote means the
+    same): (y, its readers, s's type), else (s, readers, None)."""
     op = s.owner
     if isinstance(op, tn.ConvertOp) and is_float(s.type.get_element_type()) and _single_use(s, readers):
         return op.input, frozenset(), s.type.get_element_type()
@@ -93,8 +93,8 @@ def _scaled_product(s: SSAValue, readers: frozenset) -> tuple[tn.BmmOp, float] |
     """(bmm, scale) when s is reshape?(bmm) under an optional multiplication or division by a constant scalar (in a
     narrow type, widened around the division as the importer writes it: sdpa rounds its scores its own way, within
     the type's tolerance)."""
-    scale, op = 1.0, s.owner
-    scaled, scaled_readers, narrow = _widened(s, readers)
+    scale = 1.0
+    scaled, scaled_readers, narrow = _narrowed(s, readers)
     if isinstance(scaled.owner, tn.DivOp | tn.MulOp) and _single_use(scaled, scaled_readers):
         op = scaled.owner
         pairs = ((op.lhs, op.rhs),) if isinstance(op, tn.DivOp) else ((op.lhs, op.rhs), (op.rhs, op.lhs))

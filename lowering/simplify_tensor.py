@@ -71,15 +71,17 @@ def bmm_by_one_matrix(op):
     one product of B*M rows, where the batched one took the matrix B times, and in bf16 copied the broadcast
     matrix out B times first (the library's batched product wants every operand dense)."""
     expand = op.rhs.owner
-    if not isinstance(expand, tn.ExpandOp) or not op.result.type.has_static_shape():
+    if not isinstance(expand, tn.ExpandOp) or not (
+        op.lhs.type.has_static_shape() and op.result.type.has_static_shape()
+    ):
         return None
     w = expand.input
     (b, m, k), n = op.lhs.type.get_shape(), op.result.type.get_shape()[-1]
     sizes = w.type.get_shape()
-    if len(sizes) < 2 or sizes[-2:] != (k, n) or any(d != 1 for d in sizes[:-2]) or not w.type.has_static_shape():
+    if len(sizes) < 2 or sizes[-2:] != (k, n) or any(d != 1 for d in sizes[:-2]):
         return None  # only the batch broadcast: a matrix whose own dims expand stays batched
     element = op.result.type.element_type
-    matrix = [] if w.type.get_shape() == (k, n) else [tn.ReshapeOp(w, TensorType(element, [k, n]))]
+    matrix = [] if sizes == (k, n) else [tn.ReshapeOp(w, TensorType(element, [k, n]))]
     rows = tn.ReshapeOp(op.lhs, TensorType(element, [b * m, k]))
     product = tn.MmOp(rows.result, matrix[0].result if matrix else w)
     return [*matrix, rows, product, tn.ReshapeOp(product.result, op.result.type)]
@@ -156,8 +158,7 @@ RULES = (
 @dataclass(frozen=True)
 class SimplifyTensorPass(ModulePass):
     """Fold reshapes of reshapes and reshapes that change nothing; move merging reshapes before permutes; a batched
-    product by one broadcast matrix as one product; powers of
-    small constant exponents as products and roots; a max pool before the relu it reads; a large whole-tensor min, max,
+    product by one broadcast matrix as one product; powers of small constant exponents as products and roots; a max pool before the relu it reads; a large whole-tensor min, max,
     any or all in two steps that threads share."""
 
     name = "simplify-tensor"
