@@ -32,6 +32,7 @@ from .fold_bias import FoldBiasPass
 from .fold_constants import ConstantArgs, FoldConstantsPass, fold_constants
 from .fuse_attention import FuseAttentionPass
 from .fusion.fuse import FuseLoopsPass
+from .input_layout import InputLayoutPass
 from .layout_rules import FoldPermutesPass
 from .matmul_loops import MatmulToLoopsPass
 from .split_addmm import SplitAddmmPass
@@ -66,6 +67,7 @@ LOOP = (
     OrientProductsPass(),
     SimplifyLoopPass(),
     OutputLayoutPass(),
+    InputLayoutPass(),
 )
 MEM = (BufferizePass(), PlanBuffersPass())
 

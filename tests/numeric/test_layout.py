@@ -329,3 +329,42 @@ def test_train_mode_batch_norm_of_an_nhwc_region_matches_eager(dtype, tmp_path):
     torch.testing.assert_close(got.float(), want.float(), **tol)
     for name in ("running_mean", "running_var", "num_batches_tracked"):
         torch.testing.assert_close(getattr(mine[1], name), getattr(model[1], name), **FORWARD_TOL)
+
+
+def _nests(text: str) -> list[str]:
+    """Each loop.nest of a loop-stage dump, from its line to the next nest's."""
+    return ["loop.nest" + part for part in text.split("loop.nest")[1:]]
+
+
+def test_a_backward_reduces_saved_channels_last_activations_from_a_row_major_copy(tmp_path):
+    """A training step whose forward saves its NHWC convolutions' outputs channels-last: the backward's batch-norm
+    gradient, one reducing nest over (N, C, H, W) that also reads row-major gradients, reads each of them from a
+    row-major copy (input-layout), not across its lines; loss, gradients, statistics and the step match eager's. Odd
+    sizes: 5 and 6 channels, 7x9 images, a batch of 3."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 5, 3, padding=1),
+        torch.nn.BatchNorm2d(5),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(5, 6, 3, padding=1),
+        torch.nn.BatchNorm2d(6),
+        torch.nn.ReLU(),
+        torch.nn.Flatten(),
+        torch.nn.Linear(6 * 7 * 9, 4),
+    )
+    inputs = (torch.randn(3, 3, 7, 9),)
+    mine = twin(model)
+    with torch.no_grad():
+        target = targets_for(twin(model)(*inputs))
+    step = compile_irc(loss_fn(mine), layout="nhwc", dump_dir=str(tmp_path))
+    got = train_step(mine, inputs, step, target, optimizer="sgd")
+    want = train_step(model, inputs, loss_fn(model), target, optimizer="sgd")
+    compare_steps(got, want)
+    (backward,) = [d for d in tmp_path.iterdir() if d.name.endswith("-backward")]
+    text = (backward / "03-loop.mlir").read_text()
+    main = text.split("irc.input_layout = ")[1]
+    saved = [name for name in ("convolution", "convolution_1") if f"%{name}: tensor" in text]
+    assert saved and "[0 : i64, 2 : i64, 3 : i64, 1 : i64]" in main.split("}")[0], text
+    for name in saved:
+        readers = [n for n in _nests(text) if f"loop.load %{name}[" in n]
+        assert len(readers) == 1 and '"reduction"' not in readers[0].split("{")[0], (name, readers)

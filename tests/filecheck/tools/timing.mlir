@@ -33,6 +33,7 @@ func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  orient-products
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  simplify-loop
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  output-layout
+// CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  input-layout
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  (output)
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  (parse)
 // CHECK-NEXT:   {{ *[0-9.]+ \( *[0-9.]+%\)}}  (verifier)
