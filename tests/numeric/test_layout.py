@@ -292,8 +292,9 @@ def test_avg_pool_of_an_nhwc_value_pools_channels_last(pool, tmp_path):
 @pytest.mark.parametrize("freeze", [None, False], ids=["frozen", "unfrozen"])
 def test_a_flatten_into_a_linear_layer_reads_the_nhwc_region(tmp_path, freeze):
     """conv, relu, flatten, linear with the conv in NHWC: the linear layer reads the NHWC output as it lies, its
-    weight's rows reordered instead (layout_rules.flatten_nhwc_into_product), folded into a constant when frozen, a
-    copy per call when not; eager's numbers either way. Before, the relu's kernel wrote the activation back NCHW."""
+    weight's columns reordered instead (layout_rules.flatten_nhwc_into_product), folded into a constant when frozen,
+    a copy per call when not, and the product reads that copy transposed, as it read the weight; eager's numbers
+    either way. Before, the relu's kernel wrote the activation back NCHW."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(
         torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(8 * 5 * 7, 4)
@@ -304,8 +305,9 @@ def test_a_flatten_into_a_linear_layer_reads_the_nhwc_region(tmp_path, freeze):
         torch.testing.assert_close(got, model(x), **FORWARD_TOL)
     (text,) = [max(d.glob("*-tensor-opt.mlir")).read_text() for d in tmp_path.iterdir()]  # the last tensor-opt dump
     assert "tensor<6x5x7x8xf32> -> tensor<6x280xf32>" in text and "perm = [0, 3, 1, 2]" not in text, text
-    weight_rows = "perm = [1, 2, 0, 3] : tensor<8x5x7x4xf32> -> tensor<5x7x8x4xf32>"
-    assert (weight_rows in text) == (freeze is False), text
+    weight_columns = "perm = [0, 2, 3, 1] : tensor<4x8x5x7xf32> -> tensor<4x5x7x8xf32>"
+    assert (weight_columns in text) == (freeze is False), text
+    assert "perm = [1, 0] : tensor<4x280xf32> -> tensor<280x4xf32>" in text, text  # read transposed, as B was
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16-autocast"])

@@ -199,14 +199,16 @@ func.func @flatten_into_product(%x: tensor<4x2x3x5xf32>, %w: tensor<3x30xf32>) -
   func.return %y, %z : tensor<4x3xf32>, tensor<3x3xf32>
 }
 // A flatten of an NHWC value seen as NCHW into a product reads the NHWC value: the weight's rows (c, h, w) go to
-// (h, w, c) instead, a copy of 90 elements for one of 120.
+// (h, w, c) instead, a copy of 90 elements for one of 120. The copy is made of the layer's weight %w, (K, C*H*W),
+// its columns reordered, and the product reads its transpose, as it read %w's.
 // CHECK-LABEL: func.func @flatten_into_product
 // CHECK-NEXT:  %[[B:.*]] = tn.permute %w perm = [1, 0]
 // CHECK-NEXT:  %[[X:.*]] = tn.reshape %x : tensor<4x2x3x5xf32> -> tensor<4x30xf32>
-// CHECK-NEXT:  %[[W4:.*]] = tn.reshape %[[B]] : tensor<30x3xf32> -> tensor<5x2x3x3xf32>
-// CHECK-NEXT:  %[[WP:.*]] = tn.permute %[[W4]] perm = [1, 2, 0, 3] : tensor<5x2x3x3xf32> -> tensor<2x3x5x3xf32>
-// CHECK-NEXT:  %[[W:.*]] = tn.reshape %[[WP]] : tensor<2x3x5x3xf32> -> tensor<30x3xf32>
-// CHECK-NEXT:  %{{.*}} = tn.mm %[[X]], %[[W]] : tensor<4x30xf32>, tensor<30x3xf32>
+// CHECK-NEXT:  %[[W4:.*]] = tn.reshape %w : tensor<3x30xf32> -> tensor<3x5x2x3xf32>
+// CHECK-NEXT:  %[[WP:.*]] = tn.permute %[[W4]] perm = [0, 2, 3, 1] : tensor<3x5x2x3xf32> -> tensor<3x2x3x5xf32>
+// CHECK-NEXT:  %[[W:.*]] = tn.reshape %[[WP]] : tensor<3x2x3x5xf32> -> tensor<3x30xf32>
+// CHECK-NEXT:  %[[WT:.*]] = tn.permute %[[W]] perm = [1, 0] : tensor<3x30xf32> -> tensor<30x3xf32>
+// CHECK-NEXT:  %{{.*}} = tn.mm %[[X]], %[[WT]] : tensor<4x30xf32>, tensor<30x3xf32>
 
 // -----
 func.func @flatten_kept(%x: tensor<2x2x3x5xf32>, %w: tensor<30x3xf32>, %v: tensor<4x2x3x5xf32>) -> (tensor<2x3xf32>, tensor<4x3xf32>, tensor<4x30xf32>) {

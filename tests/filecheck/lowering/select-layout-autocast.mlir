@@ -37,10 +37,12 @@ func.func @autocast(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xbf16>, %b: tenso
 // CHECK-NOT:     tn.permute {{.*}} perm = [0, 3, 1, 2]
 // CHECK:         %[[R2:.*]] = tn.relu %{{.*}} : tensor<2x8x8x4xbf16>
 // CHECK-NEXT:    %[[FLAT:.*]] = tn.reshape %[[R2]] : tensor<2x8x8x4xbf16> -> tensor<2x256xbf16>
-// CHECK-NEXT:    %[[FC:.*]] = tn.reshape %fc : tensor<256x2xbf16> -> tensor<4x8x8x2xbf16>
-// CHECK-NEXT:    %[[FCP:.*]] = tn.permute %[[FC]] perm = [1, 2, 0, 3] : tensor<4x8x8x2xbf16> -> tensor<8x8x4x2xbf16>
-// CHECK-NEXT:    %[[FCR:.*]] = tn.reshape %[[FCP]] : tensor<8x8x4x2xbf16> -> tensor<256x2xbf16>
-// CHECK-NEXT:    %[[OUT:.*]] = tn.addmm %[[FLAT]], %[[FCR]] bias %fb : tensor<2x256xbf16>, tensor<256x2xbf16>, tensor<2xbf16> -> tensor<2x2xbf16>
+// CHECK-NEXT:    %[[FCT:.*]] = tn.permute %fc perm = [1, 0] : tensor<256x2xbf16> -> tensor<2x256xbf16>
+// CHECK-NEXT:    %[[FC:.*]] = tn.reshape %[[FCT]] : tensor<2x256xbf16> -> tensor<2x4x8x8xbf16>
+// CHECK-NEXT:    %[[FCP:.*]] = tn.permute %[[FC]] perm = [0, 2, 3, 1] : tensor<2x4x8x8xbf16> -> tensor<2x8x8x4xbf16>
+// CHECK-NEXT:    %[[FCR:.*]] = tn.reshape %[[FCP]] : tensor<2x8x8x4xbf16> -> tensor<2x256xbf16>
+// CHECK-NEXT:    %[[FCB:.*]] = tn.permute %[[FCR]] perm = [1, 0] : tensor<2x256xbf16> -> tensor<256x2xbf16>
+// CHECK-NEXT:    %[[OUT:.*]] = tn.addmm %[[FLAT]], %[[FCB]] bias %fb : tensor<2x256xbf16>, tensor<256x2xbf16>, tensor<2xbf16> -> tensor<2x2xbf16>
 // CHECK-NEXT:    func.return %[[OUT]]
 
 // -----
