@@ -18,6 +18,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
 from irc import cache, compiler, lifetime, report
+from irc.frontend.attention_ops import inline_encoder_layers
 from irc.frontend.decompositions import decomposition_table
 from irc.frontend.freeze import plan as plan_freeze
 from irc.frontend.freeze import static_inputs
@@ -45,6 +46,7 @@ def backend(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None
     compile_log.dynamo_graph(gm, dynamo_graph)
 
     static = static_inputs(example_inputs)  # parameters and buffers: inference graphs freeze them (frontend/freeze.py)
+    inline_encoder_layers(gm)  # so that autocast, which AOT autograd traces under, lowers their products
 
     def compiler(kind: str):
         return lambda fx_gm, inputs: compile_graph(fx_gm, inputs, opts, kind, dynamo_graph, static, len(example_inputs))

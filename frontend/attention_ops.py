@@ -109,6 +109,26 @@ def transformer_encoder_layer(
     return norm2(x + feed_forward(x))
 
 
+def _encoder_layer_or_fast_path(*args, **kwargs):
+    """The layer written out (transformer_encoder_layer), or torch's fused op where that declines (nested input)."""
+    out = transformer_encoder_layer(*args, **kwargs)
+    return torch._transformer_encoder_layer_fwd(*args, **kwargs) if out is NotImplemented else out
+
+
+def inline_encoder_layers(gm: torch.fx.GraphModule) -> int:
+    """Dynamo's graph with each call of the encoder-layer fast path replaced by the layer written out, before AOT
+    autograd traces it; returns how many. Eager's fused kernel calls its products through the dispatcher, so under
+    CPU autocast they run in bf16 / f16; the decomposition table applies below autocast, where they stayed float32
+    (nn.TransformerEncoder compiled under bf16 autocast ran at 0.4x eager-bf16, inductor alike). Traced from here,
+    autocast lowers the layer's ops as it lowers any others."""
+    nodes = [n for n in gm.graph.nodes if n.op == "call_function" and n.target is torch._transformer_encoder_layer_fwd]
+    for n in nodes:
+        n.target = _encoder_layer_or_fast_path
+    if nodes:
+        gm.recompile()
+    return len(nodes)
+
+
 # With options attention=False: both flash-attention ops decomposed (the forward by torch's core table).
 UNFUSED = {
     aten._scaled_dot_product_flash_attention_for_cpu_backward.default: flash_attention_backward,

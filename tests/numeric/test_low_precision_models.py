@@ -45,6 +45,10 @@ MODELS = {
         (torch.randint(0, 100, (4, 16)), torch.arange(16)[None, :] < torch.tensor([[16], [9], [12], [8]])),
     ),
     "mha": lambda: (M.SelfAttention(d_model=32, heads=4), (torch.randn(4, 16, 32),)),
+    "torch-transformer": lambda: (  # in inference, each layer one fused op: the encoder fast path
+        M.TorchTransformer(vocab=100, d_model=32, heads=4, layers=1, d_ff=64, max_len=16),
+        (torch.randint(0, 100, (4, 16)),),
+    ),
 }
 
 
@@ -73,6 +77,22 @@ def test_inference_under_autocast_is_as_accurate_as_eager(name, dtype):
             got = compiled(*inputs)
     assert eager.dtype == dtype  # autocast ran the final Linear in the narrow type
     assert_low_precision_close(got, eager, ref, dtype, per_element=False, where=f"{name} logits")
+
+
+@DTYPES
+def test_the_encoder_fast_path_under_autocast_has_narrow_products(dtype, tmp_path):
+    """nn.TransformerEncoder in inference runs each layer as torch's fused op, whose products eager's autocast
+    lowers (the kernel calls them through the dispatcher): compiled, every product of the layer is in `dtype` too,
+    not float32 (frontend/attention_ops.inline_encoder_layers), and its output is judged as any other."""
+    torch.manual_seed(0)
+    model = M.TorchTransformer(vocab=100, d_model=32, heads=4, layers=2, d_ff=64, max_len=16).eval()
+    ids = torch.randint(0, 100, (4, 16))
+    with torch.no_grad(), torch.autocast("cpu", dtype=dtype):
+        compile_irc(copy.deepcopy(model), dump_dir=str(tmp_path))(ids)
+    (fx,) = [f.read_text() for f in tmp_path.glob("*/00-fx.py")]
+    products = [line for line in fx.splitlines() if "aten.addmm" in line or "aten.mm" in line]
+    narrow = {torch.bfloat16: "bf16[", torch.float16: "f16["}[dtype]
+    assert len(products) == 2 * 4 + 1 and all(narrow in line for line in products), products
 
 
 def _bias_term_sums(model) -> dict[str, torch.Tensor]:
