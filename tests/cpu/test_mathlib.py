@@ -73,7 +73,11 @@ CASES = {
     "log1p": (torch.log1p, [lin(-1, 10), positives(), -positives().clamp(max=1)], 3),
     "tanh": (torch.tanh, [lin(-10, 10), lin(-1e-3, 1e-3)], 2),
     "sigmoid": (torch.sigmoid, [lin(-104, 90)], 3),
-    "erf": (torch.erf, [lin(-5, 5), lin(-1e-3, 1e-3), lin(3.5, 4.5), lin(-1e3, 1e3)], 2),  # 4: where the far form clamps
+    "erf": (
+        torch.erf,
+        [lin(-5, 5), lin(-1e-3, 1e-3), lin(3.5, 4.5), lin(-1e3, 1e3)],
+        2,
+    ),  # 4: where the far form clamps
     "erfc": (torch.special.erfc, [lin(-5, 10.1)], 5),
     "gelu": (ref_gelu, [lin(-14, 14)], 6),
     "gelu_tanh": (ref_gelu_tanh, [lin(-40, 40), lin(-12, 0)], 4),
