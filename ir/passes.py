@@ -6,10 +6,13 @@ in reverse, so the last instrument in the list sits closest to the pass. irc-opt
 dumps, timing, statistics and --verify-each are instruments; so is the backend's `verify` option.
 """
 
+import contextvars
 import dataclasses
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -17,6 +20,33 @@ from xdsl.passes import ModulePass
 
 Dump = Callable[[str, ModuleOp], None]
 Verify = Callable[[ModuleOp], None]
+T = TypeVar("T")
+
+
+def on_fresh_stack(fn: Callable[[], T]) -> T:
+    """fn() on a thread of its own (in the caller's contextvars), the caller waiting for it; its exception raised.
+
+    CPython 3.11 keeps the interpreter's frames in 16 KB chunks and frees a chunk as soon as its first frame returns:
+    a call that lands on a chunk's start maps and unmaps memory on every call. Run where torch.compile calls the
+    backend, 100 or more frames deep and wherever the user called the model from, xDSL's rewrite loops landed there
+    by chance: an int8 graph's simplify-loop took 1.5-1.7 s, or 0.5 s one frame shallower (strace: 170,000 more
+    mmap/munmap pairs). A thread starts with an empty stack, so the passes run at the same shallow depth whoever
+    calls them."""
+    box: dict = {}
+    context = contextvars.copy_context()
+
+    def target():
+        try:
+            box["value"] = context.run(fn)
+        except BaseException as e:  # noqa: BLE001 - raised again in the caller's thread
+            box["error"] = e
+
+    thread = threading.Thread(target=target, name="irc-passes", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 @dataclass

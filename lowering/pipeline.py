@@ -8,6 +8,7 @@ stages. The backend, irc-opt, irc-fuzz and the tests all call it (or `Plan.passe
 same passes for the same options. A target then compiles the mem stage (targets/).
 """
 
+import functools
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -21,7 +22,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from irc import cache
 from irc.dialects import ALL_DIALECTS
 from irc.ir import PassTiming, make_context, parse_module, print_module, run_passes
-from irc.ir.passes import Instrument
+from irc.ir.passes import Instrument, on_fresh_stack
 from irc.ir.text import BINARY_VERSION, dump_module, load_module
 from irc.log import get as logger
 from irc.rules import Rules
@@ -208,7 +209,12 @@ def run(
         return out
     for stage in STAGE_ORDER[max(i, 1) + 1 : j + 1]:
         t0 = time.perf_counter()
-        run_passes(ctx, module, plan.stage_passes(stage), verify=verify, timing=timing, instruments=instruments)
+        passes = plan.stage_passes(stage)
+        run = functools.partial(run_passes, ctx, module, passes, verify=verify, timing=timing, instruments=instruments)
+        if stage == "tensor-opt":  # on the caller's thread: select-layout times torch's convolutions, with its threads
+            run()
+        else:
+            on_fresh_stack(run)  # pure IR work, at the same depth whoever calls (ir/passes.py says why)
         if not verify:
             module.verify()
         mark_stage(module, stage)
