@@ -115,9 +115,9 @@ def _encoder_layer_or_fast_path(*args, **kwargs):
     return torch._transformer_encoder_layer_fwd(*args, **kwargs) if out is NotImplemented else out
 
 
-def inline_encoder_layers(gm: torch.fx.GraphModule) -> int:
+def inline_encoder_layers(gm: torch.fx.GraphModule) -> None:
     """Dynamo's graph with each call of the encoder-layer fast path replaced by the layer written out, before AOT
-    autograd traces it; returns how many. Eager's fused kernel calls its products through the dispatcher, so under
+    autograd traces it. Eager's fused kernel calls its products through the dispatcher, so under
     CPU autocast they run in bf16 / f16; the decomposition table applies below autocast, where they stayed float32
     (nn.TransformerEncoder compiled under bf16 autocast ran at 0.4x eager-bf16, inductor alike). Traced from here,
     autocast lowers the layer's ops as it lowers any others."""
@@ -126,7 +126,6 @@ def inline_encoder_layers(gm: torch.fx.GraphModule) -> int:
         n.target = _encoder_layer_or_fast_path
     if nodes:
         gm.recompile()
-    return len(nodes)
 
 
 # With options attention=False: both flash-attention ops decomposed (the forward by torch's core table).

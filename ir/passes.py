@@ -27,11 +27,10 @@ def on_fresh_stack(fn: Callable[[], T]) -> T:
     """fn() on a thread of its own (in the caller's contextvars), the caller waiting for it; its exception raised.
 
     CPython 3.11 keeps the interpreter's frames in 16 KB chunks and frees a chunk as soon as its first frame returns:
-    a call that lands on a chunk's start maps and unmaps memory on every call. Run where torch.compile calls the
-    backend, 100 or more frames deep and wherever the user called the model from, xDSL's rewrite loops landed there
-    by chance: an int8 graph's simplify-loop took 1.5-1.7 s, or 0.5 s one frame shallower (strace: 170,000 more
-    mmap/munmap pairs). A thread starts with an empty stack, so the passes run at the same shallow depth whoever
-    calls them."""
+    a call that lands on a chunk's start maps and unmaps memory on every call. Where torch.compile calls the backend,
+    100 or more frames deep and wherever the user called the model from, xDSL's rewrite loops landed there by chance
+    (an int8 graph's simplify-loop 3x slower one frame deeper). A thread starts with an empty stack, so the passes
+    run at the same shallow depth whoever calls them."""
     box: dict = {}
     context = contextvars.copy_context()
 

@@ -54,9 +54,8 @@ _ERFC_B = (
 # mpmath, S in erf's relative error, R in its absolute error (erfc(t) t dR), rounded to float32.
 _ERF_SPLIT = 0.927734375
 # erf(t) rounds to 1 in float32 from here on (erfc(4) = 1.5e-8 < 2^-25), and so does the far form: t is clamped to it,
-# which changes no result and keeps exp's argument above -17. Unclamped, large |x| (a gelu of activations of
-# magnitude 8 or more) made exp return subnormals, and every vector op on them took a microcode assist: erf and gelu
-# ran 8x slower on such inputs (6.5 ms against 0.83 for 1M elements on one thread, Intel Xeon).
+# which changes no result and keeps exp's argument above -17, where unclamped it returned subnormals (a microcode
+# assist per vector op: 8x slower on activations of magnitude 8 or more, docs/benchmarks.md)
 _ERF_ONE = 4.0
 _ERF_NEAR = (
     -0.0005964224110357463,
