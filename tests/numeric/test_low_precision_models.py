@@ -83,7 +83,8 @@ def test_inference_under_autocast_is_as_accurate_as_eager(name, dtype):
 def test_the_encoder_fast_path_under_autocast_has_narrow_products(dtype, tmp_path):
     """nn.TransformerEncoder in inference runs each layer as torch's fused op, whose products eager's autocast
     lowers (the kernel calls them through the dispatcher): compiled, every product of the layer is in `dtype` too,
-    not float32 (frontend/attention_ops.inline_encoder_layers), and its output is judged as any other."""
+    not float32 (frontend/attention_ops.inline_encoder_layers). Its output is judged with the other MODELS above
+    ("torch-transformer")."""
     torch.manual_seed(0)
     model = M.TorchTransformer(vocab=100, d_model=32, heads=4, layers=2, d_ff=64, max_len=16).eval()
     ids = torch.randint(0, 100, (4, 16))
