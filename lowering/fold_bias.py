@@ -15,8 +15,8 @@ The nest may also run over the product's rows split into batch dims ((B, L, N) r
 result is then a tn.reshape of the tn.addmm), and may apply a gelu to the sum, exactly as tensor-to-loop writes
 tn.gelu: the feed-forward layer's gelu(x @ W1^T + b1), which oneDNN applies to each tile while it is in cache
 (`epilogue "gelu"`, or "gelu_tanh"), cheaper than a pass of its own over the result. The target's rule says which
-products (rules.Rules.biased_products: the cpu target's oneDNN ones, whose results it allocates, so no buffer is
-planned for either form); a nest that does anything else (relu: oneDNN's maps NaN to 0; a residual) stays a kernel,
+products (rules.Rules.biased_products, asked of the tn.addmm the fold would make, epilogue included: the cpu target's
+oneDNN ones, whose results it allocates, so no buffer is planned for either form); a nest that does anything else (relu: oneDNN's maps NaN to 0; a residual) stays a kernel,
 and so does a product another op reads as well. A bf16 linear layer is one tn.addmm from the importer: a gelu nest
 that only rounds it, widens it, applies the gelu and rounds again joins it the same way (oneDNN's gelu on the float32
 sum, one rounding). Runs after fuse-loops, which has already joined the bias to any
@@ -164,10 +164,16 @@ def narrow_epilogue(nest: loop.NestOp, product: SSAValue) -> str | None:
     return _epilogues().get(_expression(out.owner.input, ext.result, set()))
 
 
-def fold(mm: tn.MmOp | tn.AddmmOp, nest: loop.NestOp, bias: SSAValue, epilogue: str | None = None) -> None:
+def fold(
+    mm: tn.MmOp | tn.AddmmOp, nest: loop.NestOp, bias: SSAValue, epilogue: str | None = None, picks=lambda op: True
+) -> None:
     """Replace `nest` (mm's only reader) and `mm` by one tn.addmm where the nest stood (and a tn.reshape of it to the
-    nest's shape where that splits the rows)."""
+    nest's shape where that splits the rows), where `picks` that tn.addmm: the rule may send a product to its
+    library by its epilogue."""
     new = tn.AddmmOp(mm.lhs, mm.rhs, bias, mm.result.type, epilogue)
+    if not picks(new):
+        new.erase()
+        return
     ops = [new]
     if nest.res[0].type != new.result.type:
         ops.append(tn.ReshapeOp(new.result, nest.res[0].type))
@@ -189,8 +195,8 @@ class FoldBiasPass(ProductPass):
         if len(uses) != 1 or not isinstance(load := uses[0].operation, loop.LoadOp):
             return
         nest = load.parent_op()
-        if isinstance(nest, loop.NestOp) and (found := bias_of(nest, mm.result)) is not None and picks(mm):
-            fold(mm, nest, *found)
+        if isinstance(nest, loop.NestOp) and (found := bias_of(nest, mm.result)) is not None:
+            fold(mm, nest, *found, picks=picks)
 
     def apply(self, ctx: Context, module: ModuleOp) -> None:
         super().apply(ctx, module)
@@ -202,8 +208,8 @@ class FoldBiasPass(ProductPass):
             if len(uses) != 1 or not isinstance(load := uses[0].operation, loop.LoadOp):
                 continue
             nest = load.parent_op()
-            if isinstance(nest, loop.NestOp) and (epilogue := narrow_epilogue(nest, op.result)) and picks(op):
-                fold(op, nest, op.bias, epilogue)
+            if isinstance(nest, loop.NestOp) and (epilogue := narrow_epilogue(nest, op.result)):
+                fold(op, nest, op.bias, epilogue, picks)
 
 
 __all__ = ["FoldBiasPass", "bias_of", "fold"]

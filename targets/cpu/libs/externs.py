@@ -20,7 +20,8 @@ graph's numbers must not depend on the load of the machine that compiled it):
     linear  float32, constant weight, row-major input, oneDNN -> mkldnn_packed; the same with a weight that
             changes -> mkldnn where oneDNN outruns MKL on the machine (onednn_outruns_mkl: MKL's own code branch
             for the CPU, mkl_branch, is below AVX2, as on AMD's CPUs), else aten; bfloat16 the same where oneDNN
-            has bf16 kernels and outruns MKL (onednn_bf16); anything else (a transposed input, float16) -> aten,
+            has bf16 kernels and outruns MKL (onednn_bf16), or has bf16 kernels and the product a gelu epilogue;
+            anything else (a transposed input, float16) -> aten,
             eager's own call (narrow types: one rounding, as eager; a transposed operand reaches MKL as a
             transpose flag, oneDNN would copy it)
     conv    channels-last input -> mkldnn_packed (constant weight, oneDNN) else aten_cl; an NCHW input
@@ -168,21 +169,24 @@ def linear_paths(dtype: torch.dtype, constant: bool) -> tuple[str, ...]:
     return ("aten", "mkldnn", "mkldnn_packed") if constant else ("aten", "mkldnn")
 
 
-def linear_rule(paths: tuple[str, ...], dtype: torch.dtype, unit_rows: bool) -> str:
+def linear_rule(paths: tuple[str, ...], dtype: torch.dtype, unit_rows: bool, epilogue: str | None = None) -> str:
     """The path of a product among `paths`: IRC_EXTERN_PATH's where it is one, else for a float32 input whose rows
     are contiguous oneDNN's prepacked weight, or its plain one (any strides: oneDNN reorders it in the call) where
     oneDNN outruns MKL on this machine (onednn_outruns_mkl), else MKL's (mm_rules.rule_path applies the same rule
     before any call). Rows with gaps between them (a sequence's last position, `h[:, -1]`, before a vocabulary-wide
     head) are gathered into one block first: a copy of m x k elements beside 2 m k n flops, where MKL's sgemm runs a
     wide weight at a fraction of oneDNN's packed rate. A transposed input stays on MKL, which
-    reads it in place (torch would copy it for oneDNN)."""
+    reads it in place (torch would copy it for oneDNN). A bfloat16 product with a gelu epilogue takes oneDNN's path
+    wherever oneDNN has bf16 kernels: torch.addmm would run the same oneDNN product, and then the gelu as a pass of
+    its own over the result."""
     if (forced := forced_path(paths)) is not None:
         return forced
-    if not (dtype == torch.float32 or onednn_bf16(dtype)) or not unit_rows:
+    gelu_on_onednn = epilogue in ("gelu", "gelu_tanh") and dtype == torch.bfloat16 and "bfloat16" in narrow_products()
+    if not (dtype == torch.float32 or onednn_bf16(dtype) or gelu_on_onednn) or not unit_rows:
         return "aten"
     if "mkldnn_packed" in paths:
         return "mkldnn_packed"
-    return "mkldnn" if "mkldnn" in paths and onednn_outruns_mkl() else "aten"
+    return "mkldnn" if "mkldnn" in paths and (onednn_outruns_mkl() or gelu_on_onednn) else "aten"
 
 
 def onednn_bf16(dtype: torch.dtype) -> bool:
@@ -243,7 +247,7 @@ class LinearKernel:
             return self.fixed_path
         if x.numel() == 0 or self.weight.numel() == 0:
             return "aten"  # empty products: nothing to run, aten handles them
-        return linear_rule(self.paths(), self.weight.dtype, unit_rows(x))
+        return linear_rule(self.paths(), self.weight.dtype, unit_rows(x), self.epilogue)
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         return self.run(x, self.choose(x))

@@ -38,15 +38,18 @@ def mm_path(ext: memory.ExternOp, stable: frozenset[int], m: int, k: int, n: int
 
 
 def allocates_result(op: Operation, stable: frozenset[int]) -> bool:
-    """Does the library call of this loop-stage op allocate its result? An f32 (or bf16: externs.onednn_bf16)
-    product of static sizes that the rule sends to oneDNN: torch returns a fresh tensor, with no out= form."""
+    """Does the library call of this loop-stage op allocate its result? An f32 or bf16 product of static sizes that
+    the rule sends to oneDNN (a bf16 one: externs.onednn_bf16, or a gelu epilogue): torch returns a fresh tensor,
+    with no out= form."""
     dtype = torch_dtype(op.result.type.get_element_type()) if isinstance(op, tn.MmOp | tn.AddmmOp) else None
     if dtype not in (torch.float32, torch.bfloat16):
         return False
     (m, k), (_, n) = (v.type.get_shape() for v in (op.lhs, op.rhs))
     if DYN in (m, k, n):
         return False
-    return rule_path(of_argument(op.operands[1], stable), m, k, n, _unit_rows(op.operands[0]), dtype) != "aten"
+    epilogue = op.epilogue_name if isinstance(op, tn.AddmmOp) else None
+    constant = of_argument(op.operands[1], stable)
+    return rule_path(constant, m, k, n, _unit_rows(op.operands[0]), dtype, epilogue) != "aten"
 
 
 def _unit_rows(v) -> bool:
@@ -90,8 +93,16 @@ def _row_major(v, args) -> bool:
     return isinstance(v.owner, loop.NestOp | tn.MmOp)
 
 
-def rule_path(constant: bool, m: int, k: int, n: int, unit_rows: bool, dtype: torch.dtype = torch.float32) -> str:
+def rule_path(
+    constant: bool,
+    m: int,
+    k: int,
+    n: int,
+    unit_rows: bool,
+    dtype: torch.dtype = torch.float32,
+    epilogue: str | None = None,
+) -> str:
     """The path of a product of these sizes: _mm's small-product rule, then LinearKernel's."""
     if small_product(m, k, n):
         return "aten"
-    return externs.linear_rule(externs.linear_paths(dtype, constant), dtype, unit_rows)
+    return externs.linear_rule(externs.linear_paths(dtype, constant), dtype, unit_rows, epilogue)
