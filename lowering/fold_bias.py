@@ -76,10 +76,10 @@ _TREE = {
 }
 
 
-def _expression(v: SSAValue, leaf: SSAValue, seen: set) -> str | None:
-    """v as a function of `leaf` written out ("mul(x,0.5)"; a sum's or product's operands sorted), collecting the ops
-    it takes into `seen`; None where it uses anything else."""
-    if v == leaf:
+def _expression(v: SSAValue, leaves: frozenset[SSAValue], seen: set) -> str | None:
+    """v as a function of x written out ("mul(x,0.5)"; a sum's or product's operands sorted), each of `leaves` an x,
+    collecting the ops it takes into `seen`; None where it uses anything else."""
+    if v in leaves:
         return "x"
     op = v.owner
     if not isinstance(op, Operation):
@@ -89,7 +89,7 @@ def _expression(v: SSAValue, leaf: SSAValue, seen: set) -> str | None:
         return repr(op.value.value.data)
     if (name := _TREE.get(type(op))) is None:
         return None
-    args = [_expression(a, leaf, seen) for a in op.operands]
+    args = [_expression(a, leaves, seen) for a in op.operands]
     if None in args:
         return None
     return f"{name}({','.join(sorted(args) if name in ('add', 'mul') else args)})"
@@ -102,7 +102,7 @@ def _epilogues() -> dict[str, str]:
     for name, approximate in (("gelu", "none"), ("gelu_tanh", "tanh")):
         b = NestBuilder()
         x = b.const(0.0, f32)
-        found[_expression(gelu_body(b, x, approximate), x, set())] = name
+        found[_expression(gelu_body(b, x, approximate), frozenset([x]), set())] = name
     return found
 
 
@@ -133,7 +133,7 @@ def bias_of(nest: loop.NestOp, product: SSAValue) -> tuple[SSAValue, str | None]
     if out == add.result:
         return bias[0], None
     # the yield's cone is the epilogue's ops alone (ops beside it are dead: fusion leaves some for a later DCE)
-    epilogue = _epilogues().get(_expression(out, add.result, set()))
+    epilogue = _epilogues().get(_expression(out, frozenset([add.result]), set()))
     return (bias[0], epilogue) if epilogue is not None else None
 
 
@@ -154,14 +154,13 @@ def narrow_epilogue(nest: loop.NestOp, product: SSAValue) -> str | None:
         or not _reads_rows(loads[0].map.data, space)
     ):
         return None
-    wide, (out,) = list(loads[0].result.uses), nest.yield_op.values
-    if (
-        len(wide) != 1
-        or not isinstance(ext := wide[0].operation, arith.ExtFOp)
-        or not isinstance(out.owner, arith.TruncFOp)
-    ):
+    # fusion widens the load once for each of its readers (GPT-2's gelu_tanh reads it four times)
+    wide, (out,) = [u.operation for u in loads[0].result.uses], nest.yield_op.values
+    if not wide or not all(isinstance(op, arith.ExtFOp) for op in wide) or not isinstance(out.owner, arith.TruncFOp):
         return None
-    return _epilogues().get(_expression(out.owner.input, ext.result, set()))
+    if len({op.result.type for op in wide}) != 1:
+        return None
+    return _epilogues().get(_expression(out.owner.input, frozenset(op.result for op in wide), set()))
 
 
 def fold(

@@ -113,3 +113,39 @@ func.func @narrow_gelu(%x: tensor<6x8xbf16>, %w: tensor<8x16xbf16>, %b: tensor<1
 // CHECK:         arith.maximumf
 // NONE-LABEL: func.func @narrow_gelu
 // NONE-NOT:      epilogue
+
+// -----
+
+// GPT-2's gelu written out under bf16 autocast (NewGELUActivation: bf16 ops, each widened and rounded, the roundings
+// between them dropped as fusion computes wide): one nest that widens the product once for each reader, the same
+// gelu_tanh, so it joins the product too.
+func.func @written_out_gelu_tanh(%x: tensor<6x8xbf16>, %w: tensor<8x16xbf16>, %b: tensor<16xbf16>) -> tensor<2x3x16xbf16> {
+  %y = tn.addmm %x, %w bias %b : tensor<6x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16> -> tensor<6x16xbf16>
+  %v = tn.reshape %y : tensor<6x16xbf16> -> tensor<2x3x16xbf16>
+  %e = tn.convert %v : tensor<2x3x16xbf16> -> tensor<2x3x16xf32>
+  %half = tn.constant dense<5.000000e-01> : tensor<f32> -> tensor<f32>
+  %h32 = tn.mul %e, %half : tensor<2x3x16xf32>, tensor<f32> -> tensor<2x3x16xf32>
+  %h = tn.convert %h32 {irc.op_rounding} : tensor<2x3x16xf32> -> tensor<2x3x16xbf16>
+  %sq = tn.mul %v, %v : tensor<2x3x16xbf16>, tensor<2x3x16xbf16> -> tensor<2x3x16xbf16>
+  %cu = tn.mul %sq, %v : tensor<2x3x16xbf16>, tensor<2x3x16xbf16> -> tensor<2x3x16xbf16>
+  %cu32 = tn.convert %cu : tensor<2x3x16xbf16> -> tensor<2x3x16xf32>
+  %k = tn.constant dense<4.471500e-02> : tensor<f32> -> tensor<f32>
+  %kc32 = tn.mul %cu32, %k : tensor<2x3x16xf32>, tensor<f32> -> tensor<2x3x16xf32>
+  %kc = tn.convert %kc32 {irc.op_rounding} : tensor<2x3x16xf32> -> tensor<2x3x16xbf16>
+  %s = tn.add %v, %kc : tensor<2x3x16xbf16>, tensor<2x3x16xbf16> -> tensor<2x3x16xbf16>
+  %s32 = tn.convert %s : tensor<2x3x16xbf16> -> tensor<2x3x16xf32>
+  %c = tn.constant dense<0.797884583> : tensor<f32> -> tensor<f32>
+  %u32 = tn.mul %s32, %c : tensor<2x3x16xf32>, tensor<f32> -> tensor<2x3x16xf32>
+  %u = tn.convert %u32 {irc.op_rounding} : tensor<2x3x16xf32> -> tensor<2x3x16xbf16>
+  %t = tn.tanh %u : tensor<2x3x16xbf16>
+  %one = tn.constant dense<1.000000e+00> : tensor<bf16> -> tensor<bf16>
+  %p = tn.add %t, %one : tensor<2x3x16xbf16>, tensor<bf16> -> tensor<2x3x16xbf16>
+  %g = tn.mul %h, %p : tensor<2x3x16xbf16>, tensor<2x3x16xbf16> -> tensor<2x3x16xbf16>
+  func.return %g : tensor<2x3x16xbf16>
+}
+// CHECK-LABEL: func.func @written_out_gelu_tanh
+// CHECK-NEXT:    %[[G:.*]] = tn.addmm %x, %w bias %b epilogue "gelu_tanh" : tensor<6x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16> -> tensor<6x16xbf16>
+// CHECK-NEXT:    %[[V:.*]] = tn.reshape %[[G]] : tensor<6x16xbf16> -> tensor<2x3x16xbf16>
+// CHECK-NEXT:    func.return %[[V]]
+// NONE-LABEL: func.func @written_out_gelu_tanh
+// NONE-NOT:      epilogue
