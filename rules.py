@@ -36,6 +36,8 @@ class Rules:
     # the narrow dtypes whose mm, bmm and convolutions the library runs only in a reference loop (no kernels of its
     # own): split-addmm computes those as float32 products of the widened operands, rounded once
     widened_products: tuple[str, ...] = ()
+    # the narrow dtypes whose tn.sdpa_backward the library runs faster on float32 operands: split-addmm widens those
+    widened_attention_backward: tuple[str, ...] = ()
     # fuse-quant: the library runs int8 convolutions and linear layers whole (oneDNN's qconv / qlinear) and sums them
     # exactly (before VNNI its kernels saturate int16 pairs: there the graph's float chain compiles as any float graph)
     int8_products: bool = False

@@ -118,8 +118,10 @@ class Plan:
                 for p in passes
                 if self.attention or not isinstance(p, FuseAttentionPass)
             )
-            if rules.widened_products:  # last, so that a frozen graph's refold makes each widened weight once
-                passes = (*passes, SplitAddmmPass(rules.library_addmm, rules.widened_products))
+            if rules.widened_products or rules.widened_attention_backward:  # last: a frozen graph's refold then makes
+                # each widened weight once
+                widen = (rules.widened_products, rules.widened_attention_backward)
+                passes = (*passes, SplitAddmmPass(rules.library_addmm, *widen))
         elif stage == "loop":
             passes = tuple(
                 OrientProductsPass(picks=rules.transposed_products)
@@ -132,7 +134,7 @@ class Plan:
             if self.matmul == "loops":
                 passes = (MatmulToLoopsPass(), *passes)
             keep = () if self.matmul == "loops" else rules.library_addmm
-            passes = (SplitAddmmPass(keep, rules.widened_products), *passes)
+            passes = (SplitAddmmPass(keep, rules.widened_products, rules.widened_attention_backward), *passes)
         elif stage == "mem" and rules.library_allocates is not None:
             passes = tuple(
                 BufferizePass(rules.library_allocates) if isinstance(p, BufferizePass) else p for p in passes

@@ -17,6 +17,10 @@ narrow dtypes for which torch's CPU library has no kernels of its own and runs a
 without AVX512-FP16: 1-5 GFLOP/s where float32 runs 40-150) become the same op in float32 on widened operands,
 each result rounded once, as eager's reference loop accumulates in float32 and rounds once.
 
+tn.sdpa_backward in a dtype `attention` names (Rules.widened_attention_backward: torch's CPU flash-attention
+backward in bf16 and f16 took 2-3x its float32 time on the same values, widening included) becomes the float32
+one on its widened operands, each gradient rounded once.
+
 Where the rules widen a dtype, the pass also ends tensor-opt (Plan.stage_passes), so that a frozen graph's weights
 are widened by the freezer's second fold (Freezer.refold: float32 constants made once) rather than by a tn.convert
 in every call; at the loop stage it then finds those products in float32 already.
@@ -66,14 +70,22 @@ class SplitAddmm(RewritePattern):
 @dataclass
 class WidenProduct(RewritePattern):
     widen: tuple[str, ...]
+    attention: tuple[str, ...] = ()
 
     def match_and_rewrite(self, op, rewriter: PatternRewriter, /):
-        if not isinstance(op, PRODUCTS) or not op.results or _name(op.results[0].type) not in self.widen:
+        if not op.results or not (
+            isinstance(op, PRODUCTS)
+            and _name(op.results[0].type) in self.widen
+            or isinstance(op, tn.ScaledDotProductAttentionBackwardOp)
+            and _name(op.results[0].type) in self.attention
+        ):
             return
         narrow, f32 = op.results[0].type.get_element_type(), element_type(torch.float32)
-        wide = [tn.ConvertOp(v, f32) for v in op.operands]
+        # the narrow operands (attention's logsumexp is float32 already, a boolean mask stays one)
+        wide = [tn.ConvertOp(v, f32) for v in op.operands if v.type.get_element_type() == narrow]
+        widened = iter(w.result for w in wide)
         new = type(op).create(  # the same op, properties and all, on the float32 operands
-            operands=[w.result for w in wide],
+            operands=[next(widened) if v.type.get_element_type() == narrow else v for v in op.operands],
             result_types=[_wide(r.type, f32) for r in op.results],
             properties=dict(op.properties),
             attributes=dict(op.attributes),
@@ -90,14 +102,17 @@ class WidenProduct(RewritePattern):
 class SplitAddmmPass(ModulePass):
     """Each tensor-stage tn.addmm becomes tn.mm in float32, the bias add and one rounding, but those in the dtypes
     `keep` names (the target's library runs them whole: Rules.library_addmm); mm, bmm and the convolutions in the
-    dtypes `widen` names (Rules.widened_products) become float32 products rounded once."""
+    dtypes `widen` names (Rules.widened_products) become float32 products rounded once, and so does
+    tn.sdpa_backward in the dtypes `attention` names (Rules.widened_attention_backward)."""
 
     name = "split-addmm"
     keep: tuple[str, ...] = ()
     widen: tuple[str, ...] = ()
+    attention: tuple[str, ...] = ()
 
     def apply(self, ctx: Context, module: ModuleOp) -> None:
-        apply_rules(module, (SplitAddmm(tuple(self.keep)), WidenProduct(tuple(self.widen))))
+        widen = WidenProduct(tuple(self.widen), tuple(self.attention))
+        apply_rules(module, (SplitAddmm(tuple(self.keep)), widen))
 
 
 __all__ = ["SplitAddmmPass"]

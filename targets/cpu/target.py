@@ -36,7 +36,13 @@ class CpuTarget:
         from irc.dialects.semantics.quant import onednn_exact
 
         from .libs.conv_layout import conv_seconds
-        from .libs.externs import mkl_branch, narrow_products, onednn_outruns_mkl, widened_products
+        from .libs.externs import (
+            mkl_branch,
+            narrow_products,
+            onednn_outruns_mkl,
+            widened_attention_backward,
+            widened_products,
+        )
         from .libs.mm_rules import allocates_result, computes_transposed
         from .runtime.jit import host, start_worker
 
@@ -56,6 +62,7 @@ class CpuTarget:
             int8_products=torch.backends.mkldnn.is_available() and onednn_exact(),
             weight_int8_products=True,
             widened_products=widened_products(),
+            widened_attention_backward=widened_attention_backward(),
             matmuls=lambda module: _matmul_candidates(module, opts),
         )
 

@@ -142,6 +142,13 @@ def widened_products() -> tuple[str, ...]:
     return tuple(name for name in ("bfloat16", "float16") if name not in narrow_products())
 
 
+def widened_attention_backward() -> tuple[str, ...]:
+    """The narrow dtypes whose attention backward (torch's CPU flash-attention backward) runs faster on the float32
+    values of its operands than in the dtype itself: its bf16 and f16 kernels took 2-3x the float32 one's time,
+    widening included, on the same values (docs/cpu-target.md), and summed no more exactly."""
+    return ("bfloat16", "float16")
+
+
 def _needs_grad(w: torch.Tensor) -> bool:
     return w.requires_grad and torch.is_grad_enabled()  # the oneDNN ops have no autograd formula
 

@@ -1,6 +1,7 @@
 // RUN: irc-opt --split-input-file %s -p split-addmm | filecheck %s
 // RUN: irc-opt --split-input-file %s -p 'split-addmm{keep="bfloat16"}' | filecheck %s --check-prefix=KEEP
 // RUN: irc-opt --split-input-file %s -p 'split-addmm{keep="bfloat16" widen="float16"}' | filecheck %s --check-prefix=WIDEN
+// RUN: irc-opt --split-input-file %s -p 'split-addmm{keep="bfloat16" attention="bfloat16"}' | filecheck %s --check-prefix=ATTN
 // A bf16 linear layer where no library call runs it whole (the generated matmul, the Triton dot template): the
 // float32 product of the widened operands, the bias added in float32, one rounding.
 
@@ -74,3 +75,28 @@ func.func @convolutions(%x: tensor<2x3x8x8xf16>, %w: tensor<4x3x3x3xf16>, %c: te
 // WIDEN-NEXT:  %7, %8 = tn.convolution_backward %4, %5, %6 {{.*}} output_mask = [1, 1, 0] : tensor<2x4x8x8xf32>, tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>
 // WIDEN-NEXT:  %gx = tn.convert %7 : tensor<2x3x8x8xf32> -> tensor<2x3x8x8xf16>
 // WIDEN-NEXT:  %gw = tn.convert %8 : tensor<4x3x3x3xf32> -> tensor<4x3x3x3xf16>
+
+// -----
+
+// An attention backward in a dtype the rule widens (Rules.widened_attention_backward: torch's CPU flash backward ran
+// 2-3x slower in bf16 and f16 than in float32): the float32 one on its narrow operands widened (the logsumexp is
+// float32 already, a boolean mask stays one), each gradient rounded once. Without the rule it stays as it is.
+func.func @attention_backward(%g: tensor<2x4x8x16xbf16>, %q: tensor<2x4x8x16xbf16>, %k: tensor<2x4x6x16xbf16>, %v: tensor<2x4x6x16xbf16>, %o: tensor<2x4x8x16xbf16>, %l: tensor<2x4x8xf32>, %m: tensor<2x1x8x6xbf16>, %b: tensor<2x1x1x6xi1>) -> (tensor<2x8x4x16xbf16>, tensor<2x6x4x16xbf16>, tensor<2x6x4x16xbf16>, tensor<2x4x8x16xbf16>) {
+  %dq, %dk, %dv = tn.sdpa_backward %g, %q, %k, %v, %o, %l mask %m scale = 0.25 heads_last : tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x6x16xbf16>, tensor<2x4x6x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8xf32> mask tensor<2x1x8x6xbf16> -> tensor<2x8x4x16xbf16>, tensor<2x6x4x16xbf16>, tensor<2x6x4x16xbf16>
+  %bq, %bk, %bv = tn.sdpa_backward %g, %q, %k, %v, %o, %l mask %b scale = 0.25 : tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x6x16xbf16>, tensor<2x4x6x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8xf32> mask tensor<2x1x1x6xi1> -> tensor<2x4x8x16xbf16>, tensor<2x4x6x16xbf16>, tensor<2x4x6x16xbf16>
+  func.return %dq, %dk, %dv, %bq : tensor<2x8x4x16xbf16>, tensor<2x6x4x16xbf16>, tensor<2x6x4x16xbf16>, tensor<2x4x8x16xbf16>
+}
+// CHECK-LABEL: func.func @attention_backward
+// CHECK-NEXT:  tn.sdpa_backward %g, %q, %k, %v, %o, %l mask %m
+// ATTN-LABEL: func.func @attention_backward
+// ATTN-NEXT:  %[[G:.*]] = tn.convert %g : tensor<2x4x8x16xbf16> -> tensor<2x4x8x16xf32>
+// ATTN-NEXT:  %[[Q:.*]] = tn.convert %q : tensor<2x4x8x16xbf16> -> tensor<2x4x8x16xf32>
+// ATTN-NEXT:  %[[K:.*]] = tn.convert %k : tensor<2x4x6x16xbf16> -> tensor<2x4x6x16xf32>
+// ATTN-NEXT:  %[[V:.*]] = tn.convert %v : tensor<2x4x6x16xbf16> -> tensor<2x4x6x16xf32>
+// ATTN-NEXT:  %[[O:.*]] = tn.convert %o : tensor<2x4x8x16xbf16> -> tensor<2x4x8x16xf32>
+// ATTN-NEXT:  %[[M:.*]] = tn.convert %m : tensor<2x1x8x6xbf16> -> tensor<2x1x8x6xf32>
+// ATTN-NEXT:  %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = tn.sdpa_backward %[[G]], %[[Q]], %[[K]], %[[V]], %[[O]], %l mask %[[M]] scale = 2.500000e-01 heads_last : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x6x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8xf32> mask tensor<2x1x8x6xf32> -> tensor<2x8x4x16xf32>, tensor<2x6x4x16xf32>, tensor<2x6x4x16xf32>
+// ATTN-NEXT:  %dq = tn.convert %[[DQ]] : tensor<2x8x4x16xf32> -> tensor<2x8x4x16xbf16>
+// ATTN-NEXT:  %dk = tn.convert %[[DK]] : tensor<2x6x4x16xf32> -> tensor<2x6x4x16xbf16>
+// ATTN-NEXT:  %dv = tn.convert %[[DV]] : tensor<2x6x4x16xf32> -> tensor<2x6x4x16xbf16>
+// ATTN:       tn.sdpa_backward {{.*}} mask %b scale = 2.500000e-01 : tensor<2x4x8x16xf32>, {{.*}} mask tensor<2x1x1x6xi1> -> tensor<2x4x8x16xf32>
