@@ -134,7 +134,8 @@ def test_a_bfloat16_linear_layer_takes_its_gelu_into_onednn(act):
     wherever oneDNN has bf16 kernels (torch.addmm would run the same oneDNN product, then the gelu as a pass of its
     own), or as a float32 product where the library has no bf16 kernels and oneDNN outruns MKL: the gelu of the
     float32 sum, rounded once; no kernel of its own (as many as the same layers without the gelu), NaN kept where
-    eager keeps it."""
+    eager keeps it. The tanh form (torch's, or GPT-2's written out) stays irc's kernel after a bf16 product:
+    oneDNN's made GPT-2 slower."""
     torch.manual_seed(0)
     model, x = _FeedForward(act).eval(), torch.randn(4, 67, 96)
     ref = model.double()(x.double())
@@ -151,7 +152,7 @@ def test_a_bfloat16_linear_layer_takes_its_gelu_into_onednn(act):
     # a bf16 product widened (no bf16 kernels here) is a float32 one on the frozen weight's float32 copy, whose gelu
     # oneDNN takes as in float32 where oneDNN outruns MKL
     widened_on_onednn = "bfloat16" in widened_products() and externs.onednn_outruns_mkl()
-    if "bfloat16" in narrow_products() or widened_on_onednn:
+    if "bfloat16" in narrow_products() and act == "gelu" or widened_on_onednn:
         up = [path for problem, path in with_gelu.extern_paths.items() if "@ 96x384" in problem]
         assert up == ["mkldnn"], with_gelu.extern_paths  # the down projection's path is the rule's without a gelu
         assert with_gelu.fused_kernels == without.fused_kernels, (with_gelu.fused_kernels, without.fused_kernels)

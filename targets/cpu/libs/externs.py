@@ -20,8 +20,8 @@ graph's numbers must not depend on the load of the machine that compiled it):
     linear  float32, constant weight, row-major input, oneDNN -> mkldnn_packed; the same with a weight that
             changes -> mkldnn where oneDNN outruns MKL on the machine (onednn_outruns_mkl: MKL's own code branch
             for the CPU, mkl_branch, is below AVX2, as on AMD's CPUs), else aten; bfloat16 the same where oneDNN
-            has bf16 kernels and outruns MKL (onednn_bf16), or has bf16 kernels and the product a gelu epilogue;
-            anything else (a transposed input, float16) -> aten,
+            has bf16 kernels and outruns MKL (onednn_bf16), or has bf16 kernels and the product a gelu epilogue
+            (not the tanh form: a narrow product with that one -> aten); anything else (a transposed input, float16) -> aten,
             eager's own call (narrow types: one rounding, as eager; a transposed operand reaches MKL as a
             transpose flag, oneDNN would copy it)
     conv    channels-last input -> mkldnn_packed (constant weight, oneDNN) else aten_cl; an NCHW input
@@ -185,10 +185,14 @@ def linear_rule(paths: tuple[str, ...], dtype: torch.dtype, unit_rows: bool, epi
     wide weight at a fraction of oneDNN's packed rate. A transposed input stays on MKL, which
     reads it in place (torch would copy it for oneDNN). A bfloat16 product with a gelu epilogue takes oneDNN's path
     wherever oneDNN has bf16 kernels: torch.addmm would run the same oneDNN product, and then the gelu as a pass of
-    its own over the result."""
+    its own over the result. Not the tanh form: oneDNN's made a narrow GPT-2 slower than irc's own kernel does
+    (docs/cpu-target.md), so a narrow product keeps that epilogue out of the library call (fold-bias leaves it a
+    kernel)."""
     if (forced := forced_path(paths)) is not None:
         return forced
-    gelu_on_onednn = epilogue in ("gelu", "gelu_tanh") and dtype == torch.bfloat16 and "bfloat16" in narrow_products()
+    if epilogue == "gelu_tanh" and dtype != torch.float32:
+        return "aten"  # oneDNN's tanh-form gelu after a bf16 product: HF GPT-2 under autocast ran 0.77x with it
+    gelu_on_onednn = epilogue == "gelu" and dtype == torch.bfloat16 and "bfloat16" in narrow_products()
     if not (dtype == torch.float32 or onednn_bf16(dtype) or gelu_on_onednn) or not unit_rows:
         return "aten"
     if "mkldnn_packed" in paths:
