@@ -20,8 +20,8 @@ from torch._functorch.aot_autograd import make_boxed_func
 from irc import cache, compiler, lifetime, report
 from irc.frontend.attention_ops import inline_encoder_layers
 from irc.frontend.decompositions import decomposition_table
+from irc.frontend.freeze import Freezer, static_inputs
 from irc.frontend.freeze import plan as plan_freeze
-from irc.frontend.freeze import static_inputs
 from irc.frontend.fx_import import GraphUnsupported, import_graph
 from irc.ir import print_module
 from irc.log import Progress, configure
@@ -75,15 +75,23 @@ def backend(gm: torch.fx.GraphModule, example_inputs, *, mode=None, options=None
 
 
 def compile_graph(
-    gm: torch.fx.GraphModule, example_inputs, opts: Options, kind: str, dynamo_graph: int, static=None, n_inputs=0
+    gm: torch.fx.GraphModule,
+    example_inputs,
+    opts: Options,
+    kind: str,
+    dynamo_graph: int,
+    static=None,
+    n_inputs=0,
+    freezer: Freezer | None = None,
 ):
-    """AOT autograd's fw/bw/inference compiler: the graph compiled, or run eagerly where it cannot be."""
+    """AOT autograd's fw/bw/inference compiler: the graph compiled, or run eagerly where it cannot be. `freezer`:
+    the tensors to freeze, where an earlier compile of this graph found which are safe to (else plan_freeze finds)."""
     saved = saved_mutated_inputs(gm) if kind == "forward" else []
-    compiled = _compile_graph(gm, example_inputs, opts, kind, dynamo_graph, static, n_inputs)
+    compiled = _compile_graph(gm, example_inputs, opts, kind, dynamo_graph, static, n_inputs, freezer)
     return keep_saved_inputs(compiled, saved) if saved else compiled  # eager's gradients (partition.py)
 
 
-def _compile_graph(gm, example_inputs, opts: Options, kind: str, dynamo_graph: int, static, n_inputs):
+def _compile_graph(gm, example_inputs, opts: Options, kind: str, dynamo_graph: int, static, n_inputs, freezer=None):
     rep = report.new_graph(dynamo_graph, kind)
     rep.nodes = sum(1 for n in gm.graph.nodes if n.op == "call_function")
     dump = _dumper(opts, rep)
@@ -93,10 +101,18 @@ def _compile_graph(gm, example_inputs, opts: Options, kind: str, dynamo_graph: i
         try:
             if refusal := _device_refusal(opts.target, devices(example_inputs)):
                 raise GraphUnsupported(refusal)
-            freezer = plan_freeze(gm, opts, kind, static, n_inputs)
+            if freezer is None:
+                freezer = plan_freeze(gm, opts, kind, static, n_inputs)
             compiled = _compile(gm, opts, rep, dump, freezer, relaid)
             if freezer is not None:  # a frozen input that changes sends the calls to a compile without freezing
-                compiled = freezer.guard(compiled, lambda: compile_graph(gm, example_inputs, opts, kind, dynamo_graph))
+                places = freezer.values
+                compiled = freezer.guard(
+                    compiled,
+                    lambda: compile_graph(gm, example_inputs, opts, kind, dynamo_graph),
+                    lambda args: compile_graph(  # the same graph frozen on other tensors in those places
+                        gm, example_inputs, opts, kind, dynamo_graph, freezer=Freezer({i: args[i] for i in places})
+                    ),
+                )
             compile_log.graph_done(rep)
             return in_eager_layouts(compiled, restore)
         except GraphUnsupported as e:

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
-
 from xdsl.dialects import func
 from xdsl.transforms.dead_code_elimination import dce
 
@@ -90,10 +89,11 @@ class Freezer:
                 dce(module)  # the views the folds replaced
         return self.table.appended[start:]
 
-    def guard(self, compiled, unfrozen):
-        """`compiled` as it is when nothing was folded from a frozen input, else checked against changes per call."""
+    def guard(self, compiled, unfrozen, refrozen=None):
+        """`compiled` as it is when nothing was folded from a frozen input, else checked against changes per call
+        (`unfrozen()`: the graph compiled without freezing; `refrozen(args)`: frozen on these arguments' tensors)."""
         checks = [(i, t, t._version) for i, t in self.values.items() if i in self.table.used]
-        return FrozenGraph(compiled, checks, unfrozen) if checks else compiled
+        return FrozenGraph(compiled, checks, unfrozen, refrozen) if checks else compiled
 
 
 def plan(
@@ -122,22 +122,42 @@ def plan(
 
 
 class FrozenGraph:
-    """A compiled frozen graph that runs only while its frozen inputs are the tensors it folded, unchanged."""
+    """A compiled frozen graph that runs only while its frozen inputs are the tensors it folded, unchanged.
+
+    A frozen tensor changed in place (an optimizer step, load_state_dict) sends every later call to the graph
+    compiled without freezing. Other tensors in those places (another instance of the same module class, whose
+    calls Dynamo hands the same graph: it guards parameters by their sizes, not their identity) get a frozen compile
+    of their own, up to VARIANTS of them; only beyond that do the calls run unfrozen."""
 
     _boxed_call = True
+    VARIANTS = 4
 
-    def __init__(self, frozen, checks, unfrozen):
-        self.frozen, self.checks, self.make_unfrozen, self.unfrozen = frozen, checks, unfrozen, None
+    def __init__(self, frozen, checks, unfrozen, refrozen=None):
+        self.variants = [(checks, frozen)]  # (the tensors folded with their versions, the graph frozen on them)
+        self.make_unfrozen, self.make_refrozen, self.unfrozen = unfrozen, refrozen, None
 
     def __call__(self, args):
-        if self.frozen is not None:
-            if all(args[i] is t and t._version == v for i, t, v in self.checks):
-                return self.frozen(args)
-            log.info("irc: a frozen parameter changed after compiling; compiling the graph again without freezing")
-            self.frozen = None
-        if self.unfrozen is None:
+        for checks, frozen in self.variants:
+            if all(args[i] is t and t._version == v for i, t, v in checks):
+                return frozen(args)
+        if self.variants:
+            self.variants = self._refreeze(args)
+        if self.unfrozen is None and not self.variants:
             self.unfrozen = self.make_unfrozen()
-        return self.unfrozen(args)
+        return self(args) if self.variants else self.unfrozen(args)
+
+    def _refreeze(self, args) -> list:
+        """The variants after a call matched none: none where a folded tensor changed in place (or there are
+        VARIANTS already, or the new compile folds nothing), else one more, frozen on these arguments."""
+        changed = any(args[i] is t and t._version != v for checks, _ in self.variants for i, t, v in checks)
+        if changed or self.make_refrozen is None or len(self.variants) >= self.VARIANTS:
+            log.info("irc: a frozen parameter changed after compiling; compiling the graph again without freezing")
+            return []
+        log.info("irc: other parameters in the frozen graph's places (another instance?); freezing them too")
+        new = self.make_refrozen(args)
+        if not isinstance(new, FrozenGraph) or not all(args[i] is t for i, t, _ in new.variants[0][0]):
+            return []
+        return [*self.variants, *new.variants]
 
 
 __all__ = ["Freezer", "FrozenGraph", "plan", "static_inputs"]

@@ -87,16 +87,23 @@ def test_report_says_what_was_folded(name, batch_norms):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 def test_autocast_batch_norm_folds_into_its_convolution(dtype):
     """Under autocast a narrow convolution's float32 BatchNorm folds too (from the float32 weight and bias autocast
-    rounded, rounded once); the output is judged against float64 beside eager's, element by element."""
+    rounded, rounded once); the output, the logits of three layers, is judged against float64 beside eager's by
+    rule 1 (tests/numeric/low_precision.py: rule 2 does not fit a model's outputs). The compiled call runs that
+    frozen graph: a second instance of the module class gets a frozen compile of its own."""
+    from irc import report
     from tests.numeric.low_precision import assert_low_precision_close
 
     model, x = convnet()
     ref = copy.deepcopy(model).double()(x.double())
     with torch.no_grad(), torch.autocast("cpu", dtype=dtype):
         [g] = irc.explain(copy.deepcopy(model), x, options={"strict": True}).graphs
+        start = report.mark()
         got, eager = compile_irc(copy.deepcopy(model))(x), model(x)
-    assert g.freeze is not None and "2 BatchNorm into the layer before" in g.freeze, g.freeze
-    assert_low_precision_close(got, eager, ref, dtype)
+    ran = report.reports_since(start).graphs
+    for r in (g, *ran):
+        assert r.freeze is not None and "2 BatchNorm into the layer before" in r.freeze, r.freeze
+    assert ran, "the compiled call compiled no graph of its own"
+    assert_low_precision_close(got, eager, ref, dtype, per_element=False)
 
 
 def test_training_graphs_are_not_frozen():
@@ -124,6 +131,57 @@ def test_a_parameter_changed_after_compiling_is_seen(change):
             model[0].weight = nn.Parameter(torch.randn_like(model[0].weight))
         torch.testing.assert_close(compiled(x), model(x), **TOL)
         torch.testing.assert_close(compiled(x), model(x), **TOL)  # and on the calls after
+
+
+def _instances(n: int):
+    """n instances of convnet's module class, each with its own parameters and statistics."""
+    models = [convnet()[0] for _ in range(n)]
+    for k, m in enumerate(models):
+        with torch.no_grad():
+            m[0].weight.mul_(1 + k)
+            m[1].running_mean.add_(k)
+    return models
+
+
+def test_instances_of_one_module_class_each_keep_a_frozen_graph():
+    """Dynamo hands the calls of two instances of one module class the same graph (it guards parameters by size):
+    the second instance's parameters get a frozen compile of their own instead of sending both to an unfrozen one;
+    an in-place change to either still sends every later call to the graph compiled without freezing."""
+    from irc import report
+
+    a, b = _instances(2)
+    x = convnet()[1]
+    ca, cb = compile_irc(a), compile_irc(b)
+    start = report.mark()
+    with torch.no_grad():
+        for _ in range(2):
+            torch.testing.assert_close(ca(x), a(x), **TOL)
+            torch.testing.assert_close(cb(x), b(x), **TOL)
+        graphs = report.reports_since(start).graphs
+        assert len(graphs) == 2 and graphs[0].freeze is not None and graphs[1].freeze == graphs[0].freeze, graphs
+        a[0].weight.add_(0.25)
+        torch.testing.assert_close(ca(x), a(x), **TOL)
+        torch.testing.assert_close(cb(x), b(x), **TOL)
+    unfrozen = report.reports_since(start).graphs[2:]
+    assert len(unfrozen) == 1 and unfrozen[0].freeze is None, unfrozen
+
+
+def test_frozen_variants_are_bounded():
+    """Beyond FrozenGraph.VARIANTS parameter sets in the frozen places, the calls run the graph compiled without
+    freezing, each with its own parameters."""
+    from irc import report
+    from irc.frontend.freeze import FrozenGraph
+
+    models = _instances(FrozenGraph.VARIANTS + 1)
+    x = convnet()[1]
+    compiled = [compile_irc(m) for m in models]
+    start = report.mark()
+    with torch.no_grad():
+        for _ in range(2):
+            for c, m in zip(compiled, models):
+                torch.testing.assert_close(c(x), m(x), **TOL)
+    graphs = report.reports_since(start).graphs
+    assert [g.freeze is not None for g in graphs] == [True] * FrozenGraph.VARIANTS + [False], graphs
 
 
 def test_mutated_buffers_are_not_frozen():
