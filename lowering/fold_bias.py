@@ -15,11 +15,12 @@ The nest may also run over the product's rows split into batch dims ((B, L, N) r
 result is then a tn.reshape of the tn.addmm), and may apply a gelu to the sum, exactly as tensor-to-loop writes
 tn.gelu: the feed-forward layer's gelu(x @ W1^T + b1), which oneDNN applies to each tile while it is in cache
 (`epilogue "gelu"`, or "gelu_tanh"), cheaper than a pass of its own over the result. The target's rule says which
-products (rules.Rules.biased_products, asked of the tn.addmm the fold would make, epilogue included: the cpu target's
-oneDNN ones, whose results it allocates, so no buffer is planned for either form); a nest that does anything else (relu: oneDNN's maps NaN to 0; a residual) stays a kernel,
-and so does a product another op reads as well. A bf16 linear layer is one tn.addmm from the importer: a gelu nest
-that only rounds it, widens it, applies the gelu and rounds again joins it the same way (oneDNN's gelu on the float32
-sum, one rounding). Runs after fuse-loops, which has already joined the bias to any
+products (rules.Rules.biased_products, asked of the tn.addmm the fold would make, epilogue included: the cpu
+target's oneDNN ones, whose results it allocates, so no buffer is planned for either form); a nest that does
+anything else (relu: oneDNN's maps NaN to 0; a residual) stays a kernel, and so does a product another op reads as
+well. A bf16 linear layer is one tn.addmm from the importer: a gelu nest that only widens it (once for each reader,
+as fusion leaves it), applies the gelu and rounds again joins it the same way (oneDNN's gelu on the float32 sum,
+one rounding). Runs after fuse-loops, which has already joined the bias to any
 kernel that reads the product. Without a target (IR that records no plan) it changes nothing unless asked:
 `-p 'fold-bias{every=true}'`. docs/loop-and-mem.md has the measurements behind it.
 """

@@ -21,8 +21,8 @@ graph's numbers must not depend on the load of the machine that compiled it):
             changes -> mkldnn where oneDNN outruns MKL on the machine (onednn_outruns_mkl: MKL's own code branch
             for the CPU, mkl_branch, is below AVX2, as on AMD's CPUs), else aten; bfloat16 the same where oneDNN
             has bf16 kernels and outruns MKL (onednn_bf16), or has bf16 kernels and the product a gelu epilogue
-            (not the tanh form: a narrow product with that one -> aten); anything else (a transposed input, float16) -> aten,
-            eager's own call (narrow types: one rounding, as eager; a transposed operand reaches MKL as a
+            (not the tanh form: a narrow product with that one -> aten); anything else (a transposed input,
+            float16) -> aten, eager's own call (narrow types: one rounding, as eager; a transposed operand reaches MKL as a
             transpose flag, oneDNN would copy it)
     conv    channels-last input -> mkldnn_packed (constant weight, oneDNN) else aten_cl; an NCHW input
             -> aten. On a channels-last input the three paths equal eager bit for bit (f32, bf16, f16,
@@ -145,7 +145,7 @@ def widened_products() -> tuple[str, ...]:
 def widened_attention_backward() -> tuple[str, ...]:
     """The narrow dtypes whose attention backward (torch's CPU flash-attention backward) runs faster on the float32
     values of its operands than in the dtype itself: its bf16 and f16 kernels took 2-3x the float32 one's time,
-    widening included, on the same values (docs/cpu-target.md), and summed no more exactly."""
+    widening included, on the same values (docs/cpu-target.md), and were less exact."""
     return ("bfloat16", "float16")
 
 
