@@ -11,8 +11,9 @@ once (fold_constants.py), as inductor's freezing does.
 Safety: inductor's freezing assumes the parameters never change after compiling. irc checks instead: a
 frozen graph remembers each tensor a folded constant was computed from, with its version counter, and
 before each call compares them with the tensors passed in (identity and `_version`: an optimizer step,
-`load_state_dict` or any in-place update bumps it). On a difference the graph is compiled again without
-freezing, and that compile serves every later call. Only writes that bypass the version counter
+`load_state_dict` or any in-place update bumps it). A tensor changed in place sends every later call to the graph
+compiled again without freezing; other tensors in those places (another instance of the module class, whose
+calls Dynamo hands the same graph) get a frozen compile of their own (FrozenGraph). Only writes that bypass the version counter
 (`param.data.copy_(...)`) go unseen; options={"freeze": False} turns freezing off. Graphs where nothing
 folds run exactly as unfrozen ones, with no check.
 """
@@ -149,15 +150,15 @@ class FrozenGraph:
     def _refreeze(self, args) -> list:
         """The variants after a call matched none: none where a folded tensor changed in place (or there are
         VARIANTS already, or the new compile folds nothing), else one more, frozen on these arguments."""
-        changed = any(args[i] is t and t._version != v for checks, _ in self.variants for i, t, v in checks)
-        if changed or self.make_refrozen is None or len(self.variants) >= self.VARIANTS:
+        if any(args[i] is t and t._version != v for checks, _ in self.variants for i, t, v in checks):
             log.info("irc: a frozen parameter changed after compiling; compiling the graph again without freezing")
+            return []
+        if self.make_refrozen is None or len(self.variants) >= self.VARIANTS:
+            log.info("irc: %d parameter sets frozen already; compiling the graph without freezing", len(self.variants))
             return []
         log.info("irc: other parameters in the frozen graph's places (another instance?); freezing them too")
         new = self.make_refrozen(args)
-        if not isinstance(new, FrozenGraph) or not all(args[i] is t for i, t, _ in new.variants[0][0]):
-            return []
-        return [*self.variants, *new.variants]
+        return [*self.variants, *new.variants] if isinstance(new, FrozenGraph) else []
 
 
 __all__ = ["Freezer", "FrozenGraph", "plan", "static_inputs"]

@@ -157,9 +157,9 @@ def narrow_epilogue(nest: loop.NestOp, product: SSAValue) -> str | None:
         return None
     # fusion widens the load once for each of its readers (GPT-2's gelu_tanh reads it four times)
     wide, (out,) = [u.operation for u in loads[0].result.uses], nest.yield_op.values
-    if not wide or not all(isinstance(op, arith.ExtFOp) for op in wide) or not isinstance(out.owner, arith.TruncFOp):
+    if not all(isinstance(op, arith.ExtFOp) for op in wide) or len({op.result.type for op in wide}) != 1:
         return None
-    if len({op.result.type for op in wide}) != 1:
+    if not isinstance(out.owner, arith.TruncFOp):
         return None
     return _epilogues().get(_expression(out.owner.input, frozenset(op.result for op in wide), set()))
 

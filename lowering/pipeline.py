@@ -118,9 +118,8 @@ class Plan:
                 for p in passes
                 if self.attention or not isinstance(p, FuseAttentionPass)
             )
-            if rules.widened_products or rules.widened_attention_backward:  # last: a frozen graph's refold then makes
-                # each widened weight once
-                widen = (rules.widened_products, rules.widened_attention_backward)
+            widen = (rules.widened_products, rules.widened_attention_backward)
+            if any(widen):  # last, so that a frozen graph's refold makes each widened weight once
                 passes = (*passes, SplitAddmmPass(rules.library_addmm, *widen))
         elif stage == "loop":
             passes = tuple(

@@ -41,6 +41,7 @@ from irc.ir.types import element_type, torch_dtype
 from .loop_builder import shape
 
 PRODUCTS = (tn.MmOp, tn.BmmOp, tn.ConvolutionOp, tn.ConvolutionBackwardOp)
+ATTENTION = tn.ScaledDotProductAttentionBackwardOp
 
 
 def _name(t) -> str:
@@ -73,12 +74,8 @@ class WidenProduct(RewritePattern):
     attention: tuple[str, ...] = ()
 
     def match_and_rewrite(self, op, rewriter: PatternRewriter, /):
-        if not op.results or not (
-            isinstance(op, PRODUCTS)
-            and _name(op.results[0].type) in self.widen
-            or isinstance(op, tn.ScaledDotProductAttentionBackwardOp)
-            and _name(op.results[0].type) in self.attention
-        ):
+        dtypes = self.widen if isinstance(op, PRODUCTS) else self.attention if isinstance(op, ATTENTION) else ()
+        if not op.results or _name(op.results[0].type) not in dtypes:
             return
         narrow, f32 = op.results[0].type.get_element_type(), element_type(torch.float32)
         # the narrow operands (attention's logsumexp is float32 already, a boolean mask stays one)
