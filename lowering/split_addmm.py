@@ -75,7 +75,7 @@ class WidenProduct(RewritePattern):
 
     def match_and_rewrite(self, op, rewriter: PatternRewriter, /):
         dtypes = self.widen if isinstance(op, PRODUCTS) else self.attention if isinstance(op, ATTENTION) else ()
-        if not op.results or _name(op.results[0].type) not in dtypes:
+        if not dtypes or _name(op.results[0].type) not in dtypes:
             return
         narrow, f32 = op.results[0].type.get_element_type(), element_type(torch.float32)
         # the narrow operands (attention's logsumexp is float32 already, a boolean mask stays one)
