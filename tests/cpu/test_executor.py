@@ -1,12 +1,15 @@
 """A graph is compiled once (targets/cpu/runtime/compiled.py) and run by executors (executor.py); max-autotune's
 search (autotune.tune) returns its choices and changes nothing until the build applies them."""
 
+import weakref
+
+import pytest
 import torch
 
-from irc.targets.cpu.runtime import autotune
+from irc.targets.cpu.runtime import autotune, steps
 from irc.targets.cpu.runtime.executor import Executor
 
-from .programs import build
+from .programs import build, tolerance
 
 
 def randn(*shape):
@@ -44,3 +47,30 @@ def test_autotune_returns_choices_that_only_the_build_applies(monkeypatch):
     program.rebuild(choices, cache=False)
     assert [ln.variant for ln in compiled.launches] == choices.launches
     torch.testing.assert_close(program([x])[0], fn(x))
+
+
+@pytest.mark.parametrize("how", ["generated call", "step by step under the profiler"])
+def test_a_call_drops_each_library_result_after_its_last_reader(monkeypatch, how):
+    """A library product's fresh result goes back to the allocator once no later step reads it, not when the call
+    ends: the next result of the call then lands in memory still in cache."""
+    bound: list = []  # a weak reference to each product's result, in the order the call binds them
+    alive_when_bound: list[list[bool]] = []
+    real = steps.extern_results
+
+    def spy(cx, g, st, fresh):
+        alive_when_bound.append([ref() is not None for ref in bound])
+        bound.extend(weakref.ref(t) for t in fresh)
+        real(cx, g, st, fresh)
+
+    monkeypatch.setattr(steps, "extern_results", spy)
+    fn = lambda x, w1, w2, w3: ((x @ w1).relu() @ w2).relu() @ w3  # noqa: E731
+    args = randn(64, 96), randn(96, 80), randn(80, 72), randn(72, 40)
+    program, consts = build(fn, *args, cache=False, dynamic=True)  # runtime sizes: each product's result is fresh
+    if how == "generated call":
+        got = program([*args, *consts])[0]
+    else:
+        with torch.profiler.profile():
+            got = program([*args, *consts])[0]
+    torch.testing.assert_close(got, fn(*args), **tolerance(torch.float32))
+    assert len(alive_when_bound) == 3, alive_when_bound  # the three products, each a library call
+    assert alive_when_bound[2][0] is False  # the first product's result was dropped before the third's came

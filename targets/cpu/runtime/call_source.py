@@ -169,7 +169,10 @@ def write(compiled, bound: dict) -> tuple[str, dict]:
     # -- the steps ---------------------------------------------------------------------------------
     scratch = scratch_roots(compiled)
     launches = iter(compiled.launches)
+    dead = g.dead_after()
     for k, st in enumerate(g.steps):
+        if k - 1 in dead:  # what the last step was the last to name goes back to the allocator
+            lines.append(f"{' = '.join(f'roots[{r}]' for r in dead[k - 1])} = None")
         ln = next(launches) if st.kind == "launch" else None
         if st.kind == "derive":
             a, b = (src.lin(x) for x in st.ins)

@@ -106,15 +106,19 @@ class Executor:
         base = ctypes.addressof(cx.frame)
         launches = iter(c.launches)
         bound, events = {}, {}  # step index -> its callable; id(callable) -> it as a profiler event
+        dead, pending = g.dead_after(), []
         for i, st in enumerate(g.steps):
             ln = next(launches) if st.kind == "launch" else None
             step = bound[i] = self._bind_step(cx, st, ln, base)
             if ln is not None and ln.fn is not None:
                 cx.argv[i] = ctypes.addressof(cx.keep[-1])
+            pending += dead.get(i, [])
             if step is not None:
                 cx.steps.append(step)
                 cx.names.append(_describe(st, ln))
                 events[id(step)] = self._event(cx, st, ln, step)
+                cx.dead.append(pending)  # dropped after this step (a skipped step's with the next one run)
+                pending = []
         cx.per_call = [r for r, root in enumerate(g.roots) if root.kind != "arena"]
         if c.launch_plan is not None:
             try:
@@ -218,8 +222,15 @@ class Executor:
             run = cx.recorded if torch_profiler._is_profiler_enabled else cx
             if run.guard is not None:  # launchers that may go parallel: torch's thread count for this call
                 run.guard.claim()
-            for step in run.calls:
-                step()
+            if cx.calls is cx.steps:  # step by step (no launchers): drop each buffer after its last use
+                roots = cx.roots
+                for step, dead in zip(run.calls, cx.dead):
+                    step()
+                    for r in dead:
+                        roots[r] = None
+            else:
+                for step in run.calls:
+                    step()
             return [self._result(cx, r) for r in self._returns]
         finally:
             for r in cx.per_call:

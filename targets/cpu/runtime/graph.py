@@ -81,6 +81,23 @@ class Graph:
         self.ncells += 1
         return self.ncells - 1
 
+    def dead_after(self) -> dict[int, list[int]]:
+        """Step index -> the per-call roots (allocations, extern results) that step is the last to name and no result
+        is: a call drops them there, so the allocator hands their memory, still in cache, to the call's next buffer
+        (held to the end of the call, every library result lands in memory no step touched lately)."""
+        per_call = {r for r, root in enumerate(self.roots) if root.kind in ("alloc", "extern")}
+        per_call -= {b.root for b in self.returns if isinstance(b, Buf)}
+        last: dict[int, int] = {}
+        for i, st in enumerate(self.steps):
+            named = {x.root for x in (*st.ins, *st.outs) if isinstance(x, Buf)} | {r for r, *_ in st.results}
+            for r in named | ({st.root} if st.root is not None else set()):
+                last[r] = i
+        dead: dict[int, list[int]] = {}
+        for r, i in last.items():
+            if r in per_call:
+                dead.setdefault(i, []).append(r)
+        return dead
+
 
 class Planner:
     def __init__(self, module: ModuleOp, args: list[ArgSpec], entry: str = "main"):

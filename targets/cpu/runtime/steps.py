@@ -22,6 +22,7 @@ class Ctx:
         self.keep: list = []
         self.per_call: list = []
         self.argv: dict[int, int] = {}  # step index -> address of its launch's argv
+        self.dead: list[list[int]] = []  # per step: the roots it is the last to name (Graph.dead_after)
         self.calls: list = self.steps  # what a call runs: the steps, or their launchers (launcher.bind)
         self.guard = None  # launcher.Threads when the launchers may run kernels on several threads
         self.recorded = None  # the calls as torch.profiler events (executor.Recorded), run while a profiler records
