@@ -4,6 +4,7 @@ sizes. The runtime's side (entry checks, reported fallbacks, the cache across pr
 test_codegen_runtime.py."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -194,6 +195,21 @@ def test_float_dtypes(dtype, shape):
 def test_casts(src, dst):
     x = (randn(5, 17) * 50).to(src) if src != torch.bool else torch.rand(5, 17, generator=G) > 0.5
     check(lambda t: t.to(dst) * 1 if dst != torch.bool else t.to(dst), x)
+
+
+def test_a_value_cast_to_bf16_is_stored_with_the_bits_the_cast_rounded_to():
+    """(x * 3).to(bf16) rounds once, in the cast: the store of the cast's value takes its bits rather than rounding
+    them again (an integer sequence per vector that LLVM does not fold). NaN and a tie round as eager does."""
+    x = randn(5, 37) * 3
+    x[0, :3] = torch.tensor([float("nan"), 1.0 + 2.0**-8, -(1.0 + 3 * 2.0**-8)])  # a NaN and two ties
+    program = check(lambda t: (t * 3).to(torch.bfloat16), x)
+    torch.testing.assert_close(program([x])[0], (x * 3).to(torch.bfloat16), rtol=0, atol=0, equal_nan=True)
+    lines = program.compiled.llvm_ir.splitlines()
+    stores = [
+        ln for ln in lines if not ln.startswith("declare") and re.search(r"store( <\d+ x i16>| i16 |\.v\d+i16)", ln)
+    ]
+    roundings = [ln for ln in lines if "i32 32767" in ln]  # the round-to-nearest-even bias, once per rounding
+    assert stores and len(roundings) == len(stores), (stores, roundings)
 
 
 # -- reductions and fused kernels ---------------------------------------------------------------------

@@ -85,12 +85,29 @@ def narrow(b: ir.IRBuilder, x, t):
 
 
 def _bf16_bits(b, x):
+    if (held := _widened_bf16(x)) is not None:  # already a bf16 value (a cast's round_to): its bits as they are
+        return held
     i32 = same_shape(x.type, ir.IntType(32))
     bits = b.bitcast(x, i32)
     lsb = b.and_(b.lshr(bits, splat(i32, 16)), splat(i32, 1))
     rounded = b.lshr(b.add(b.add(bits, splat(i32, 0x7FFF)), lsb), splat(i32, 16))
     nan = b.fcmp_unordered("uno", x, x)
     return b.trunc(b.select(nan, splat(i32, 0x7FC0), rounded), same_shape(x.type, I16))
+
+
+def _widened_bf16(x):
+    """The i16 bits `x` was widened from by widen() (bitcast(shl(zext(bits), 16))), else None: storing a value a
+    cast already rounded to bf16 takes its bits, rather than rounding it a second time (which LLVM does not fold)."""
+    if not (isinstance(x, ir.CastInstr) and x.opname == "bitcast"):
+        return None
+    shl = x.operands[0]
+    if not (isinstance(shl, ir.Instruction) and shl.opname == "shl"):
+        return None
+    zext, by = shl.operands
+    if not (isinstance(zext, ir.CastInstr) and zext.opname == "zext" and by == splat(by.type, 16)):
+        return None
+    bits = zext.operands[0]
+    return bits if bits.type == same_shape(x.type, I16) else None
 
 
 def round_to(b: ir.IRBuilder, x, t):
