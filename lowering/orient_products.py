@@ -19,6 +19,7 @@ target (IR that records no plan) it changes nothing unless asked: `-p 'orient-pr
 
 from dataclasses import dataclass
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
@@ -42,10 +43,12 @@ def _transposed(v: SSAValue, new: list[Operation]) -> SSAValue:
 
 
 def _eligible(op: tn.MmOp) -> bool:
-    """Static sizes (a view of a dynamic one would need its sizes as operands), a result only kernels load."""
+    """Static sizes (a view of a dynamic one would need its sizes as operands), a result only kernels load or the
+    graph returns (bufferize then copies the transposed view into a row-major output, as it does every returned
+    view: one pass over the result)."""
     uses = list(op.result.uses)
     static = DYN not in (*op.lhs.type.get_shape(), *op.rhs.type.get_shape())
-    return static and bool(uses) and all(isinstance(u.operation, loop.LoadOp) for u in uses)
+    return static and bool(uses) and all(isinstance(u.operation, loop.LoadOp | func.ReturnOp) for u in uses)
 
 
 def orient(op: tn.MmOp) -> None:

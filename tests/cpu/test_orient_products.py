@@ -103,3 +103,40 @@ def test_dynamic_rows_match_eager():
         want, got = train_step(model, x, target), train_step(compiled, x, target)
         for g, w in zip(got[1], want[1]):
             torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
+
+
+def _mm_results(dump: Path, dtype: str) -> list[str]:
+    (folder,) = list(dump.iterdir())
+    (loop,) = folder.glob("*-loop.mlir")
+    return re.findall(rf"tn\.mm .* -> tensor<(\w+)x{dtype}>", loop.read_text())
+
+
+@pytest.mark.parametrize("rows", [16, 64])
+def test_a_returned_product_turns_only_with_few_rows(tmp_path, monkeypatch, rows):
+    """A product the graph returns is copied back row-major after it turns (one pass over the result), so it turns
+    only up to libs/tuning.py TRANSPOSED_RETURNED_ROWS; either way the caller gets eager's numbers and layout."""
+    monkeypatch.setattr(externs, "onednn_outruns_mkl", lambda: False)  # MKL's path, the rule's, on any machine
+    x, w = torch.randn(rows, 256), torch.randn(384, 256)
+    got = torch.compile(
+        lambda x, w: x @ w.t(), backend=irc.backend, options={"cache": False, "dump_dir": str(tmp_path)}
+    )(x, w)
+    assert got.is_contiguous()
+    torch.testing.assert_close(got, x @ w.t(), rtol=1e-5, atol=1e-5)
+    assert _mm_results(tmp_path, "f32") == (["384x16"] if rows == 16 else ["64x384"])
+
+
+@pytest.mark.parametrize("amx", [True, False], ids=["amx", "no-amx"])
+@pytest.mark.parametrize("returned", [False, True], ids=["kernel-read", "returned"])
+def test_a_bf16_product_with_few_rows_turns_where_torch_runs_it_on_amx(tmp_path, monkeypatch, amx, returned):
+    """oneDNN's AMX kernel ran a bf16 x @ W^T of 2 to 128 rows 1.25-2x slower than W @ x^T (docs/cpu-target.md):
+    there it turns (externs.amx_bf16_products); elsewhere it keeps its orientation."""
+    if "bfloat16" not in externs.narrow_products():
+        pytest.skip("torch has no bf16 kernels on this CPU: its bf16 products run widened to float32")
+    monkeypatch.setattr(externs, "amx_bf16_products", lambda: amx)
+    x, w = torch.randn(24, 256).bfloat16(), torch.randn(3000, 256).bfloat16()  # above SMALL_FLOPS
+    fn = (lambda x, w: x @ w.t()) if returned else (lambda x, w: torch.relu(x @ w.t()) * 2)
+    got = torch.compile(fn, backend=irc.backend, options={"cache": False, "dump_dir": str(tmp_path)})(x, w)
+    want = fn(x.double(), w.double())
+    assert got.dtype == torch.bfloat16 and got.is_contiguous()
+    torch.testing.assert_close(got.double(), want, rtol=1.6e-2, atol=1e-2)
+    assert _mm_results(tmp_path, "bf16") == (["3000x24"] if amx else ["24x3000"])

@@ -137,6 +137,13 @@ def narrow_products() -> tuple[str, ...]:
     return tuple(name for name, fn in query.items() if getattr(torch.ops.mkldnn, fn, lambda: False)())
 
 
+@functools.cache
+def amx_bf16_products() -> bool:
+    """Does torch run bfloat16 products on oneDNN's AMX kernels here (bf16 kernels of its own, on a CPU with AMX
+    tiles)? There a bf16 x @ W^T with few rows ran 1.25-2x faster as W @ x^T (mm_rules.computes_transposed)."""
+    return "bfloat16" in narrow_products() and bool(getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)())
+
+
 def widened_products() -> tuple[str, ...]:
     """The narrow dtypes whose products torch's CPU library runs only in a reference loop here (the others)."""
     return tuple(name for name in ("bfloat16", "float16") if name not in narrow_products())

@@ -6,6 +6,7 @@ sgemm_) and orient-products (a product MKL runs faster as its transpose)."""
 from __future__ import annotations
 
 import torch
+from xdsl.dialects import func
 from xdsl.ir import BlockArgument, Operation
 from xdsl.ir.affine import AffineExpr
 
@@ -64,24 +65,32 @@ def _unit_rows(v) -> bool:
 
 
 def computes_transposed(op: Operation, args, stable: frozenset[int]) -> bool:
-    """Does MKL run this loop-stage f32 product faster as its transpose (lowering/orient_products.py)? A row-major
+    """Does the library run this loop-stage product faster as its transpose (lowering/orient_products.py)? A row-major
     a of at most tuning.TRANSPOSED_MAX_ROWS rows times the transposing view of a row-major b (a linear layer's
     weight), on aten's path: MKL's sgemm computes x @ W^T with few rows faster as W @ x^T (a column-major result),
-    by less as the rows grow, and loses at a few thousand rows. Other operand layouts (g @ W, g^T @ x: a
-    backward's) gain nothing or lose, so only this one turns. `args`: @main's ArgSpecs (an argument's strides are
-    guarded as compiled); `stable`: the positions of its stable ones."""
-    if not isinstance(op, tn.MmOp) or torch_dtype(op.result.type.get_element_type()) != torch.float32:
+    by less as the rows grow, and loses at a few thousand rows; a bf16 one with 2 to 128 rows where torch runs bf16
+    products on oneDNN's AMX kernels (externs.amx_bf16_products), which reorder x @ W^T's weight in every call.
+    Other operand layouts (g @ W, g^T @ x: a backward's) gain nothing or lose, so only this one turns. `args`: @main's
+    ArgSpecs (an argument's strides are guarded as compiled); `stable`: the positions of its stable ones."""
+    dtype = torch_dtype(op.result.type.get_element_type()) if isinstance(op, tn.MmOp) else None
+    if dtype not in (torch.float32, torch.bfloat16) or dtype == torch.bfloat16 and not externs.amx_bf16_products():
         return False
     (m, k), (_, n) = (v.type.get_shape() for v in op.operands)
     view = op.operands[1].owner
     if DYN in (m, k, n) or not isinstance(view, loop.ViewOp) or view.sizes or not _row_major(op.operands[0], args):
         return False
+    if dtype == torch.float32:
+        rows = m <= tuning.TRANSPOSED_MAX_ROWS and min(k, n) >= tuning.TRANSPOSED_MIN_SIDE
+    else:  # oneDNN's AMX kernel: W @ x^T runs faster for few rows whatever the sides (tuning.TRANSPOSED_BF16_ROWS)
+        low, high = tuning.TRANSPOSED_BF16_ROWS
+        rows = low <= m <= high and not small_product(m, k, n)
+    if any(isinstance(u.operation, func.ReturnOp) for u in op.result.uses):  # copied back row-major (one pass)
+        rows = rows and m <= tuning.TRANSPOSED_RETURNED_ROWS
     return (
-        view.map.data.results == (AffineExpr.dimension(1), AffineExpr.dimension(0))
+        rows
+        and view.map.data.results == (AffineExpr.dimension(1), AffineExpr.dimension(0))
         and _row_major(view.source, args)
-        and m <= tuning.TRANSPOSED_MAX_ROWS
-        and min(k, n) >= tuning.TRANSPOSED_MIN_SIDE
-        and rule_path(of_argument(op.operands[1], stable), m, k, n, True) == "aten"
+        and rule_path(of_argument(op.operands[1], stable), m, k, n, True, dtype) == "aten"
     )
 
 
