@@ -1,8 +1,8 @@
 """orient-products: a matrix product the target runs faster as its transpose is computed as one, in place.
 
 C = A @ B and C^T = B^T @ A^T hold the same numbers; a BLAS call that writes C column-major runs the second
-problem, and a BLAS library may run one of the two much faster than the other on the same operands (MKL:
-a training forward's x @ W^T with few rows; targets/cpu/libs/mm_rules.py computes_transposed holds the rule,
+problem, and a BLAS library may run one of the two much faster than the other on the same operands (MKL, and
+oneDNN's AMX kernel in bf16: x @ W^T with few rows; targets/cpu/libs/mm_rules.py computes_transposed holds the rule,
 docs/cpu-target.md its measurements). The target's rule says which products (rules.Rules.transposed_products);
 each one becomes
 
@@ -11,9 +11,10 @@ each one becomes
                                                %c = loop.view %ct[(d0, d1) -> (d1, d0)] : NxM -> MxN
 
 where %bt = loop.view %b transposed (its view of a view folds to %b). Only products whose result every
-reader loads inside a nest are changed: those kernels read the column-major result through their load
-maps (simplify-loop folds the view into them), where a returned or extern-read result would need
-eager's row-major layout back. Runs after fuse-loops, so fusion sees the product as it was. Without a
+reader loads inside a nest or the graph returns are changed: those kernels read the column-major result
+through their load maps (simplify-loop folds the view into them), and bufferize copies a returned view into a
+row-major output, eager's layout (one pass: the rule weighs it); an extern reading the result would need that
+layout back too. Runs after fuse-loops, so fusion sees the product as it was. Without a
 target (IR that records no plan) it changes nothing unless asked: `-p 'orient-products{every=true}'`.
 """
 

@@ -29,14 +29,15 @@ class CpuTarget:
 
     def rules(self, args, opts: Options) -> Rules:
         """The library paths' rules over these arguments (libs/mm_rules.py): oneDNN's products by a stable weight
-        allocate their results and add a bias in their own pass; f32 products with few rows and a changing weight
-        run faster on MKL as their transpose. Convolutions are timed in each layout, once per shape."""
+        allocate their results and add a bias in their own pass; products with few rows and a changing weight run
+        faster as their transpose (f32 on MKL, bf16 on oneDNN's AMX kernel). Convolutions are timed in each layout, once per shape."""
         import torch
 
         from irc.dialects.semantics.quant import onednn_exact
 
         from .libs.conv_layout import conv_seconds
         from .libs.externs import (
+            amx_bf16_products,
             mkl_branch,
             narrow_products,
             onednn_outruns_mkl,
@@ -51,7 +52,7 @@ class CpuTarget:
         allocates = lambda op: allocates_result(op, stable)  # noqa: E731
         return Rules(
             facts=f"cpu={host().cpu} mkl_branch={mkl_branch()} onednn_outruns_mkl={onednn_outruns_mkl()} "
-            f"narrow_products={','.join(narrow_products())} int8_exact={onednn_exact()}",
+            f"narrow_products={','.join(narrow_products())} amx_bf16={amx_bf16_products()} int8_exact={onednn_exact()}",
             conv_timer=(lambda **problem: conv_seconds(**_as_run(problem), use_cache=opts.cache))
             if opts.layout == "auto"
             else None,

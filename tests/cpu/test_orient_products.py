@@ -1,5 +1,6 @@
 """orient-products on the CPU target (lowering/orient_products.py, mm_rules.computes_transposed): a training
-forward's x @ W^T with few rows runs as W @ x^T on MKL's path, its kernel reading the column-major result; every
+forward's x @ W^T with few rows runs as W @ x^T on MKL's path (and in bf16 where torch runs it on oneDNN's AMX
+kernel), its kernel reading the column-major result (a returned one copied back row-major); every
 other product keeps its orientation (also one that oneDNN's plain path takes, where externs.onednn_outruns_mkl:
 there only products under libs/tuning.py SMALL_FLOPS, which stay on MKL, turn), and the numbers stay eager's."""
 
