@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType, f16
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType, bf16, f16
 from xdsl.passes import ModulePass
 
 from irc.dialects import tensor as tn
@@ -106,6 +106,53 @@ def pow_of_small_exponent(op):
     return unary(x) if unary else None
 
 
+def _scaled(v, factor: float):
+    """x where v = x * factor (either operand order, one reader), or v = round(widen(x) * factor) (a narrow x times a
+    float32 scalar, as the importer writes eager's), else None."""
+    narrow = v.type.get_element_type()
+    rounded = isinstance(v.owner, tn.ConvertOp) and v.has_one_use()
+    if rounded:
+        v = v.owner.input
+    op = v.owner
+    if not isinstance(op, tn.MulOp) or not v.has_one_use():
+        return None
+    x = next((x for x, c in ((op.lhs, op.rhs), (op.rhs, op.lhs)) if splat(c) == factor), None)
+    if x is not None and rounded:  # x is widen(the narrow x) itself
+        x = x.owner.input if isinstance(x.owner, tn.ConvertOp) else None
+    return x if x is not None and x.type.get_element_type() == narrow else None
+
+
+def _tanh_plus_one(v):
+    """t where v = tanh(t) + 1 (either operand order, one reader each), else None."""
+    op = v.owner
+    if not isinstance(op, tn.AddOp) or not v.has_one_use():
+        return None
+    for th, one in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        if isinstance(th.owner, tn.TanhOp) and th.has_one_use() and splat(one) == 1.0:
+            return th.owner.input
+    return None
+
+
+@rule(tn.MulOp)
+def tanh_gelu_as_sigmoid(op):
+    """x/2 (1 + tanh(t)) -> x sigmoid(2t) in bf16 and f16 (GPT-2's gelu written out): the same function, where the
+    sigmoid takes one exp and one division and tanh's form a polynomial branch, a copysign and the sum besides (a
+    bf16-out kernel over 16x128x1024: 965 -> 808 us), and no cancellation for x < 0. Not in float32: there
+    fold-bias knows the written-out form as tn.addmm's gelu_tanh epilogue, oneDNN's post-op."""
+    el = op.result.type.get_element_type()
+    if el not in (bf16, f16):
+        return None
+    for half, rest in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        x, t = _scaled(half, 0.5), _tanh_plus_one(rest)
+        if x is not None and t is not None:
+            break
+    else:
+        return None
+    two = tn.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(el, []), [2.0]))
+    gate = [two, doubled := tn.MulOp(t, two.result), s := tn.SigmoidOp(doubled.result), y := tn.MulOp(x, s.result)]
+    return gate if y.result.type == op.result.type else None
+
+
 @rule(tn.MaxPool2dOp)
 def max_pool_before_relu(op):
     """max_pool(relu(x)) -> relu(max_pool(x)) where the indices go unused (a relu maps a window's negatives to tied
@@ -151,6 +198,7 @@ RULES = (
     reshape_before_permute,
     bmm_by_one_matrix,
     pow_of_small_exponent,
+    tanh_gelu_as_sigmoid,
     max_pool_before_relu,
 )
 
@@ -158,7 +206,8 @@ RULES = (
 @dataclass(frozen=True)
 class SimplifyTensorPass(ModulePass):
     """Fold reshapes of reshapes and reshapes that change nothing; move merging reshapes before permutes; a batched
-    product by one broadcast matrix as one product; powers of small constant exponents as products and roots; a max pool before the relu it reads; a large whole-tensor min, max,
+    product by one broadcast matrix as one product; powers of small constant exponents as products and roots; a
+    narrow tanh-form gelu written out as x sigmoid(2t); a max pool before the relu it reads; a large whole-tensor min, max,
     any or all in two steps that threads share."""
 
     name = "simplify-tensor"

@@ -185,3 +185,46 @@ func.func @bmm_by_one_matrix(%x: tensor<128x16x256xbf16>, %w: tensor<256x768xbf1
 // CHECK-NEXT:  %e1 = tn.expand %one
 // CHECK-NEXT:  %s = tn.bmm %x, %e1
 // CHECK-NEXT:  func.return %[[Y]], %[[Y3]], %z, %s
+
+// -----
+// A narrow tanh-form gelu written out (GPT-2's: x/2 as the importer writes a bf16 times a float32 scalar, widened and
+// rounded back) becomes x * sigmoid(2t): the same function, cheaper and without the sum's cancellation for x < 0.
+func.func @gelu_tanh_written_out(%x: tensor<4x8xbf16>, %t: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+  %w = tn.convert %x : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %h = tn.constant dense<5.000000e-01> : tensor<f32> -> tensor<f32>
+  %m = tn.mul %w, %h : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %a = tn.convert %m {irc.op_rounding} : tensor<4x8xf32> -> tensor<4x8xbf16>
+  %one = tn.constant dense<1.000000e+00> : tensor<bf16> -> tensor<bf16>
+  %th = tn.tanh %t : tensor<4x8xbf16>
+  %p = tn.add %one, %th : tensor<bf16>, tensor<4x8xbf16> -> tensor<4x8xbf16>
+  %r = tn.mul %p, %a : tensor<4x8xbf16>, tensor<4x8xbf16> -> tensor<4x8xbf16>
+  func.return %r : tensor<4x8xbf16>
+}
+// CHECK-LABEL: func.func @gelu_tanh_written_out
+// CHECK-NEXT:  %[[TWO:.*]] = tn.constant dense<2.000000e+00> : tensor<bf16> -> tensor<bf16>
+// CHECK-NEXT:  %[[T2:.*]] = tn.mul %t, %[[TWO]] : tensor<4x8xbf16>, tensor<bf16> -> tensor<4x8xbf16>
+// CHECK-NEXT:  %[[S:.*]] = tn.sigmoid %[[T2]] : tensor<4x8xbf16>
+// CHECK-NEXT:  %{{.*}} = tn.mul %x, %[[S]] : tensor<4x8xbf16>, tensor<4x8xbf16> -> tensor<4x8xbf16>
+// CHECK-NEXT:  func.return
+
+// -----
+// In float32 it stays written out (fold-bias knows that form as tn.addmm's gelu_tanh epilogue), and so does a
+// tanh another op also reads.
+func.func @gelu_tanh_kept(%x: tensor<4x8xf32>, %y: tensor<4x8xbf16>) -> (tensor<4x8xf32>, tensor<4x8xbf16>, tensor<4x8xbf16>) {
+  %h = tn.constant dense<5.000000e-01> : tensor<f32> -> tensor<f32>
+  %one = tn.constant dense<1.000000e+00> : tensor<f32> -> tensor<f32>
+  %a = tn.mul %x, %h : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %th = tn.tanh %x : tensor<4x8xf32>
+  %p = tn.add %th, %one : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %r = tn.mul %a, %p : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %hb = tn.constant dense<5.000000e-01> : tensor<bf16> -> tensor<bf16>
+  %oneb = tn.constant dense<1.000000e+00> : tensor<bf16> -> tensor<bf16>
+  %ab = tn.mul %y, %hb : tensor<4x8xbf16>, tensor<bf16> -> tensor<4x8xbf16>
+  %thb = tn.tanh %y : tensor<4x8xbf16>
+  %pb = tn.add %thb, %oneb : tensor<4x8xbf16>, tensor<bf16> -> tensor<4x8xbf16>
+  %rb = tn.mul %ab, %pb : tensor<4x8xbf16>, tensor<4x8xbf16> -> tensor<4x8xbf16>
+  func.return %r, %rb, %thb : tensor<4x8xf32>, tensor<4x8xbf16>, tensor<4x8xbf16>
+}
+// CHECK-LABEL: func.func @gelu_tanh_kept
+// CHECK-NOT:   tn.sigmoid
+// CHECK:       func.return
