@@ -79,6 +79,15 @@ def fold_trunc_of_ext(op):
     return None
 
 
+@rule(arith.TruncIOp)
+def fold_trunci_of_ext(op):
+    """trunci(extui(x)) or trunci(extsi(x)) -> x when it returns to x's type (an int8 value widened and narrowed)."""
+    inner = op.input.owner
+    if isinstance(inner, arith.ExtUIOp | arith.ExtSIOp) and inner.input.type == op.result.type:
+        return inner.input
+    return None
+
+
 @rule(loop.LoadOp)
 def fold_load_of_view(op: loop.LoadOp):
     """load (view x [v]) [m] -> load x [v . m]."""
@@ -284,6 +293,7 @@ def drop_dead_outputs(nest: loop.NestOp) -> loop.NestOp | None:
 RULES = (
     *FOLD_RULES,
     fold_trunc_of_ext,
+    fold_trunci_of_ext,
     fold_load_of_view,
     fold_view_of_view,
     canon_copy_to_view,

@@ -245,7 +245,7 @@ def _reduction_site(producer, consumer, ld: loop.LoadOp, remap, red_c: set[int])
                 return "consumer reads a reduced output off index 0"
         elif isinstance(m[j], AffineDimExpr):
             tau[j] = m[j].position
-        else:
+        elif not (_const(m[j], 0) and _const(producer.extents[j], 1)):  # a unit dim read at 0: reduced as the others
             return "consumer reads the producer's reduction dim through a non-trivial map"
     free = [t for t in range(consumer.rank) if t not in used and t not in tau.values()]
     for j in producer.reduction_dims():

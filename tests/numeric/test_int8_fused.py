@@ -4,6 +4,8 @@ output may differ from eager's by one step (never more, and rarely at all); a fl
 float32 sum. What oneDNN cannot take (weight zero points, int8 activations, a range short of the dtype's) gives
 eager's numbers exactly."""
 
+import math
+
 import pytest
 import torch
 import torch.ao.quantization.fx._decomposed  # registers torch.ops.quantized_decomposed
@@ -150,11 +152,14 @@ def test_residual_sum_within_one_step():
     assert not FUSED or "tn.qconv 2x7x5x8, 8x8x3x3 NHWC, sum -> uint8, post-op relu" in paths, paths
 
 
-def test_dynamic_linear_matches_eager():
+@pytest.mark.parametrize("shape", [(9, 40), (1, 9, 40), (1, 300, 256)], ids=["2d", "unit-dim", "split-range"])
+def test_dynamic_linear_matches_eager(shape):
     """Dynamic quantization (X86InductorQuantizer(is_dynamic=True)'s graph): choose_qparams at run time, the
-    activation quantized by its result, one oneDNN int8 linear with those parameters as tensors; float32 out."""
+    activation quantized by its result, one oneDNN int8 linear with those parameters as tensors; float32 out. A
+    (1, tokens, features) activation, as a transformer's: its range is one nest of both reductions (with the
+    quantize, below simplify-tensor's split of a large range into rows first: split-range)."""
     g = torch.Generator().manual_seed(5)
-    x, w = torch.randn(9, 40, generator=g), weights(12, 40)
+    x, w = torch.randn(*shape, generator=g), weights(12, shape[-1])
 
     def fn(x):
         s, z = qd.choose_qparams.tensor(x, 0, 255, 0.000244140625, torch.uint8)
@@ -164,7 +169,9 @@ def test_dynamic_linear_matches_eager():
 
     torch.testing.assert_close(compile_irc(fn)(x), fn(x), rtol=1e-5, atol=1e-4)
     paths = extern_paths(fn, x)
-    assert not FUSED or paths == {"tn.qlinear_dynamic 9x40, 12x40 -> float32, post-op none": "onednn"}, paths
+    rows = math.prod(shape[:-1])
+    want = {f"tn.qlinear_dynamic {rows}x{shape[-1]}, 12x{shape[-1]} -> float32, post-op none": "onednn"}
+    assert not FUSED or paths == want, paths
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])

@@ -239,3 +239,22 @@ func.func @unit_reshape_read_by_three(%x: tensor<128x64xf32>) -> (tensor<1x128x1
 // CHECK-NEXT:  %lo, %hi, %r = loop.nest space = affine_map<() -> (1, 128, 64)>
 // CHECK-NOT:   loop.nest
 // CHECK:       func.return %lo, %hi, %r
+
+// -----
+func.func @whole_min_max_over_a_unit_dim(%x: tensor<1x16x64xf32>) -> tensor<f32> {
+  %lo3 = tn.amin %x dims = [0, 1, 2] : tensor<1x16x64xf32> -> tensor<1x1x1xf32>
+  %lo = tn.reshape %lo3 : tensor<1x1x1xf32> -> tensor<f32>
+  %hi3 = tn.amax %x dims = [0, 1, 2] : tensor<1x16x64xf32> -> tensor<1x1x1xf32>
+  %hi = tn.reshape %hi3 : tensor<1x1x1xf32> -> tensor<f32>
+  %r = tn.sub %hi, %lo : tensor<f32>, tensor<f32> -> tensor<f32>
+  func.return %r : tensor<f32>
+}
+// Dynamic quantization's range of a (1, tokens, features) activation: the min and the max over the whole tensor,
+// read as scalars after their reductions, are one nest with both reductions (the unit dim is reduced like the others).
+// CHECK-LABEL: func.func @whole_min_max_over_a_unit_dim
+// CHECK:       loop.nest space = affine_map<() -> (1, 16, 64)> iterators = ["reduction", "reduction", "reduction"]
+// CHECK:         %[[HI:.*]] = loop.reduce max
+// CHECK:         %[[LO:.*]] = loop.reduce min
+// CHECK-NEXT:    %[[R:.*]] = arith.subf %[[HI]], %[[LO]] : f32
+// CHECK-NOT:   loop.nest
+// CHECK:       func.return

@@ -108,3 +108,29 @@ func.func @load_through_view(%w: tensor<16x8xf32>) -> tensor<8x16xf32> {
 // CHECK-LABEL: func.func @load_through_view
 // CHECK-NEXT:  %r = loop.nest
 // CHECK-NEXT:    loop.load %w[affine_map<(d0, d1) -> (d1, d0)>] : tensor<16x8xf32> -> f32
+
+// -----
+func.func @int_widened_and_narrowed(%x: tensor<8xui8>, %y: tensor<8xi8>) -> (tensor<8xui8>, tensor<8xi8>, tensor<8xi8>) {
+  %r, %s, %t = loop.nest space = affine_map<() -> (8)> iterators = ["parallel"] : tensor<8xui8>, tensor<8xi8>, tensor<8xi8> {
+    %0 = loop.load %x[affine_map<(d0) -> (d0)>] : tensor<8xui8> -> ui8
+    %1 = arith.extui %0 : ui8 to i16
+    %2 = arith.trunci %1 : i16 to ui8
+    %3 = loop.load %y[affine_map<(d0) -> (d0)>] : tensor<8xi8> -> i8
+    %4 = arith.extsi %3 : i8 to i32
+    %5 = arith.trunci %4 : i32 to i8
+    %6 = arith.extsi %3 : i8 to i32
+    %7 = arith.trunci %6 : i32 to i16
+    %8 = arith.trunci %7 : i16 to i8
+    loop.yield %2, %5, %8 : ui8, i8, i8
+  }
+  func.return %r, %s, %t : tensor<8xui8>, tensor<8xi8>, tensor<8xi8>
+}
+// An integer widened and narrowed back to its own type is itself (a quantized value the importer widened for
+// a reshape's copy: the copy then reads as one, so the op writing it writes the reshape); a narrowing to another
+// width stays.
+// CHECK-LABEL: func.func @int_widened_and_narrowed
+// CHECK:         %[[X:.*]] = loop.load %x
+// CHECK-NEXT:    %[[Y:.*]] = loop.load %y
+// CHECK:         %[[N:.*]] = arith.trunci %{{.*}} : i32 to i16
+// CHECK-NEXT:    %[[M:.*]] = arith.trunci %[[N]] : i16 to i8
+// CHECK-NEXT:    loop.yield %[[X]], %[[Y]], %[[M]] : ui8, i8, i8
