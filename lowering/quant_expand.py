@@ -5,14 +5,8 @@ kernels that read and write the integer type itself. Per tensor:
     quantize:   convert(clamp(round(x * f32(1.0 / double(scale))) + f32(zero_point), min, max))
     dequantize: (f32(q) - f32(zero_point)) * f32(double(scale))
 
-tn.choose_qparams of a float32 tensor of static, nonzero size (dynamic quantization's per-call parameters) becomes
-its minimum and maximum reductions and determine_qparams' scalar arithmetic (torch/ao/quantization/utils.py, per
-tensor affine), in float32 as eager computes it:
-
-    lo, hi = min(amin(x), 0), max(amax(x), 0)
-    scale  = max((hi - lo) / f32(quant_max - quant_min), f32(eps))
-    zero   = clamp(quant_min - i32(round(lo / scale)), quant_min, quant_max)
-    -> f64(scale), i64(zero)
+tn.choose_qparams (dynamic quantization's per-call parameters) stays: tensor-to-loop builds its nests directly
+(lower_quant.py).
 
 Per channel, `x * reciprocal(scales)` and `(q - zero_points) * scales` in torch's promoted dtypes, the parameters
 reshaped to broadcast along `axis`.
@@ -27,7 +21,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from irc.dialects import tensor as tn
-from irc.ir.rules import Replace, apply_rules, rule
+from irc.ir.rules import apply_rules, rule
 from irc.ir.types import DYN, element_type, torch_dtype
 
 from .quant_layout import nhwc_region
@@ -104,29 +98,7 @@ def expand_dequantize(op):
     return b.ops
 
 
-@rule(tn.ChooseQParamsOp)
-def expand_choose_qparams(op):
-    x, shape = op.input, op.input.type.get_shape()
-    if _dtype(x) != torch.float32 or DYN in shape or 0 in shape:  # an empty input keeps eager's error
-        return None
-    b, lo, hi, f32 = _Ops(), op.quant_min.value.data, op.quant_max.value.data, torch.float32
-    scalar = TensorType(element_type(f32), [])  # 0-d: fuse-loops merges a chain of scalar nests in one step
-    dims = list(range(len(shape)))
-    mn = b.add(tn.ReshapeOp(b.add(tn.AminOp(x, dims)), scalar))
-    mx = b.add(tn.ReshapeOp(b.add(tn.AmaxOp(x, dims)), scalar))
-    mn = b.add(tn.MinimumOp(mn, b.constant(0.0, f32)))
-    mx = b.add(tn.MaximumOp(mx, b.constant(0.0, f32)))
-    scale = b.add(tn.DivOp(b.add(tn.SubOp(mx, mn)), b.constant(float(hi - lo), f32)))
-    scale = b.add(tn.MaximumOp(scale, b.constant(float(torch.tensor(op.eps.value.data, dtype=f32)), f32)))
-    steps = b.convert(b.add(tn.RoundOp(b.add(tn.DivOp(mn, scale)))), torch.int32)
-    zp = b.add(tn.SubOp(b.constant(lo, torch.int32), steps))
-    zp = b.add(tn.MinimumOp(b.add(tn.MaximumOp(zp, b.constant(lo, torch.int32))), b.constant(hi, torch.int32)))
-    values = [b.convert(scale, torch.float64), b.convert(zp, torch.int64)]
-    values = [b.add(tn.ReshapeOp(v, r.type)) for v, r in zip(values, op.results)]  # eager's shape, [1]
-    return Replace(b.ops, values)
-
-
-RULES = (expand_quantize, expand_dequantize, expand_choose_qparams)
+RULES = (expand_quantize, expand_dequantize)
 
 
 @dataclass(frozen=True)

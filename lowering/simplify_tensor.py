@@ -172,6 +172,18 @@ SPLIT_MIN = 1 << 16  # elements of a whole-tensor reduction worth a second, smal
 SPLIT_ROW = 256  # elements the first reduction takes per row at least: whole vectors, a loop worth its overhead
 
 
+def split_rows(sizes) -> int | None:
+    """Where a whole-tensor reduction of these static sizes splits (the dims before it are the rows, each of at
+    least SPLIT_ROW elements), or None when it stays one reduction: too few elements, fewer than two rows, a
+    dynamic size. Also lower_quant.py's, for dynamic quantization's minimum and maximum."""
+    if DYN in sizes or prod(sizes) < SPLIT_MIN:
+        return None
+    inner = len(sizes)
+    while inner > 0 and prod(sizes[inner:]) < SPLIT_ROW:
+        inner -= 1
+    return inner if prod(sizes[:inner]) >= 2 else None
+
+
 @rule((tn.AminOp, tn.AmaxOp, tn.AnyOp, tn.AllOp))
 def split_whole_reduction(op):
     """A reduction of a whole large tensor -> the same reduction over its trailing dims, then over what is left:
@@ -180,12 +192,7 @@ def split_whole_reduction(op):
     (min, max, any, all; a float sum would round differently), over static sizes."""
     sizes = op.input.type.get_shape()
     dims = list(op.dims.get_values())
-    if dims != list(range(len(sizes))) or DYN in sizes or prod(sizes) < SPLIT_MIN:
-        return None
-    inner = len(sizes)
-    while inner > 0 and prod(sizes[inner:]) < SPLIT_ROW:
-        inner -= 1
-    if prod(sizes[:inner]) < 2:
+    if dims != list(range(len(sizes))) or (inner := split_rows(sizes)) is None:
         return None
     rows = type(op)(op.input, list(range(inner, len(sizes))))
     return [rows, type(op)(rows.result, list(range(len(sizes))))]
@@ -216,4 +223,4 @@ class SimplifyTensorPass(ModulePass):
         apply_rules(module, RULES)
 
 
-__all__ = ["SimplifyTensorPass", "RULES"]
+__all__ = ["SimplifyTensorPass", "RULES", "split_rows"]

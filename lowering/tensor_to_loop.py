@@ -453,4 +453,4 @@ class TensorToLoopPass(ModulePass):
 __all__ = ["TensorToLoopPass", "LOWER", "BODY", "lower_op", "extern_reason"]
 
 
-from . import lower_nn, lower_views, lower_pool, weight_only  # noqa: E402,F401  (their lowerings register into LOWER)
+from . import lower_nn, lower_pool, lower_quant, lower_views, weight_only  # noqa: E402,F401  (their lowerings register into LOWER)

@@ -347,12 +347,13 @@ def copy_source(nest: loop.NestOp) -> loop.LoadOp | None:
         if isinstance(v.owner, arith.TruncFOp):
             narrowed.append(v.type)
         v = v.owner.input
-    ops = [op for op in nest.body.block.ops if not isinstance(op, loop.YieldOp | arith.TruncFOp | arith.ExtFOp)]
-    if len(ops) != 1 or not isinstance(ops[0], loop.LoadOp) or v is not ops[0].result or ops[0].indices:
+    ld = v.owner
+    if not isinstance(ld, loop.LoadOp) or ld.indices or any(t != v.type for t in narrowed):
         return None
-    if any(t != v.type for t in narrowed):
-        return None
-    return ops[0]
+    for op in nest.body.block.ops:  # nothing else but casts: stops at the first other op of a kernel's body
+        if op is not ld and not isinstance(op, loop.YieldOp | arith.TruncFOp | arith.ExtFOp):
+            return None
+    return ld
 
 
 def why_not_retype(producer: Operation, consumer: loop.NestOp) -> int | str:

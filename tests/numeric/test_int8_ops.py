@@ -98,6 +98,8 @@ CHOOSE_INPUTS = {  # name -> input: the range's ends, the minimum's clamp to 0, 
     "zeros": lambda: torch.zeros(4, 6),
     "tiny": lambda: ties((4, 6)) * 1e-9,
     "tokens": lambda: ties((2, 16, 24), seed=3),
+    "one-sequence": lambda: ties((1, 16, 24), seed=4),  # a unit dim: one nest of both reductions and the quantize
+    "large": lambda: ties((1, 257, 300), seed=5),  # 77,100 elements: the rows reduced first (lower_quant.py)
 }
 
 
@@ -105,7 +107,7 @@ CHOOSE_INPUTS = {  # name -> input: the range's ends, the minimum's clamp to 0, 
 @pytest.mark.parametrize("kind", CHOOSE_INPUTS)
 def test_choose_qparams_matches_eager_bit_for_bit(target, kind):
     """Dynamic quantization's parameters: on the cpu target generated kernels (the minimum and maximum reductions and
-    determine_qparams' float32 arithmetic: expand-quant), no library call; torch's own function on the reference."""
+    determine_qparams' float32 arithmetic: lower_quant.py), no library call; torch's own function on the reference."""
 
     def fn(x):
         s, z = qd.choose_qparams.tensor(x, 0, 255, 0.000244140625, torch.uint8)

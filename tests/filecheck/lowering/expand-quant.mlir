@@ -97,42 +97,14 @@ func.func @donated_accums(%x: tensor<1x4x4x8xui8>, %w: tensor<8x8x1x1xi8>, %ws: 
 
 // -----
 
-// Dynamic quantization's parameters: the minimum and maximum reductions (fused kernels, no library call), then
-// determine_qparams' arithmetic in float32 as eager does it: the range widened to hold 0, divided (not multiplied
-// by a reciprocal) by the integer range, at least eps (rounded to float32), the zero point rounded half to even,
-// converted and clamped in int32; the results widened to f64 and i64. The arithmetic is on 0-d tensors (fuse-loops
-// merges their scalar nests in one step), the results reshaped to eager's [1].
+// Dynamic quantization's parameters stay one op: tensor-to-loop builds their nests directly (lower_quant.py,
+// tests/filecheck/lowering/tensor-to-loop-quant.mlir).
 func.func @choose_qparams(%x: tensor<4x8xf32>) -> (tensor<1xf64>, tensor<1xi64>) {
   %s, %z = tn.choose_qparams %x range = [0, 255] eps = 2.44140625e-04 dtype = "uint8" : tensor<4x8xf32> -> tensor<1xf64>, tensor<1xi64>
   func.return %s, %z : tensor<1xf64>, tensor<1xi64>
 }
 // CHECK-LABEL: func.func @choose_qparams
-// CHECK-NEXT:  %[[MN:.*]] = tn.amin %x dims = [0, 1] : tensor<4x8xf32> -> tensor<1x1xf32>
-// CHECK-NEXT:  %[[MN1:.*]] = tn.reshape %[[MN]] : tensor<1x1xf32> -> tensor<f32>
-// CHECK-NEXT:  %[[MX:.*]] = tn.amax %x dims = [0, 1] : tensor<4x8xf32> -> tensor<1x1xf32>
-// CHECK-NEXT:  %[[MX1:.*]] = tn.reshape %[[MX]] : tensor<1x1xf32> -> tensor<f32>
-// CHECK-NEXT:  %[[Z0:.*]] = tn.constant dense<0.000000e+00> : tensor<f32>
-// CHECK-NEXT:  %[[LO:.*]] = tn.minimum %[[MN1]], %[[Z0]]
-// CHECK-NEXT:  %[[Z1:.*]] = tn.constant dense<0.000000e+00> : tensor<f32>
-// CHECK-NEXT:  %[[HI:.*]] = tn.maximum %[[MX1]], %[[Z1]]
-// CHECK-NEXT:  %[[W:.*]] = tn.sub %[[HI]], %[[LO]]
-// CHECK-NEXT:  %[[R:.*]] = tn.constant dense<2.550000e+02> : tensor<f32>
-// CHECK-NEXT:  %[[S0:.*]] = tn.div %[[W]], %[[R]]
-// CHECK-NEXT:  %[[EPS:.*]] = tn.constant dense<0.000244140625> : tensor<f32>
-// CHECK-NEXT:  %[[S:.*]] = tn.maximum %[[S0]], %[[EPS]]
-// CHECK-NEXT:  %[[Q:.*]] = tn.div %[[LO]], %[[S]]
-// CHECK-NEXT:  %[[RQ:.*]] = tn.round %[[Q]] : tensor<f32>
-// CHECK-NEXT:  %[[I:.*]] = tn.convert %[[RQ]] : tensor<f32> -> tensor<i32>
-// CHECK-NEXT:  %[[QMIN:.*]] = tn.constant dense<0> : tensor<i32>
-// CHECK-NEXT:  %[[ZP:.*]] = tn.sub %[[QMIN]], %[[I]] : tensor<i32>, tensor<i32> -> tensor<i32>
-// CHECK-NEXT:  %[[C0:.*]] = tn.constant dense<0> : tensor<i32>
-// CHECK-NEXT:  %[[ZL:.*]] = tn.maximum %[[ZP]], %[[C0]]
-// CHECK-NEXT:  %[[C1:.*]] = tn.constant dense<255> : tensor<i32>
-// CHECK-NEXT:  %[[ZC:.*]] = tn.minimum %[[ZL]], %[[C1]]
-// CHECK-NEXT:  %[[S64:.*]] = tn.convert %[[S]] : tensor<f32> -> tensor<f64>
-// CHECK-NEXT:  %[[Z64:.*]] = tn.convert %[[ZC]] : tensor<i32> -> tensor<i64>
-// CHECK-NEXT:  %s = tn.reshape %[[S64]] : tensor<f64> -> tensor<1xf64>
-// CHECK-NEXT:  %z = tn.reshape %[[Z64]] : tensor<i64> -> tensor<1xi64>
+// CHECK-NEXT:  %s, %z = tn.choose_qparams %x
 // CHECK-NEXT:  func.return %s, %z
 
 // -----

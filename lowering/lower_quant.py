@@ -1,0 +1,62 @@
+"""tensor-to-loop for dynamic quantization's parameters: tn.choose_qparams of a float32 tensor of static, nonzero size
+becomes the nests fusion would make of its decomposition, built directly (a transformer's int8 graph has one per
+quantized activation, and as some thirty tn ops each they were most of its loop stage's work). The arithmetic is
+determine_qparams' (torch/ao/quantization/utils.py, per tensor affine), in float32 as eager computes it:
+
+    lo, hi = min(amin(x), 0), max(amax(x), 0)
+    scale  = max((hi - lo) / f32(quant_max - quant_min), f32(eps))
+    zero   = clamp(quant_min - i32(round(lo / scale)), quant_min, quant_max)
+    -> f64(scale), i64(zero)
+
+One nest reduces the whole tensor to its minimum and maximum and computes both parameters after it. A large tensor
+(simplify_tensor.split_rows) first reduces its rows in a nest of its own, which every thread shares, and the
+parameters' nest then reduces the rows' results. Minimum and maximum do not depend on the order of the reduction,
+so both forms give eager's bits. Other inputs (a size known only at run time, an empty tensor: eager's error) keep
+the tn op, which runs torch's own function.
+"""
+
+import torch
+from xdsl.dialects import math
+from xdsl.dialects.builtin import TensorType, f32, f64, i32, i64
+
+from irc.dialects import loop
+from irc.dialects import tensor as tn
+from irc.ir.types import DYN
+
+from .loop_builder import NestBuilder, Unsupported, element, shape
+from .simplify_tensor import split_rows
+from .tensor_to_loop import lowers
+
+
+@lowers(tn.ChooseQParamsOp)
+def lower_choose_qparams(op: tn.ChooseQParamsOp):
+    x, sizes = op.input, shape(op.input)
+    if element(x) != f32 or DYN in sizes or 0 in sizes:
+        raise Unsupported("choose_qparams of a dynamic, empty or non-float32 tensor")
+    ops = []
+    inner = split_rows(sizes)
+    if inner is not None:  # the rows' minima and maxima first, on every thread
+        rows = NestBuilder(sizes, [loop.PARALLEL] * inner + [loop.REDUCTION] * (len(sizes) - inner))
+        v = rows.load(x, rows.dims())
+        kept = TensorType(f32, [*sizes[:inner], *[1] * (len(sizes) - inner)])
+        ops += rows.finish([rows.reduce("min", v), rows.reduce("max", v)], [kept, kept])
+        low, high = ops[-1].results
+        b = NestBuilder(kept.get_shape(), [loop.REDUCTION] * len(sizes))
+        mn, mx = b.reduce("min", b.load(low, b.dims())), b.reduce("max", b.load(high, b.dims()))
+    else:
+        b = NestBuilder(sizes, [loop.REDUCTION] * len(sizes))
+        v = b.load(x, b.dims())
+        mn, mx = b.reduce("min", v), b.reduce("max", v)
+    qmin, qmax = op.quant_min.value.data, op.quant_max.value.data
+    zero = b.const(0.0, f32)
+    mn, mx = b.min(mn, zero), b.max(mx, zero)
+    scale = b.div(b.sub(mx, mn), b.const(float(qmax - qmin), f32))
+    scale = b.max(scale, b.const(float(torch.tensor(op.eps.value.data, dtype=torch.float32)), f32))
+    steps = b.cast(b.math(math.RoundEvenOp, b.div(mn, scale)), i32)
+    zp = b.sub(b.const(qmin, i32), steps)
+    zp = b.min(b.max(zp, b.const(qmin, i32)), b.const(qmax, i32))
+    ops += b.finish([b.cast(scale, f64), b.cast(zp, i64)], [r.type for r in op.results])
+    return ops, list(ops[-1].results)
+
+
+__all__ = ["lower_choose_qparams"]
