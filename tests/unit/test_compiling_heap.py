@@ -1,6 +1,6 @@
-"""lifetime.compiling(): while irc compiles, the objects made before are frozen out of the collector's scans
-(gc.freeze), from the first call's import of the compiler on; afterwards the heap is as it was, and a heap the
-program froze itself stays frozen."""
+"""lifetime.compiling(): while irc compiles, the cycle collector is off and the objects made before are frozen out of
+its scans (gc.freeze), from the first call's import of the compiler on; afterwards the heap and the collector are as
+they were, and a heap the program froze itself stays frozen, a collector it switched off stays off."""
 
 import gc
 import subprocess
@@ -51,11 +51,23 @@ def test_a_heap_the_program_froze_stays_frozen():
         gc.unfreeze()
 
 
-def test_compiling_unfreezes_what_it_froze():
-    assert gc.get_freeze_count() == 0
+def test_compiling_unfreezes_what_it_froze_and_collects_again():
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
     with lifetime.compiling():
-        assert gc.get_freeze_count() > 0
+        assert gc.get_freeze_count() > 0 and not gc.isenabled()
         with lifetime.compiling():  # nested (a backward compiled while a forward's compile is open)
-            assert gc.get_freeze_count() > 0
-        assert gc.get_freeze_count() > 0
-    assert gc.get_freeze_count() == 0
+            assert gc.get_freeze_count() > 0 and not gc.isenabled()
+        assert gc.get_freeze_count() > 0 and not gc.isenabled()
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+
+
+def test_a_collector_the_program_switched_off_stays_off():
+    gc.disable()
+    try:
+        with lifetime.compiling():
+            assert gc.get_freeze_count() == 0 and not gc.isenabled()
+        f = torch.compile(lambda x: x * 3 - 1, backend=irc.backend)
+        torch.testing.assert_close(f(torch.ones(3)), torch.full((3,), 2.0))
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
