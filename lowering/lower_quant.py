@@ -1,6 +1,7 @@
-"""tensor-to-loop for dynamic quantization's parameters: tn.choose_qparams of a float32 tensor of static, nonzero size
-becomes the nests fusion would make of its decomposition, built directly (a transformer's int8 graph has one per
-quantized activation, and as some thirty tn ops each they were most of its loop stage's work). The arithmetic is
+"""tensor-to-loop for dynamic quantization: tn.choose_qparams of a float32 tensor of static, nonzero size, and the
+tn.quantize by its parameters, become the nests fusion would make of their decompositions, built directly (a
+transformer's int8 graph has one of each per quantized activation, and as some forty tn ops they were most of its
+loop stage's work). The arithmetic is
 determine_qparams' (torch/ao/quantization/utils.py, per tensor affine), in float32 as eager computes it:
 
     lo, hi = min(amin(x), 0), max(amax(x), 0)
@@ -13,6 +14,11 @@ One nest reduces the whole tensor to its minimum and maximum and computes both p
 parameters' nest then reduces the rows' results. Minimum and maximum do not depend on the order of the reduction,
 so both forms give eager's bits. Other inputs (a size known only at run time, an empty tensor: eager's error) keep
 the tn op, which runs torch's own function.
+
+The quantize is eager's decomposition (torch/ao/quantization/fx/_decomposed.py, per tensor) in two nests: the 0-d
+multiplier f32(1.0 / double(scale)) and zero point f32(zero_point), which fusion takes into the parameters' nest,
+and the elementwise clamp(round(f32(x) * multiplier) + zero point, quant_min, quant_max) converted to the integer
+type. A static quantization's (a constant scale) stays expand-quant's, for the NHWC regions it takes part in.
 """
 
 import torch
@@ -23,7 +29,7 @@ from irc.dialects import loop
 from irc.dialects import tensor as tn
 from irc.ir.types import DYN
 
-from .loop_builder import NestBuilder, Unsupported, element, shape
+from .loop_builder import NestBuilder, Unsupported, compute_type, element, shape
 from .simplify_tensor import split_rows
 from .tensor_to_loop import lowers
 
@@ -59,4 +65,32 @@ def lower_choose_qparams(op: tn.ChooseQParamsOp):
     return ops, list(ops[-1].results)
 
 
-__all__ = ["lower_choose_qparams"]
+def dynamic_scale(op: tn.QuantizeOp) -> bool:
+    """A per-tensor quantize by parameters a tn.choose_qparams computes (through reshapes): dynamic quantization's."""
+    v = op.scale
+    while isinstance(v.owner, tn.ReshapeOp):
+        v = v.owner.input
+    return op.axis is None and isinstance(v.owner, tn.ChooseQParamsOp)
+
+
+@lowers(tn.QuantizeOp)
+def lower_per_tensor_quantize(op: tn.QuantizeOp):
+    """A per-tensor quantize expand-quant left (dynamic_scale: its producers are nests by now), or any, run alone."""
+    if op.axis is not None:
+        raise Unsupported("a per-channel quantize: expand-quant's")
+    params = NestBuilder()
+    inv = params.div(params.const(1.0, f64), params.cast(params.load(op.scale, []), f64))
+    ops = params.finish([params.cast(inv, f32), params.cast(params.load(op.zero_point, []), f32)], [_F32, _F32])
+    mul, zp = ops[-1].results
+    b = NestBuilder()
+    b.set_space(b.sizes(op.input))
+    lo, hi = op.bounds
+    y = b.math(math.RoundEvenOp, b.mul(b.cast(b.load(op.input, b.dims()), f32), b.load(mul, [])))
+    y = b.min(b.max(b.add(y, b.load(zp, [])), b.const(float(lo), f32)), b.const(float(hi), f32))
+    ops += b.finish([b.cast(y, compute_type(op.result.type.get_element_type()))], [op.result.type])
+    return ops, list(ops[-1].results)
+
+
+_F32 = TensorType(f32, [])
+
+__all__ = ["dynamic_scale", "lower_choose_qparams", "lower_per_tensor_quantize"]

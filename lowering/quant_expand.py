@@ -5,8 +5,8 @@ kernels that read and write the integer type itself. Per tensor:
     quantize:   convert(clamp(round(x * f32(1.0 / double(scale))) + f32(zero_point), min, max))
     dequantize: (f32(q) - f32(zero_point)) * f32(double(scale))
 
-tn.choose_qparams (dynamic quantization's per-call parameters) stays: tensor-to-loop builds its nests directly
-(lower_quant.py).
+tn.choose_qparams (dynamic quantization's per-call parameters) and a quantize by them stay: tensor-to-loop builds
+their nests directly (lower_quant.py).
 
 Per channel, `x * reciprocal(scales)` and `(q - zero_points) * scales` in torch's promoted dtypes, the parameters
 reshaped to broadcast along `axis`.
@@ -24,6 +24,7 @@ from irc.dialects import tensor as tn
 from irc.ir.rules import apply_rules, rule
 from irc.ir.types import DYN, element_type, torch_dtype
 
+from .lower_quant import dynamic_scale
 from .quant_layout import nhwc_region
 
 
@@ -64,6 +65,8 @@ def _per_channel_ok(op) -> bool:
 @rule(tn.QuantizeOp)
 def expand_quantize(op):
     b, x, lo, hi = _Ops(), op.input, *op.bounds
+    if dynamic_scale(op):
+        return None  # tensor-to-loop builds its nests (lower_quant.py)
     if op.axis is None:
         inv = b.convert(b.add(tn.ReciprocalOp(b.convert(op.scale, torch.float64))), torch.float32)
         compute, zp = torch.float32, op.zero_point

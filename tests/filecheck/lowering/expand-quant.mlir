@@ -97,15 +97,21 @@ func.func @donated_accums(%x: tensor<1x4x4x8xui8>, %w: tensor<8x8x1x1xi8>, %ws: 
 
 // -----
 
-// Dynamic quantization's parameters stay one op: tensor-to-loop builds their nests directly (lower_quant.py,
-// tests/filecheck/lowering/tensor-to-loop-quant.mlir).
-func.func @choose_qparams(%x: tensor<4x8xf32>) -> (tensor<1xf64>, tensor<1xi64>) {
+// Dynamic quantization's parameters and the quantize by them stay one op each: tensor-to-loop builds their nests
+// directly (lower_quant.py, tests/filecheck/lowering/tensor-to-loop-quant.mlir).
+func.func @choose_qparams(%x: tensor<4x8xf32>) -> tensor<4x8xui8> {
   %s, %z = tn.choose_qparams %x range = [0, 255] eps = 2.44140625e-04 dtype = "uint8" : tensor<4x8xf32> -> tensor<1xf64>, tensor<1xi64>
-  func.return %s, %z : tensor<1xf64>, tensor<1xi64>
+  %s0 = tn.reshape %s : tensor<1xf64> -> tensor<f64>
+  %z0 = tn.reshape %z : tensor<1xi64> -> tensor<i64>
+  %q = tn.quantize %x scale %s0 zero_point %z0 range = [0, 255] : tensor<4x8xf32>, tensor<f64>, tensor<i64> -> tensor<4x8xui8>
+  func.return %q : tensor<4x8xui8>
 }
 // CHECK-LABEL: func.func @choose_qparams
 // CHECK-NEXT:  %s, %z = tn.choose_qparams %x
-// CHECK-NEXT:  func.return %s, %z
+// CHECK-NEXT:  %s0 = tn.reshape %s
+// CHECK-NEXT:  %z0 = tn.reshape %z
+// CHECK-NEXT:  %q = tn.quantize %x scale %s0 zero_point %z0
+// CHECK-NEXT:  func.return %q
 
 // -----
 

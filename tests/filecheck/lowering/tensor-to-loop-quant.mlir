@@ -71,3 +71,42 @@ func.func @dynamic(%x: tensor<?x8xf32>) -> (tensor<1xf64>, tensor<1xi64>) {
 // A size known only at run time keeps the op (torch's own function, whose error an empty input gets).
 // CHECK-LABEL: func.func @dynamic
 // CHECK-NEXT:  %s, %z = tn.choose_qparams %x
+
+// -----
+
+func.func @quantize_by_them(%x: tensor<4x8xf32>) -> tensor<4x8xui8> {
+  %s, %z = tn.choose_qparams %x range = [0, 255] eps = 2.44140625e-04 dtype = "uint8" : tensor<4x8xf32> -> tensor<1xf64>, tensor<1xi64>
+  %s0 = tn.reshape %s : tensor<1xf64> -> tensor<f64>
+  %z0 = tn.reshape %z : tensor<1xi64> -> tensor<i64>
+  %q = tn.quantize %x scale %s0 zero_point %z0 range = [0, 255] : tensor<4x8xf32>, tensor<f64>, tensor<i64> -> tensor<4x8xui8>
+  func.return %q : tensor<4x8xui8>
+}
+// The quantize by those parameters, eager's decomposition in two nests: the 0-d multiplier f32(1.0 / double(scale))
+// and zero point f32(zero_point) (fusion takes them into the parameters' nest), then the elementwise
+// clamp(round(x * multiplier) + zero point) converted to uint8.
+// CHECK-LABEL: func.func @quantize_by_them
+// CHECK:       %[[M:.*]], %[[ZF:.*]] = loop.nest space = affine_map<() -> ()> iterators = [] : tensor<f32>, tensor<f32> {
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT:    %[[S:.*]] = loop.load %s0
+// CHECK-NEXT:    %[[INV:.*]] = arith.divf %[[ONE]], %[[S]] : f64
+// CHECK-NEXT:    %[[INV32:.*]] = arith.truncf %[[INV]] : f64 to f32
+// CHECK-NEXT:    %[[Z:.*]] = loop.load %z0
+// CHECK-NEXT:    %[[Z32:.*]] = arith.sitofp %[[Z]] : i64 to f32
+// CHECK-NEXT:    loop.yield %[[INV32]], %[[Z32]] : f32, f32
+// CHECK-NEXT:  }
+// CHECK-NEXT:  %[[Q:.*]] = loop.nest space = affine_map<() -> (4, 8)> iterators = ["parallel", "parallel"] : tensor<4x8xui8> {
+// CHECK-NEXT:    %[[X:.*]] = loop.load %x
+// CHECK-NEXT:    %[[MUL:.*]] = loop.load %[[M]]
+// CHECK-NEXT:    %[[P:.*]] = arith.mulf %[[X]], %[[MUL]] : f32
+// CHECK-NEXT:    %[[R:.*]] = math.roundeven %[[P]] : f32
+// CHECK-NEXT:    %[[ZP:.*]] = loop.load %[[ZF]]
+// CHECK-NEXT:    %[[A:.*]] = arith.addf %[[R]], %[[ZP]] : f32
+// CHECK-NEXT:    %[[LO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %[[C:.*]] = arith.maximumf %[[A]], %[[LO]] : f32
+// CHECK-NEXT:    %[[HI:.*]] = arith.constant 2.550000e+02 : f32
+// CHECK-NEXT:    %[[D:.*]] = arith.minimumf %[[C]], %[[HI]] : f32
+// CHECK-NEXT:    %[[I:.*]] = arith.fptosi %[[D]] : f32 to i16
+// CHECK-NEXT:    %[[U:.*]] = arith.trunci %[[I]] : i16 to ui8
+// CHECK-NEXT:    loop.yield %[[U]] : ui8
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.return %[[Q]]
