@@ -151,7 +151,7 @@ def why_not_vertical(producer: Operation, consumer: loop.NestOp, order: BlockOrd
     sites, fused_red = [], None
     for ld in loads:
         if not red_p:
-            sites.append((ld, space_index(producer, ld)))
+            sites.append((ld, _units_at_zero(space_index(producer, ld), consumer)))
             continue
         sub = _reduction_site(producer, consumer, ld, remap, red_c)
         if isinstance(sub, str):
@@ -160,7 +160,7 @@ def why_not_vertical(producer: Operation, consumer: loop.NestOp, order: BlockOrd
         if fused_red is not None and fused_red != tau:
             return "loads of the producer disagree on the reduction dims"
         fused_red = tau
-        sites.append((ld, exprs))
+        sites.append((ld, _units_at_zero(exprs, consumer)))
     reduction = tuple(sorted(red_c | (fused_red or set())))
     plan = VerticalPlan(producer, consumer, syms, remap, sites, reduction)
     others = [u for r in producer.results for u in users_outside(r, consumer) if u is not consumer]
@@ -283,7 +283,17 @@ def _identity(producer: loop.NestOp, consumer: loop.NestOp, remap, reduction) ->
         return None
     if producer.reduction_dims() and set(reduction) != set(producer.reduction_dims()):
         return None
-    return tuple(AffineExpr.dimension(d) for d in range(producer.rank))
+    return _units_at_zero([AffineExpr.dimension(d) for d in range(producer.rank)], consumer)
+
+
+def _units_at_zero(exprs, nest: loop.NestOp) -> tuple:
+    """The same index with each dim of the nest's that has extent 1 read as 0, its one value: a site that reads a
+    (1, L, N) producer at (0, l, n) and the identity (d0, l, n) are one point, one copy of the producer's body (a
+    layer norm's reductions computed once where its rows' min and max read it and it also keeps its output)."""
+    return tuple(
+        AffineExpr.constant(0) if isinstance(e, AffineDimExpr) and _const(nest.extents[e.position], 1) else e
+        for e in exprs
+    )
 
 
 @dataclass

@@ -258,3 +258,23 @@ func.func @whole_min_max_over_a_unit_dim(%x: tensor<1x16x64xf32>) -> tensor<f32>
 // CHECK-NEXT:    %[[R:.*]] = arith.subf %[[HI]], %[[LO]] : f32
 // CHECK-NOT:   loop.nest
 // CHECK:       func.return
+
+// -----
+func.func @layer_norm_kept_beside_its_rows_range(%x: tensor<1x4x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<1x4x8xf32>, tensor<1x4x8xf32>) {
+  %y, %m, %r = tn.layer_norm %x weight %w bias %b axis = 2 eps = 1.000000e-05 : tensor<1x4x8xf32> weight tensor<8xf32> bias tensor<8xf32> -> tensor<1x4x8xf32>, tensor<1x4x1xf32>, tensor<1x4x1xf32>
+  %lo = tn.amin %y dims = [2] : tensor<1x4x8xf32> -> tensor<1x4x1xf32>
+  %s = tn.amin %lo dims = [0, 1, 2] : tensor<1x4x1xf32> -> tensor<1x1x1xf32>
+  %q = tn.sub %y, %s : tensor<1x4x8xf32>, tensor<1x1x1xf32> -> tensor<1x4x8xf32>
+  %z = tn.add %y, %x : tensor<1x4x8xf32>, tensor<1x4x8xf32> -> tensor<1x4x8xf32>
+  func.return %q, %z : tensor<1x4x8xf32>, tensor<1x4x8xf32>
+}
+// A layer norm over (1, tokens, features) whose rows' minimum is read (dynamic quantization's range) while its
+// output is also read after that minimum's use: the layer norm joins the rows' reduction and keeps its output, its
+// sums computed once. The read at (0, l, n) and the kept output at (d0, l, n) are one point (d0 has extent 1).
+// CHECK-LABEL: func.func @layer_norm_kept_beside_its_rows_range
+// CHECK:       %z, %lo, %y, %m, %r = loop.nest space = affine_map<() -> (1, 4, 8)> iterators = ["parallel", "parallel", "reduction"]
+// CHECK-COUNT-2: loop.reduce sum
+// CHECK-NOT:     loop.reduce sum
+// CHECK:         loop.reduce min
+// CHECK-NOT:     loop.reduce sum
+// CHECK:         loop.yield
