@@ -1,8 +1,8 @@
 """tensor-to-loop for dynamic quantization: tn.choose_qparams of a float32 tensor of static, nonzero size, and the
 tn.quantize by its parameters, become the nests fusion would make of their decompositions, built directly (a
 transformer's int8 graph has one of each per quantized activation, and as some forty tn ops they were most of its
-loop stage's work). The arithmetic is
-determine_qparams' (torch/ao/quantization/utils.py, per tensor affine), in float32 as eager computes it:
+loop stage's work). The parameters' arithmetic is determine_qparams' (torch/ao/quantization/utils.py, per tensor
+affine), in float32 as eager computes it:
 
     lo, hi = min(amin(x), 0), max(amax(x), 0)
     scale  = max((hi - lo) / f32(quant_max - quant_min), f32(eps))
