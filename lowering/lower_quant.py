@@ -33,6 +33,8 @@ from .loop_builder import NestBuilder, Unsupported, compute_type, element, shape
 from .simplify_tensor import split_rows
 from .tensor_to_loop import lowers
 
+_F32 = TensorType(f32, [])  # the quantize's 0-d multiplier and zero point
+
 
 @lowers(tn.ChooseQParamsOp)
 def lower_choose_qparams(op: tn.ChooseQParamsOp):
@@ -75,7 +77,8 @@ def dynamic_scale(op: tn.QuantizeOp) -> bool:
 
 @lowers(tn.QuantizeOp)
 def lower_per_tensor_quantize(op: tn.QuantizeOp):
-    """A per-tensor quantize expand-quant left (dynamic_scale: its producers are nests by now), or any, run alone."""
+    """A per-tensor quantize: the dynamic ones expand-quant leaves (dynamic_scale, checked there: here their producers
+    are nests already), or any other that reaches tensor-to-loop unexpanded (irc-opt running the pass alone)."""
     if op.axis is not None:
         raise Unsupported("a per-channel quantize: expand-quant's")
     params = NestBuilder()
@@ -90,7 +93,5 @@ def lower_per_tensor_quantize(op: tn.QuantizeOp):
     ops += b.finish([b.cast(y, compute_type(op.result.type.get_element_type()))], [op.result.type])
     return ops, list(ops[-1].results)
 
-
-_F32 = TensorType(f32, [])
 
 __all__ = ["dynamic_scale", "lower_choose_qparams", "lower_per_tensor_quantize"]
