@@ -28,8 +28,8 @@ from xdsl.dialects import func
 from xdsl.transforms.dead_code_elimination import dce
 
 from irc.ir.rules import count_matches
-from irc.lowering.fold_constants import ConstantArgs, fold_constants
-from irc.lowering.pipeline import freeze
+from irc.lowering.fold_constants import ConstantArgs
+from irc.lowering.pipeline import freeze, refreeze
 
 log = logging.getLogger("irc.recompiles")  # irc.log topic
 
@@ -83,10 +83,11 @@ class Freezer:
 
     def refold(self, module) -> list[torch.Tensor]:
         """Fold what tensor-opt's rewrites made of constants (a weight's rows reordered for an NHWC flatten:
-        layout_rules.flatten_nhwc_into_product) with the same table; the constants this appends, in order."""
+        layout_rules.flatten_nhwc_into_product; sibling products' weights side by side: merge_products.py) with the
+        same table; the constants this appends, in order."""
         start = len(self.table.appended)
         with unset_fake_temporarily():
-            if fold_constants(module, self.table):
+            if refreeze(module, self.table):
                 dce(module)  # the views the folds replaced
         return self.table.appended[start:]
 

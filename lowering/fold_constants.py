@@ -32,7 +32,7 @@ from irc.dialects.semantics import SEMANTICS
 # the ops worth evaluating at compile time (their meaning is SEMANTICS[op class]); views are known too, but
 # materialised only through an op that computes
 _ARITHMETIC = (tn.AddOp, tn.SubOp, tn.MulOp, tn.DivOp, tn.NegOp, tn.RsqrtOp, tn.SqrtOp, tn.ReciprocalOp, tn.ExpOp)
-_OTHERS = (tn.ConvertOp, tn.WhereOp, tn.EmbeddingOp, tn.IotaOp, tn.BatchNormInferenceOp)
+_OTHERS = (tn.ConvertOp, tn.WhereOp, tn.EmbeddingOp, tn.IotaOp, tn.BatchNormInferenceOp, tn.CatOp)
 VIEWS = (tn.PermuteOp, tn.ReshapeOp, tn.ExpandOp, tn.UnsqueezeOp)
 FOLDABLE: frozenset[type] = frozenset(_ARITHMETIC + _OTHERS + VIEWS)
 

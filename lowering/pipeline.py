@@ -36,6 +36,7 @@ from .fusion.fuse import FuseLoopsPass
 from .input_layout import InputLayoutPass
 from .layout_rules import FoldPermutesPass
 from .matmul_loops import MatmulToLoopsPass
+from .merge_products import MergeProductsPass, merge_products
 from .split_addmm import SplitAddmmPass
 from .orient_products import OrientProductsPass
 from .output_layout import OutputLayoutPass
@@ -75,6 +76,9 @@ MEM = (BufferizePass(), PlanBuffersPass())
 # inference graphs with frozen parameters first run these (freeze() below, given the parameters' values)
 FREEZE = (FoldBatchNormPass(), FoldConstantsPass())
 
+# and, after tensor-opt, these (refreeze() below): what tensor-opt's rewrites made of constants
+REFREEZE = (MergeProductsPass(), FoldConstantsPass())
+
 # passes an option adds to a stage (Plan.stage_passes); irc-opt can run them like any other
 OPTIONAL = (SplitAddmmPass(), MatmulToLoopsPass())
 
@@ -91,6 +95,13 @@ def freeze(module: ModuleOp, constants: ConstantArgs) -> None:
     """FREEZE with the frozen arguments' values: BatchNorm folded into the layers before it, then constants evaluated."""
     fold_batch_norm(module, constants)
     fold_constants(module, constants)
+
+
+def refreeze(module: ModuleOp, constants: ConstantArgs) -> bool:
+    """REFREEZE with the frozen arguments' values: sibling products of constant weights merged (merge_products.py),
+    then the constants tensor-opt made evaluated; True when anything changed."""
+    merged = merge_products(module, constants)
+    return fold_constants(module, constants) or merged
 
 
 @dataclass(frozen=True)

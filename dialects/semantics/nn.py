@@ -173,31 +173,44 @@ def _addmm(op, a, b, bias):
     )
 
 
-def _sdpa(op, *values):
-    v = _bind(op, values)
-    r = sdpa(
-        v(op.query), v(op.key), v(op.value), v(op.mask), _float(op.scale), _flag(op.causal), op.logsumexp is not None
-    )
-    if not _flag(op.heads_last):
-        return r
-    return (r[0].transpose(-3, -2), r[1].transpose(-2, -1)) if op.logsumexp is not None else r.transpose(-3, -2)
+def sdpa_call(op):
+    """tn.sdpa's meaning with its attributes read once: call(*operand values) (a library call per run reads no IR)."""
+    at = {v: i for i, v in enumerate(op.operands)}
+    q, k, v, mask = at[op.query], at[op.key], at[op.value], at[op.mask] if op.mask is not None else None
+    scale, causal, lse, last = _float(op.scale), _flag(op.causal), op.logsumexp is not None, _flag(op.heads_last)
+
+    def call(*values):
+        r = sdpa(values[q], values[k], values[v], None if mask is None else values[mask], scale, causal, lse)
+        if not last:
+            return r
+        return (r[0].transpose(-3, -2), r[1].transpose(-2, -1)) if lse else r.transpose(-3, -2)
+
+    return call
 
 
-def _sdpa_backward(op, *values):
-    v = _bind(op, values)
-    grads = aten._scaled_dot_product_flash_attention_for_cpu_backward(
-        v(op.grad),
-        v(op.query),
-        v(op.key),
-        v(op.value),
-        v(op.out),
-        v(op.logsumexp),
-        0.0,
-        _flag(op.causal),
-        attn_mask=v(op.mask),
-        scale=_float(op.scale),
-    )
-    return tuple(g.transpose(-3, -2) for g in grads) if _flag(op.heads_last) else tuple(grads)
+def sdpa_backward_call(op):
+    """tn.sdpa_backward's meaning with its attributes read once: call(*operand values)."""
+    at = {v: i for i, v in enumerate(op.operands)}
+    grad, q, k, v, out, lse = (at[x] for x in (op.grad, op.query, op.key, op.value, op.out, op.logsumexp))
+    mask = at[op.mask] if op.mask is not None else None
+    scale, causal, last = _float(op.scale), _flag(op.causal), _flag(op.heads_last)
+
+    def call(*values):
+        grads = aten._scaled_dot_product_flash_attention_for_cpu_backward(
+            values[grad],
+            values[q],
+            values[k],
+            values[v],
+            values[out],
+            values[lse],
+            0.0,
+            causal,
+            attn_mask=None if mask is None else values[mask],
+            scale=scale,
+        )
+        return tuple(g.transpose(-3, -2) for g in grads) if last else tuple(grads)
+
+    return call
 
 
 NN_SEMANTICS = {
@@ -205,8 +218,8 @@ NN_SEMANTICS = {
     tn.MmOp: lambda op, a, b: torch.mm(a, b),
     tn.AddmmOp: _addmm,
     tn.BmmOp: lambda op, a, b: torch.bmm(a, b),
-    tn.ScaledDotProductAttentionOp: _sdpa,
-    tn.ScaledDotProductAttentionBackwardOp: _sdpa_backward,
+    tn.ScaledDotProductAttentionOp: lambda op, *values: sdpa_call(op)(*values),
+    tn.ScaledDotProductAttentionBackwardOp: lambda op, *values: sdpa_backward_call(op)(*values),
     # convolution and pooling
     tn.ConvolutionOp: _convolution,
     tn.ConvolutionBackwardOp: _convolution_backward,

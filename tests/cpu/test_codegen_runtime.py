@@ -73,6 +73,18 @@ def test_kernels_are_vectorised_and_outputs_fresh():
     assert program.fresh == [True]
 
 
+def test_a_library_products_result_is_a_fresh_output():
+    """A dynamic graph's product result is the library's own new tensor (an extern's result, not a planned buffer):
+    it is returned without the check that an output shares no memory with an input. An eager fallback's result may
+    be a view of an input, so it keeps the check."""
+    a, b = randn(5, 7), randn(7, 3)
+    product, _ = build(lambda a, b: a @ b, a, b, dynamic=True, cache=False)
+    assert [s.op.body.block.first_op.name for s in product.compiled.g.steps if s.kind == "extern"] == ["tn.mm"]
+    assert product.fresh == [True]
+    fallback, _ = build(lambda a, b: torch.polar(a, b), a, randn(5, 7), dynamic=True, cache=False, strict=False)
+    assert fallback.fresh == [False]
+
+
 def test_reference_target_still_available():
     start = report.mark()
     f = torch.compile(lambda x: x.exp() + 1, backend=irc.backend, options={"strict": True, "target": "reference"})

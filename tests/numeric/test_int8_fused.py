@@ -174,6 +174,50 @@ def test_dynamic_linear_matches_eager(shape):
     assert not FUSED or paths == want, paths
 
 
+class SiblingLinears(torch.nn.Module):
+    """Dynamically quantized linear layers of one activation, as a transformer's query, key and value are (their
+    int8 weights buffers, as PT2E's converted graph holds them), of output widths `widths`."""
+
+    def __init__(self, features: int, widths: list[int]):
+        super().__init__()
+        self.n = len(widths)
+        for i, width in enumerate(widths):
+            for name, t in zip(("w", "ws", "wz", "b"), weights(width, features, seed=i)):
+                self.register_buffer(f"{name}{i}", t)
+
+    def forward(self, x):
+        s, z = qd.choose_qparams.tensor(x, 0, 255, 0.000244140625, torch.uint8)
+        d = qd.dequantize_per_tensor.tensor(
+            qd.quantize_per_tensor.tensor(x, s, z, 0, 255, torch.uint8), s, z, 0, 255, torch.uint8
+        )
+        out = []
+        for i in range(self.n):
+            w, ws, wz, b = (getattr(self, f"{name}{i}") for name in ("w", "ws", "wz", "b"))
+            out.append(F.linear(d, qd.dequantize_per_channel(w, ws, wz, 0, -128, 127, torch.int8), b))
+        return out
+
+
+@pytest.mark.parametrize("freeze", [True, False], ids=["frozen", "unfrozen"])
+def test_sibling_dynamic_linears_of_frozen_weights_are_one_product(freeze):
+    """Three int8 linear layers of one activation and frozen weights (merge-products) run as one oneDNN call of
+    their weights side by side, each output its slice of the columns, with eager's numbers; weights that are
+    inputs of every call (no freezing) are not concatenated per call."""
+    g = torch.Generator().manual_seed(7)
+    x, model = torch.randn(9, 40, generator=g), SiblingLinears(40, [12, 7, 17]).eval()
+    with torch.no_grad():
+        got, want = compile_irc(model, freeze=freeze)(x), model(x)
+        rep = irc.explain(model, x, options={"strict": True, "freeze": freeze})
+    for a, b in zip(got, want, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-4)
+    paths = {p for g in rep.graphs for p in g.extern_paths}
+    products = [e for g in rep.graphs for e in g.externs if e == "tn.qlinear_dynamic"]
+    if FUSED and freeze:
+        assert products == ["tn.qlinear_dynamic"], str(rep)
+        assert "tn.qlinear_dynamic 9x40, 36x40 -> float32, post-op none" in paths, paths
+    elif FUSED:
+        assert len(products) == 3, str(rep)
+
+
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu_after_a_dynamic_linear_is_its_post_op(approximate):
     """A transformer's feed-forward under dynamic quantization: gelu over (batch, tokens, features) after the int8

@@ -22,7 +22,7 @@ import torch
 from irc.dialects import memory
 from irc.dialects import tensor as tn
 from irc.dialects.semantics.bounds import index_checker
-from irc.dialects.semantics.nn import NN_SEMANTICS
+from irc.dialects.semantics.nn import NN_SEMANTICS, sdpa_backward_call, sdpa_call
 from irc.dialects.semantics.tensor import check_linalg
 from irc.ir.types import torch_dtype
 
@@ -312,6 +312,8 @@ from . import quant  # noqa: E402, F401
 LIBRARY_CALLS = (tn.ScaledDotProductAttentionOp, tn.ScaledDotProductAttentionBackwardOp, tn.ConvolutionBackwardOp)
 """tn ops whose meaning (dialects/semantics) is one torch library call, of one result or several: torch's flash
 attention and its backward, a convolution's gradients."""
+_PREPARED = {tn.ScaledDotProductAttentionOp: sdpa_call, tn.ScaledDotProductAttentionBackwardOp: sdpa_backward_call}
+"""Library calls whose meaning comes with its attributes read once (a transformer calls attention every layer)."""
 
 
 def _single_op(ext: memory.ExternOp):
@@ -346,15 +348,38 @@ def _by_yield(compute: Callable, n_out: int) -> Callable:
 def _library_call(inner, ext: memory.ExternOp, note) -> Extern:
     """`inner`'s own semantics, called without the interpreter. bufferize takes heads-last attention's results and
     a convolution's gradients as torch allocates them (in the layouts it writes them: no copy)."""
-    call = NN_SEMANTICS[type(inner)]
+    prepared = _PREPARED.get(type(inner))
+    call = prepared(inner) if prepared is not None else (lambda *ins: NN_SEMANTICS[type(inner)](inner, *ins))
     order = [list(inner.results).index(v) for v in ext.body.block.last_op.values]
 
     def compute(ins):
-        results = call(inner, *ins)
+        results = call(*ins)
         results = results if isinstance(results, tuple) else (results,)
         return [results[i] for i in order]
 
     return _fixed(inner.name, _by_yield(compute, len(ext.outs)), "aten", f"{inner.name} {_types(inner)}", note)
+
+
+_ALLOCATING = (
+    tn.MmOp,
+    tn.AddmmOp,
+    tn.BmmOp,
+    tn.ConvolutionOp,
+    tn.ConvolutionBackwardOp,
+    tn.ScaledDotProductAttentionOp,
+    tn.ScaledDotProductAttentionBackwardOp,
+    tn.QConvOp,
+    tn.QLinearOp,
+    tn.QLinearDynamicOp,
+    tn.WeightInt8MmOp,
+    tn.WeightInt4MmOp,
+)
+
+
+def allocates(ext: memory.ExternOp) -> bool:
+    """Whether the results `ext` returns are always new tensors (a product's, attention's or a convolution's,
+    whichever path computes it), never views of its operands."""
+    return isinstance(_single_op(ext), _ALLOCATING)
 
 
 def prepare(
@@ -387,4 +412,4 @@ def _reference(ext: memory.ExternOp, interpreter) -> Callable:
     return _by_yield(lambda ins: interpreter.run_ssacfg_region(ext.body, tuple(ins), "mem.extern"), len(ext.outs))
 
 
-__all__ = ["EXTERNS", "Extern", "mm_problem", "prepare"]
+__all__ = ["EXTERNS", "Extern", "allocates", "mm_problem", "prepare"]

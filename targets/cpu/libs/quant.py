@@ -25,7 +25,8 @@ def qproduct(op, note) -> Extern:
     def packed(x, w, w_scale, w_zp):
         """The packed weight, whether its zero points are all 0 and them as int64, kept while the same tensors arrive
         unchanged."""
-        key = [(t.data_ptr(), t._version, tuple(t.shape)) for t in (w, w_scale, w_zp)] + [tuple(x.shape)]
+        key = (w.data_ptr(), w._version, w.shape, w_scale.data_ptr(), w_scale._version)
+        key += (w_zp.data_ptr(), w_zp._version, x.shape)
         if held.get("key") != key:
             pw = quant.pack(op, w, w_scale, w_zp, list(x.shape))
             held.update(key=key, packed=pw, symmetric=not w_zp.any(), zp64=w_zp.to(torch.int64))

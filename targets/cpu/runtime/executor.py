@@ -52,10 +52,12 @@ class Executor:
         self._specs, self._static, self._roots, self._returns = g.args, compiled.static, g.roots, g.returns
         self._tensor_args = [(r.arg, r.cell) for r in g.roots if r.kind == "input"]
         self._pack = struct.Struct(f"<{len(self._tensor_args)}q")
-        # results that are whole buffers this program allocates: they never share memory with an input
-        self.fresh = [
-            isinstance(r, Buf) and g.roots[r.root].kind == "alloc" and g.roots[r.root].buf is r for r in g.returns
-        ]
+        # results that are whole buffers this program or a product's library call allocates: they never share memory
+        # with an input (other externs' results may be views of one: a reshape's, an eager fallback's)
+        fresh_roots = {r for r, root in enumerate(g.roots) if root.kind == "alloc"} | {
+            root for st in g.steps if st.kind == "extern" and extern_ops.allocates(st.op) for root, _ in st.results
+        }
+        self.fresh = [isinstance(r, Buf) and r.root in fresh_roots and g.roots[r.root].buf is r for r in g.returns]
         self.result_strides = [
             _dense_static_strides(r, g.roots[r.root]) if isinstance(r, Buf) else None for r in g.returns
         ]
