@@ -22,6 +22,9 @@ The same reordering computes a heads-last attention's query heads-last, (batch, 
 result of its nest (a training forward's q, k and v projections can be one nest): torch's flash kernel writes its output in its
 query's layout, so the heads-last result needs no copy, nor does the backward's kernel copy q, k and v.
 
+A channels-last int8 convolution's input that is a permuted view of a nest (the quantized image, computed NCHW and
+read NHWC) is computed NHWC: oneDNN would otherwise copy the strided view into channels-last every call.
+
 A result eager returns row-major (recorded as the identity order; not in a training forward, whose saved results
 keep the program's layout) that is a permuted view of a library call's result (an NHWC region's convolution
 returned NCHW) is copied by a nest of its own: the emitter transposes in tiles, several times faster than the
@@ -177,10 +180,10 @@ def _strided_reader(op) -> bool:
     return op.name.startswith("tn.") and op.name not in ("tn.reshape", "tn.check_index", "tn.dim")
 
 
-def _permuted_view(v: SSAValue) -> loop.ViewOp | None:
-    """v's view when it only permutes the dims of a static float value that is not itself a view (an extern's
-    result, which the target allocates row-major, or an argument): returned as it is, the runtime would copy it
-    into eager's strides."""
+def _permuted_view(v: SSAValue, floats: bool = True) -> loop.ViewOp | None:
+    """v's view when it only permutes the dims of a static value (a float one unless `floats` is False) that is not
+    itself a view (an extern's result, which the target allocates row-major, or an argument): returned as it is, the
+    runtime would copy it into eager's strides."""
     view = v.owner
     if not isinstance(view, loop.ViewOp) or isinstance(view.source.owner, loop.ViewOp) or view.sizes:
         return None
@@ -188,7 +191,7 @@ def _permuted_view(v: SSAValue) -> loop.ViewOp | None:
     dims = [e.position if isinstance(e, AffineDimExpr) else None for e in m.results]
     if len(dims) != rank or sorted(d for d in dims if d is not None) != list(range(rank)) or dims == list(range(rank)):
         return None
-    return view if DYN not in v.type.get_shape() and is_float(v.type.get_element_type()) else None
+    return view if DYN not in v.type.get_shape() and (is_float(v.type.get_element_type()) or not floats) else None
 
 
 def _copy_row_major(block, view: loop.ViewOp, ret, i: int) -> None:
@@ -199,6 +202,32 @@ def _copy_row_major(block, view: loop.ViewOp, ret, i: int) -> None:
     ops = b.finish([b.load(view.source, list(view.map.data.results))], [view.result.type])
     block.insert_ops_before(ops, ret)
     ret.operands = [ops[-1].results[0] if k == i else o for k, o in enumerate(ret.operands)]
+
+
+def _dense_for_convolution(block, view: loop.ViewOp) -> None:
+    """The nest behind `view`, a permutation read only as channels-last int8 convolutions' input, computed in the
+    view's order: the convolutions then read it dense (their input a view would be a strided one, which oneDNN copies
+    into channels-last per call)."""
+    nest, shape = view.source.owner, view.result.type.get_shape()
+    if not (
+        _parallel_static(nest, view.source.type.get_shape())
+        and len(nest.res) == 1
+        and view.source.has_one_use()
+        and view.result.uses
+        and all(
+            isinstance(u.operation, tn.QConvOp) and u.operation.channels_last is not None and u.index == 0
+            for u in view.result.uses
+        )
+    ):
+        return
+    m = view.map.data
+    dims = [e.position for e in m.results]  # the source dim of each view dim's position
+    order = tuple(dims.index(k) for k in range(len(shape)))  # view dim k is source dim order[k]
+    new = reorder_dims(nest, order)
+    block.insert_op_before(new, nest)
+    view.result.replace_all_uses_with(new.res[0])
+    block.erase_op(view)
+    block.erase_op(nest)
 
 
 @dataclass(frozen=True)
@@ -223,6 +252,9 @@ class OutputLayoutPass(ModulePass):
                         _copy_row_major(block, view, ret, i)
                 elif _eligible(ret.operands[i], order, ret):
                     _reorder_with_views(block, ret.operands[i].owner, order)
+            for op in list(block.ops):
+                if isinstance(op, loop.ViewOp) and _permuted_view(op.result, floats=False) is not None:
+                    _dense_for_convolution(block, op)
             for op in list(block.ops):
                 if (nest := _query_nest(op, ret)) is not None:
                     r = nest.rank

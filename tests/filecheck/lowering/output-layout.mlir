@@ -116,3 +116,20 @@ func.func @main(%x: tensor<2x3x8x8xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x4x4x3
 // CHECK-NEXT:    loop.yield
 // CHECK:       %r = loop.view %[[N]]
 // CHECK-NEXT:  func.return %r, %m
+
+// -----
+// A channels-last int8 convolution's input quantized from an NCHW image: the quantize is computed NHWC, so oneDNN
+// reads it dense (a permuted view of an NCHW buffer it would copy into channels-last every call).
+func.func @main(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xi8>, %ws: tensor<4xf32>, %wz: tensor<4xi64>) -> tensor<2x8x8x4xui8> {
+  %s = tn.constant dense<0.03> : tensor<f64> -> tensor<f64>
+  %z = tn.constant dense<128> : tensor<i64> -> tensor<i64>
+  %q = tn.quantize %x scale %s zero_point %z range = [0, 255] : tensor<2x3x8x8xf32>, tensor<f64>, tensor<i64> -> tensor<2x3x8x8xui8>
+  %p = tn.permute %q perm = [0, 2, 3, 1] : tensor<2x3x8x8xui8> -> tensor<2x8x8x3xui8>
+  %y = tn.qconv %p, %w, %ws, %wz x = (3.000000e-02 : f64, 128) out = (5.000000e-02 : f64, 0) post_op = "relu" stride = [1, 1] padding = [1, 1] dilation = [1, 1] output_padding = [0, 0] groups = 1 channels_last : tensor<2x8x8x3xui8>, tensor<4x3x3x3xi8>, tensor<4xf32>, tensor<4xi64> -> tensor<2x8x8x4xui8>
+  func.return %y : tensor<2x8x8x4xui8>
+}
+// CHECK-LABEL: func.func @main
+// CHECK:       %[[Q:.*]] = loop.nest space = affine_map<() -> (2, 8, 8, 3)> iterators = ["parallel", "parallel", "parallel", "parallel"] : tensor<2x8x8x3xui8>
+// CHECK-NEXT:    loop.load %x[affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>]
+// CHECK-NOT:   loop.view
+// CHECK:       %y = tn.qconv %[[Q]], %w, %ws, %wz
