@@ -52,18 +52,27 @@ def run_lines(text: str) -> list[tuple[int, str]]:
 
 class MlirFile(pytest.File):
     _tmp: Path | None = None
+    _lines: list[tuple[int, str]] = []
+    _done: set[int] = set()
 
-    def tmp(self) -> Path:
-        """`%t`: one fresh directory per .mlir file, shared by its RUN lines (which run in order)."""
+    def tmp(self, lineno: int) -> Path:
+        """`%t`: one fresh directory per .mlir file, shared by its RUN lines (which run in order). pytest-xdist may
+        give a file's lines to different workers, so before line `lineno` this process first runs the file's earlier
+        `%t` lines it has not run: they write what the later ones read."""
         if self._tmp is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix=f"filecheck-{self.path.stem}-"))
+            self._tmp, self._done = Path(tempfile.mkdtemp(prefix=f"filecheck-{self.path.stem}-")), set()
+        for earlier, cmd in self._lines:
+            if earlier < lineno and "%t" in cmd and earlier not in self._done:
+                run_pipeline(cmd, self.path, self._tmp)
+                self._done.add(earlier)
+        self._done.add(lineno)
         return self._tmp
 
     def collect(self):
-        lines = run_lines(self.path.read_text())
-        if not lines:
+        self._lines = run_lines(self.path.read_text())
+        if not self._lines:
             raise RunError(f"{self.path}: no `{RUN}` line")
-        for lineno, cmd in lines:
+        for lineno, cmd in self._lines:
             yield RunItem.from_parent(self, name=f"RUN@{lineno}", command=cmd, lineno=lineno)
 
 
@@ -77,7 +86,7 @@ class RunItem(pytest.Item):
         self.command, self.lineno = command, lineno
 
     def runtest(self):
-        run_pipeline(self.command, self.path, self.parent.tmp() if "%t" in self.command else None)
+        run_pipeline(self.command, self.path, self.parent.tmp(self.lineno) if "%t" in self.command else None)
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, RunError):
