@@ -6,10 +6,10 @@
 
 A transformer's query, key and value layers read the same activations: one library call of their weights side by side
 reads (and, for dynamic quantization, converts) the activations once and runs one wider product, at a higher rate than
-three narrow ones. The same holds for weight-only int8 products (tn.weight_int8_mm). Every per-output-row operand
-(weight, scales, zero points, bias) must be a constant: a frozen graph's refold (pipeline.refreeze) runs this with the
-frozen parameters' table, so fold-constants makes each concatenated weight once; without a table (irc-opt) only
-tn.constant operands count. The merged op takes the place of the first sibling, so every operand it reads must be
+three narrow ones. The same holds for weight-only int8 products (tn.weight_int8_mm). The number of rows may be
+dynamic; every per-output-row operand (weight, scales, zero points, bias) must be a static constant: a frozen graph's
+refold (pipeline.refreeze) runs this with the frozen parameters' table, so fold-constants makes each concatenated
+weight once; without a table (irc-opt) only tn.constant operands count. The merged op takes the place of the first sibling, so every operand it reads must be
 defined before it (a frozen parameter is an argument of @main).
 """
 
@@ -24,6 +24,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from irc.dialects import tensor as tn
+from irc.ir.types import DYN
 
 from .fold_constants import ConstantArgs, Folder
 
@@ -73,7 +74,7 @@ class MergeSiblings(RewritePattern):
 
     def _mergeable(self, op: Operation, form: _Form) -> bool:
         rows = [v for v in (getattr(op, n) for n in form.rows) if v is not None]
-        return _static(op.results[0]) and all(self.known(v) and _static(v) for v in rows)
+        return op.results[0].type.get_shape()[1] != DYN and all(self.known(v) and _static(v) for v in rows)
 
     def _siblings(self, op: Operation, form: _Form) -> list[Operation]:
         mine = _key(op, form)

@@ -12,6 +12,7 @@ import torch.ao.quantization.fx._decomposed  # registers torch.ops.quantized_dec
 import torch.nn.functional as F
 
 import irc
+from irc import report
 from irc.dialects.semantics import quant
 from tests.conftest import compile_irc
 
@@ -197,23 +198,29 @@ class SiblingLinears(torch.nn.Module):
         return out
 
 
-@pytest.mark.parametrize("freeze", [True, False], ids=["frozen", "unfrozen"])
-def test_sibling_dynamic_linears_of_frozen_weights_are_one_product(freeze):
+@pytest.mark.parametrize(
+    "freeze, dynamic", [(True, False), (False, False), (True, True)], ids=["frozen", "unfrozen", "frozen-dynamic-rows"]
+)
+def test_sibling_dynamic_linears_of_frozen_weights_are_one_product(freeze, dynamic):
     """Three int8 linear layers of one activation and frozen weights (merge-products) run as one oneDNN call of
-    their weights side by side, each output its slice of the columns, with eager's numbers; weights that are
-    inputs of every call (no freezing) are not concatenated per call."""
+    their weights side by side, each output its slice of the columns, with eager's numbers (for any number of rows,
+    compiled dynamic); weights that are inputs of every call (no freezing) are not concatenated per call."""
     g = torch.Generator().manual_seed(7)
-    x, model = torch.randn(9, 40, generator=g), SiblingLinears(40, [12, 7, 17]).eval()
+    model = SiblingLinears(40, [12, 7, 17]).eval()
+    xs = [torch.randn(n, 40, generator=g) for n in ((9, 5, 13) if dynamic else (9,))]
     with torch.no_grad():
-        got, want = compile_irc(model, freeze=freeze)(x), model(x)
-        rep = irc.explain(model, x, options={"strict": True, "freeze": freeze})
-    for a, b in zip(got, want, strict=True):
-        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-4)
+        compiled = compile_irc(model, dynamic=dynamic or None, freeze=freeze)
+        mark = report.mark()
+        for x in xs:
+            for a, b in zip(compiled(x), model(x), strict=True):
+                torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-4)
+        rep = report.reports_since(mark)
     paths = {p for g in rep.graphs for p in g.extern_paths}
     products = [e for g in rep.graphs for e in g.externs if e == "tn.qlinear_dynamic"]
     if FUSED and freeze:
         assert products == ["tn.qlinear_dynamic"], str(rep)
-        assert "tn.qlinear_dynamic 9x40, 36x40 -> float32, post-op none" in paths, paths
+        rows = "?" if dynamic else "9"
+        assert f"tn.qlinear_dynamic {rows}x40, 36x40 -> float32, post-op none" in paths, paths
     elif FUSED:
         assert len(products) == 3, str(rep)
 
