@@ -180,10 +180,9 @@ def _strided_reader(op) -> bool:
     return op.name.startswith("tn.") and op.name not in ("tn.reshape", "tn.check_index", "tn.dim")
 
 
-def _permuted_view(v: SSAValue, floats: bool = True) -> loop.ViewOp | None:
-    """v's view when it only permutes the dims of a static value (a float one unless `floats` is False) that is not
-    itself a view (an extern's result, which the target allocates row-major, or an argument): returned as it is, the
-    runtime would copy it into eager's strides."""
+def _permutation(v: SSAValue) -> loop.ViewOp | None:
+    """v's view when it only permutes the dims of a static value that is not itself a view (an extern's result,
+    which the target allocates row-major, an argument, or a nest's result)."""
     view = v.owner
     if not isinstance(view, loop.ViewOp) or isinstance(view.source.owner, loop.ViewOp) or view.sizes:
         return None
@@ -191,7 +190,13 @@ def _permuted_view(v: SSAValue, floats: bool = True) -> loop.ViewOp | None:
     dims = [e.position if isinstance(e, AffineDimExpr) else None for e in m.results]
     if len(dims) != rank or sorted(d for d in dims if d is not None) != list(range(rank)) or dims == list(range(rank)):
         return None
-    return view if DYN not in v.type.get_shape() and (is_float(v.type.get_element_type()) or not floats) else None
+    return view if DYN not in v.type.get_shape() else None
+
+
+def _permuted_view(v: SSAValue) -> loop.ViewOp | None:
+    """v's view when it permutes a static float value (_permutation): returned as it is, the runtime would copy it
+    into eager's strides."""
+    return _permutation(v) if is_float(v.type.get_element_type()) else None
 
 
 def _copy_row_major(block, view: loop.ViewOp, ret, i: int) -> None:
@@ -253,7 +258,7 @@ class OutputLayoutPass(ModulePass):
                 elif _eligible(ret.operands[i], order, ret):
                     _reorder_with_views(block, ret.operands[i].owner, order)
             for op in list(block.ops):
-                if isinstance(op, loop.ViewOp) and _permuted_view(op.result, floats=False) is not None:
+                if isinstance(op, loop.ViewOp) and _permutation(op.result) is not None:
                     _dense_for_convolution(block, op)
             for op in list(block.ops):
                 if (nest := _query_nest(op, ret)) is not None:

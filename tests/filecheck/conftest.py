@@ -52,8 +52,8 @@ def run_lines(text: str) -> list[tuple[int, str]]:
 
 class MlirFile(pytest.File):
     _tmp: Path | None = None
-    _lines: list[tuple[int, str]] = []
-    _done: set[int] = set()
+    _lines: list[tuple[int, str]] = []  # collect() sets the file's own
+    _done: set[int] | None = None  # the `%t` lines this process has run in _tmp
 
     def tmp(self, lineno: int) -> Path:
         """`%t`: one fresh directory per .mlir file, shared by its RUN lines (which run in order). pytest-xdist may

@@ -13,6 +13,7 @@ these runs through the reference semantics (targets/reference), whatever it hold
 from __future__ import annotations
 
 import contextvars
+import functools
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -349,7 +350,7 @@ def _library_call(inner, ext: memory.ExternOp, note) -> Extern:
     """`inner`'s own semantics, called without the interpreter. bufferize takes heads-last attention's results and
     a convolution's gradients as torch allocates them (in the layouts it writes them: no copy)."""
     prepared = _PREPARED.get(type(inner))
-    call = prepared(inner) if prepared is not None else (lambda *ins: NN_SEMANTICS[type(inner)](inner, *ins))
+    call = prepared(inner) if prepared is not None else functools.partial(NN_SEMANTICS[type(inner)], inner)
     order = [list(inner.results).index(v) for v in ext.body.block.last_op.values]
 
     def compute(ins):
